@@ -1,0 +1,79 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// The composition root: the only place that sees every part of the gateway.
+public enum GatehouseApplication {
+    /// What a started gateway tells its operator (and what the tests use).
+    public struct Built {
+        public let application: Application<RouterResponder<GatewayRequestContext>>
+        public let developmentPassword: String?
+    }
+
+    public static func build(configuration: GatehouseConfiguration, logger: Logger) async throws -> Built {
+        let database = try await SQLiteDatabase.open(path: configuration.storage.sqlitePath, logger: logger)
+        let sessions = SQLiteSessionStore(database: database)
+        let attempts = SQLiteLoginAttemptStore(database: database)
+        let registrations = SQLiteRegistrationStore(database: database)
+        let events = EventRecorder(store: SQLiteEventStore(database: database), logger: logger)
+        let renderer = try await PageRenderer.load(configuration: configuration)
+
+        var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5)), decompression: .disabled)
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        let oidc = OIDCClient(configuration: configuration.oidc, http: http)
+        let refresher = TokenRefresher(store: sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) { token throws(OIDCError) in
+            try await oidc.refresh(refreshToken: token)
+        }
+        let resolver = SessionResolver(store: sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger)
+
+        let router = Router(context: GatewayRequestContext.self)
+        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: SecurityHeadersMiddleware(identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))
+        router.add(middleware: ErrorPageMiddleware(renderer: renderer))
+        router.add(middleware: FileMiddleware(configuration.directories.publicFiles, urlBasePath: Paths.publicAssets, searchForIndexHtml: false))
+        router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+        router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
+            do {
+                _ = try await registrations.isRegistered(sub: "")
+                return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+            } catch {
+                return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
+            }
+        }
+
+        var developmentPassword: String?
+        if configuration.developmentMode {
+            let provider = try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer)
+            provider.addRoutes(to: router)
+            developmentPassword = provider.demoPassword
+        }
+
+        let withSession = router.group().add(middleware: SessionMiddleware(resolver: resolver, cookieName: configuration.cookie.name))
+        let auth = AuthController(
+            configuration: configuration, oidc: oidc, attempts: attempts, sessions: sessions, registrations: registrations, events: events, renderer: renderer
+        )
+        auth.addRoutes(to: withSession)
+        let signedIn = withSession.group(context: SignedInRequestContext.self)
+        PortalController(apps: configuration.apps, renderer: renderer).addRoutes(to: signedIn)
+
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
+            services: [
+                HTTPClientService(client: http),
+                ExpirySweeper(sessions: sessions, attempts: attempts, configuration: configuration.session, logger: logger),
+                DatabaseService(database: database),
+            ],
+            logger: logger
+        )
+        return Built(application: application, developmentPassword: developmentPassword)
+    }
+
+    static func origin(_ url: URL) -> String? {
+        guard let scheme = url.scheme, let host = url.host else { return nil }
+        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+    }
+}

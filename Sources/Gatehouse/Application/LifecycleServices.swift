@@ -1,0 +1,57 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Keeps the one shared HTTP client until graceful shutdown, then shuts it down.
+struct HTTPClientService: Service {
+    let client: HTTPClient
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await client.shutdown()
+    }
+}
+
+/// Closes the database after the server has stopped taking requests.
+struct DatabaseService: Service {
+    let database: SQLiteDatabase
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await database.close()
+    }
+}
+
+/// Removes ended sessions and abandoned sign-ins every few minutes.
+struct ExpirySweeper: Service {
+    let sessions: any SessionStore
+    let attempts: any LoginAttemptStore
+    let configuration: SessionConfiguration
+    let logger: Logger
+    var interval: Duration = .seconds(300)
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                await sweep()
+            }
+        }
+    }
+
+    func sweep() async {
+        let now = Date()
+        do {
+            let sessionsRemoved = try await sessions.deleteExpired(
+                now: now, idleCutoff: now.addingTimeInterval(-TimeInterval(configuration.idleTimeoutSeconds))
+            )
+            let attemptsRemoved = try await attempts.deleteOlder(than: now.addingTimeInterval(-LoginAttempt.lifetime))
+            if sessionsRemoved + attemptsRemoved > 0 {
+                logger.info("swept", metadata: ["sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)"])
+            }
+        } catch {
+            logger.error("expiry sweep failed", metadata: ["error": .string("\(error)")])
+        }
+    }
+}

@@ -1,0 +1,16 @@
+/// Who may open an app: level first, then every required role and at least one required group.
+public enum AccessPolicy {
+    public static func mayOpen(_ app: AppConfiguration, level: AuthLevel, roles: [String], groups: [String]) -> Bool {
+        guard level >= app.minimumLevel else { return false }
+        if !app.requiredRoles.allSatisfy(roles.contains) { return false }
+        if !app.requiredGroups.isEmpty && !app.requiredGroups.contains(where: { required in
+            groups.contains { $0 == required || $0 == "/" + required || ($0.hasPrefix("/") && required == String($0.dropFirst())) }
+        }) { return false }
+        return true
+    }
+
+    /// Apps the member sees in the portal: those they may open, and those that only wait for registration.
+    public static func visibleApps(_ apps: [AppConfiguration], for identity: MemberIdentity, level: AuthLevel) -> [AppConfiguration] {
+        apps.filter { mayOpen($0, level: max(level, $0.minimumLevel), roles: identity.roles, groups: identity.groups) }
+    }
+}

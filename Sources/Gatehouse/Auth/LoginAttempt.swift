@@ -1,0 +1,31 @@
+import Foundation
+
+/// A sign-in in progress: what the callback must match, bound to the browser that started it.
+public struct LoginAttempt: Sendable, Codable, Equatable {
+    /// The `state` sent to the identity provider.
+    public var state: String
+    /// SHA-256 of the random value kept in the browser's login cookie.
+    public var browserBindingHash: String
+    public var nonce: String
+    public var codeVerifier: String
+    public var returnTo: String
+    public var createdAt: Date
+
+    public init(state: String, browserBindingHash: String, nonce: String, codeVerifier: String, returnTo: String, createdAt: Date) {
+        self.state = state
+        self.browserBindingHash = browserBindingHash
+        self.nonce = nonce
+        self.codeVerifier = codeVerifier
+        self.returnTo = returnTo
+        self.createdAt = createdAt
+    }
+
+    public static let lifetime: TimeInterval = 600
+}
+
+public protocol LoginAttemptStore: Sendable {
+    func insert(_ attempt: LoginAttempt) async throws
+    /// Removes and returns the attempt: a `state` is good for one callback only.
+    func take(state: String) async throws -> LoginAttempt?
+    @discardableResult func deleteOlder(than cutoff: Date) async throws -> Int
+}

@@ -1,0 +1,190 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The relying party's side of OpenID Connect against one provider: discovery, code exchange, refresh, userinfo,
+/// ID-token verification and the end-session URL.
+public struct OIDCClient: Sendable {
+    public let configuration: OIDCConfiguration
+    let http: HTTPClient
+    let discovery: DiscoveryCache
+    public let verifier: IDTokenVerifier
+
+    static let maximumResponseSize = 1 << 20
+
+    public init(configuration: OIDCConfiguration, http: HTTPClient) {
+        self.configuration = configuration
+        self.http = http
+        let timeout = TimeAmount.seconds(Int64(configuration.timeoutSeconds))
+        let discovery = DiscoveryCache(issuer: configuration.issuer) {
+            try await Self.get(http, url: ProviderMetadata.trimmed(configuration.issuer) + "/.well-known/openid-configuration", timeout: timeout)
+        }
+        self.discovery = discovery
+        let keys = SigningKeySet {
+            let metadata = try await discovery.metadata()
+            return try await Self.get(http, url: metadata.jwksURI, timeout: timeout)
+        }
+        self.verifier = IDTokenVerifier(
+            issuer: configuration.issuer, clientID: configuration.clientID, keys: keys,
+            clockSkew: TimeInterval(configuration.clockSkewSeconds)
+        )
+    }
+
+    public func metadata() async throws(OIDCError) -> ProviderMetadata {
+        try await discovery.metadata()
+    }
+
+    public func authorizationURL(state: String, nonce: String, pkce: PKCE, redirectURI: String) async throws(OIDCError) -> String {
+        let metadata = try await metadata()
+        return FormEncoding.url(metadata.authorizationEndpoint, adding: [
+            ("response_type", "code"),
+            ("client_id", configuration.clientID),
+            ("redirect_uri", redirectURI),
+            ("scope", configuration.scopes.joined(separator: " ")),
+            ("state", state),
+            ("nonce", nonce),
+            ("code_challenge", pkce.challenge),
+            ("code_challenge_method", PKCE.method),
+        ])
+    }
+
+    public func exchange(code: String, codeVerifier: String, redirectURI: String) async throws(OIDCError) -> TokenResponse {
+        do {
+            return try await tokenRequest([
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", codeVerifier),
+            ])
+        } catch .providerUnreachable(let detail) {
+            throw .providerUnreachable(detail)
+        } catch {
+            throw .tokenExchangeFailed(error.description)
+        }
+    }
+
+    public func refresh(refreshToken: String) async throws(OIDCError) -> TokenResponse {
+        do {
+            return try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+        } catch {
+            throw .refreshFailed(error.description)
+        }
+    }
+
+    public func userinfo(accessToken: String) async throws(OIDCError) -> MemberIdentity {
+        let metadata = try await metadata()
+        guard let endpoint = metadata.userinfoEndpoint else { throw .invalidProviderResponse("no userinfo_endpoint") }
+        var request = HTTPClientRequest(url: endpoint)
+        request.headers.add(name: "Authorization", value: "Bearer \(accessToken)")
+        request.headers.add(name: "Accept", value: "application/json")
+        let (status, body) = try await send(request)
+        guard status == .ok else { throw .invalidUserinfo("userinfo answered \(status.code)") }
+        return try MemberClaims.identity(fromUserinfo: body, clientID: configuration.clientID)
+    }
+
+    /// Where the browser goes to end the provider's session, or `nil` when the provider has no such endpoint.
+    public func endSessionURL(idTokenHint: String?, postLogoutRedirectURI: String) async -> String? {
+        guard let endpoint = try? await metadata().endSessionEndpoint else { return nil }
+        var pairs = [("client_id", configuration.clientID), ("post_logout_redirect_uri", postLogoutRedirectURI)]
+        if let idTokenHint { pairs.append(("id_token_hint", idTokenHint)) }
+        return FormEncoding.url(endpoint, adding: pairs)
+    }
+
+    private func tokenRequest(_ pairs: [(String, String)]) async throws(OIDCError) -> TokenResponse {
+        let metadata = try await metadata()
+        var request = HTTPClientRequest(url: metadata.tokenEndpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        var form = pairs
+        if let secret = configuration.clientSecret {
+            let credentials = "\(FormEncoding.escape(configuration.clientID)):\(FormEncoding.escape(secret))"
+            request.headers.add(name: "Authorization", value: "Basic \(Data(credentials.utf8).base64EncodedString())")
+        } else {
+            form.append(("client_id", configuration.clientID))
+        }
+        request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
+        let (status, body) = try await send(request)
+        guard status == .ok else {
+            let error = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["error"] as? String
+            throw .invalidProviderResponse("token endpoint answered \(status.code) \(error ?? "")")
+        }
+        do {
+            return try JSONDecoder().decode(TokenResponse.self, from: body)
+        } catch {
+            throw .invalidProviderResponse("token response: \(error)")
+        }
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws(OIDCError) -> (HTTPResponseStatus, Data) {
+        do {
+            let response = try await http.execute(request, timeout: .seconds(Int64(configuration.timeoutSeconds)))
+            let buffer = try await response.body.collect(upTo: Self.maximumResponseSize)
+            return (response.status, Data(buffer.readableBytesView))
+        } catch {
+            throw .providerUnreachable("\(request.url): \(error)")
+        }
+    }
+
+    static func get(_ http: HTTPClient, url: String, timeout: TimeAmount) async throws -> Data {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(request, timeout: timeout)
+        } catch {
+            throw OIDCError.providerUnreachable("\(url): \(error)")
+        }
+        guard response.status == .ok else { throw OIDCError.invalidProviderResponse("\(url) answered \(response.status.code)") }
+        return Data(try await response.body.collect(upTo: maximumResponseSize).readableBytesView)
+    }
+}
+
+/// The token endpoint's answer (RFC 6749 §5.1 plus `id_token`).
+public struct TokenResponse: Sendable, Decodable, Equatable {
+    public var accessToken: String
+    public var idToken: String?
+    public var refreshToken: String?
+    public var expiresIn: Int?
+    public var tokenType: String?
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case idToken = "id_token"
+        case refreshToken = "refresh_token"
+        case expiresIn = "expires_in"
+        case tokenType = "token_type"
+    }
+}
+
+/// Provider metadata fetched on first use and kept; a failed fetch is retried on the next sign-in, so the gateway
+/// starts even while the provider is down.
+actor DiscoveryCache {
+    private let issuer: String
+    private let fetch: @Sendable () async throws -> Data
+    private var cached: ProviderMetadata?
+
+    init(issuer: String, fetch: @escaping @Sendable () async throws -> Data) {
+        self.issuer = issuer
+        self.fetch = fetch
+    }
+
+    func metadata() async throws(OIDCError) -> ProviderMetadata {
+        if let cached { return cached }
+        let data: Data
+        do {
+            data = try await fetch()
+        } catch let error as OIDCError {
+            throw error
+        } catch {
+            throw .providerUnreachable("discovery: \(error)")
+        }
+        let metadata: ProviderMetadata
+        do {
+            metadata = try JSONDecoder().decode(ProviderMetadata.self, from: data)
+        } catch {
+            throw .invalidProviderResponse("discovery document: \(error)")
+        }
+        try metadata.validate(expectedIssuer: issuer)
+        cached = metadata
+        return metadata
+    }
+}

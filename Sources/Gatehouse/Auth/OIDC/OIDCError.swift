@@ -1,0 +1,36 @@
+/// Everything that can go wrong talking to the identity provider; `reason` is stable for logs, events and the
+/// message the member sees.
+public enum OIDCError: Error, Equatable, CustomStringConvertible {
+    /// The provider sent the member back with `error=…` (e.g. `access_denied` when they cancelled).
+    case providerError(code: String, description: String?)
+    case providerUnreachable(String)
+    case invalidProviderResponse(String)
+    case invalidState
+    case tokenExchangeFailed(String)
+    case invalidIDToken(String)
+    case invalidUserinfo(String)
+    case refreshFailed(String)
+
+    public var reason: String {
+        switch self {
+        case .providerError(let code, _): code == "access_denied" ? "access_denied" : "provider_error"
+        case .providerUnreachable: "provider_unreachable"
+        case .invalidProviderResponse: "invalid_provider_response"
+        case .invalidState: "invalid_state"
+        case .tokenExchangeFailed: "token_exchange_failed"
+        case .invalidIDToken: "invalid_id_token"
+        case .invalidUserinfo: "invalid_userinfo"
+        case .refreshFailed: "refresh_failed"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .providerError(let code, let text): "\(reason): \(code)\(text.map { " (\($0))" } ?? "")"
+        case .invalidState: reason
+        case .providerUnreachable(let detail), .invalidProviderResponse(let detail), .tokenExchangeFailed(let detail),
+            .invalidIDToken(let detail), .invalidUserinfo(let detail), .refreshFailed(let detail):
+            "\(reason): \(detail)"
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Reads the `apps` list, which only the configuration file can hold.
+enum AppCatalogReader {
+    static func read(_ reader: inout ConfigurationReader) -> [AppConfiguration] {
+        guard let raw = reader.fileValue("apps") else { return [] }
+        guard let list = raw as? [Any] else {
+            reader.report("apps", "must be a list of app objects")
+            return []
+        }
+        let known: Set = ["slug", "name", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount"]
+        return list.enumerated().compactMap { index, element -> AppConfiguration? in
+            let path = "apps[\(index)]"
+            guard let app = element as? [String: Any] else {
+                reader.report(path, "must be an object")
+                return nil
+            }
+            for key in app.keys.sorted() where !known.contains(key) {
+                reader.report("\(path).\(key)", "unknown key")
+            }
+            func text(_ key: String) -> String? {
+                guard let value = app[key] else { return nil }
+                if let string = value as? String { return string }
+                reader.report("\(path).\(key)", "must be a string")
+                return nil
+            }
+            func list(_ key: String) -> [String] {
+                guard let value = app[key] else { return [] }
+                if let strings = value as? [String] { return strings }
+                reader.report("\(path).\(key)", "must be a list of strings")
+                return []
+            }
+            let slug = text("slug") ?? ""
+            let name = text("name") ?? ""
+            let upstreamText = text("upstream") ?? ""
+            let levelText = text("minimum_level") ?? AuthLevel.sso.rawValue
+            let mountText = text("mount") ?? AppConfiguration.Mount.path.rawValue
+            let level = AuthLevel(rawValue: levelText)
+            if level == nil || level == AuthLevel.none {
+                reader.report("\(path).minimum_level", "must be sso or registered, got \"\(levelText)\"")
+            }
+            let mount = AppConfiguration.Mount(rawValue: mountText)
+            if mount == nil { reader.report("\(path).mount", "must be path or host, got \"\(mountText)\"") }
+            let upstream = URL(string: upstreamText)
+            if upstream == nil || upstream?.host == nil {
+                reader.report("\(path).upstream", "must be an absolute URL, got \"\(upstreamText)\"")
+            }
+            return AppConfiguration(
+                slug: slug, name: name, icon: text("icon"), upstream: upstream ?? URL(string: "https://invalid.invalid")!,
+                minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
+                mount: mount ?? .path
+            )
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// Builds a `GatehouseConfiguration` from a JSON file and `GATEHOUSE_…` environment variables, reporting every
+/// problem with its key path in one pass.
+public struct ConfigurationLoader {
+    public var environment: [String: String]
+    public var readFile: @Sendable (String) throws -> String
+
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        readFile: @escaping @Sendable (String) throws -> String = { try String(contentsOfFile: $0, encoding: .utf8) }
+    ) {
+        self.environment = environment
+        self.readFile = readFile
+    }
+
+    /// Loads the file at `path` (or none), over development defaults when `development` is set.
+    public func load(path: String?, development: Bool = false) throws(ConfigurationError) -> GatehouseConfiguration {
+        var file: [String: Any] = [:]
+        var early: [ConfigurationProblem] = []
+        if let path {
+            do {
+                let text = try readFile(path)
+                let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+                if let dictionary = object as? [String: Any] {
+                    file = dictionary
+                } else {
+                    early.append(ConfigurationProblem("(file)", "\(path) must hold a JSON object"))
+                }
+            } catch let error as CocoaError where error.code == .fileReadNoSuchFile || error.code == .fileNoSuchFile {
+                throw ConfigurationError(problems: [ConfigurationProblem("(file)", "\(path) does not exist")])
+            } catch {
+                throw ConfigurationError(problems: [ConfigurationProblem("(file)", "\(path) is not valid JSON: \(error.localizedDescription)")])
+            }
+        }
+        var reader = ConfigurationReader(file: file, environment: environment, readSecretFile: readFile)
+        let configuration = read(&reader, development: development)
+        var problems = early + reader.problems
+        problems += reader.unknownFileKeys().map { ConfigurationProblem($0, "unknown key") }
+        problems += configuration.validate()
+        guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
+        return configuration
+    }
+
+    private func read(_ reader: inout ConfigurationReader, development forced: Bool) -> GatehouseConfiguration {
+        let development = reader.bool("development.enabled", default: forced)
+        let publicText = reader.string("public_url", default: "http://127.0.0.1:8080")
+        let publicURL = URL(string: publicText) ?? URL(string: "http://invalid.invalid")!
+        if URL(string: publicText) == nil { reader.report("public_url", "is not a URL: \(publicText)") }
+        let origin = publicText.hasSuffix("/") ? String(publicText.dropLast()) : publicText
+
+        let listen = ListenConfiguration(
+            host: reader.string("listen.host", default: "127.0.0.1"),
+            port: reader.int("listen.port", default: publicURL.port ?? 8080, range: 1...65535)
+        )
+        let oidc = OIDCConfiguration(
+            issuer: reader.optionalString("oidc.issuer") ?? (development ? origin + Paths.developmentIdentityProvider : ""),
+            clientID: reader.optionalString("oidc.client_id") ?? (development ? DevelopmentAccounts.clientID : ""),
+            clientSecret: reader.secret("oidc.client_secret"),
+            scopes: reader.stringList("oidc.scopes", default: OIDCConfiguration.defaultScopes),
+            redirectPath: reader.string("oidc.redirect_path", default: Paths.callback),
+            clockSkewSeconds: reader.int("oidc.clock_skew_seconds", default: 60, range: 0...600),
+            timeoutSeconds: reader.int("oidc.timeout_seconds", default: 10, range: 1...120)
+        )
+        let cookie = CookieConfiguration(
+            name: reader.string("cookie.name", default: "gatehouse_session"),
+            secure: reader.optionalBool("cookie.secure")
+        )
+        let session = SessionConfiguration(
+            idleTimeoutSeconds: reader.int("session.idle_timeout_seconds", default: 30 * 60, range: 60...(30 * 86400)),
+            absoluteTimeoutSeconds: reader.int("session.absolute_timeout_seconds", default: 12 * 3600, range: 60...(90 * 86400)),
+            refreshWindowSeconds: reader.int("session.refresh_window_seconds", default: 300, range: 0...3600)
+        )
+        let kindText = reader.string("storage.kind", default: "sqlite")
+        let kind = StorageConfiguration.Kind(rawValue: kindText) ?? .sqlite
+        if StorageConfiguration.Kind(rawValue: kindText) == nil {
+            reader.report("storage.kind", "must be one of \(StorageConfiguration.Kind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(kindText)\"")
+        }
+        let directories = DirectoriesConfiguration(
+            templates: reader.string("directories.templates", default: "Templates"),
+            publicFiles: reader.string("directories.public", default: "Public"),
+            strings: reader.string("directories.strings", default: "Strings"),
+            data: reader.string("directories.data", default: "data")
+        )
+        let storage = StorageConfiguration(
+            kind: kind,
+            sqlitePath: reader.string("storage.sqlite_path", default: directories.data + "/gatehouse.sqlite"),
+            postgresURL: reader.secret("storage.postgres_url")
+        )
+        let brand = BrandConfiguration(
+            gatewayName: reader.string("brand.gateway_name", default: "Gatehouse"),
+            chatProductName: reader.string("brand.chat_product_name", default: "Signal"),
+            strings: reader.stringMap("brand.strings")
+        )
+        return GatehouseConfiguration(
+            publicURL: publicURL,
+            listen: listen,
+            developmentMode: development,
+            oidc: oidc,
+            cookie: cookie,
+            session: session,
+            storage: storage,
+            apps: AppCatalogReader.read(&reader),
+            allowlist: reader.stringList("allowlist", default: []),
+            brand: brand,
+            directories: directories,
+            logLevel: reader.string("log_level", default: "info")
+        )
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+
+/// The whole typed configuration; every value has a named default (see `ConfigurationLoader` for sources).
+public struct GatehouseConfiguration: Sendable {
+    public var publicURL: URL
+    public var listen: ListenConfiguration
+    public var developmentMode: Bool
+    public var oidc: OIDCConfiguration
+    public var cookie: CookieConfiguration
+    public var session: SessionConfiguration
+    public var storage: StorageConfiguration
+    public var apps: [AppConfiguration]
+    public var allowlist: [String]
+    public var brand: BrandConfiguration
+    public var directories: DirectoriesConfiguration
+    public var logLevel: String
+
+    public init(
+        publicURL: URL,
+        listen: ListenConfiguration = .init(),
+        developmentMode: Bool = false,
+        oidc: OIDCConfiguration,
+        cookie: CookieConfiguration = .init(),
+        session: SessionConfiguration = .init(),
+        storage: StorageConfiguration = .init(),
+        apps: [AppConfiguration] = [],
+        allowlist: [String] = [],
+        brand: BrandConfiguration = .init(),
+        directories: DirectoriesConfiguration = .init(),
+        logLevel: String = "info"
+    ) {
+        self.publicURL = publicURL
+        self.listen = listen
+        self.developmentMode = developmentMode
+        self.oidc = oidc
+        self.cookie = cookie
+        self.session = session
+        self.storage = storage
+        self.apps = apps
+        self.allowlist = allowlist
+        self.brand = brand
+        self.directories = directories
+        self.logLevel = logLevel
+    }
+
+    /// The origin members see, without a trailing slash (`https://gate.example.org`).
+    public var publicOrigin: String {
+        var origin = "\(publicURL.scheme ?? "http")://\(publicURL.host ?? "localhost")"
+        if let port = publicURL.port { origin += ":\(port)" }
+        return origin
+    }
+
+    public var isHTTPS: Bool { publicURL.scheme?.lowercased() == "https" }
+
+    /// Whether the session cookie carries `Secure`: always behind https unless the operator says otherwise.
+    public var cookieIsSecure: Bool { cookie.secure ?? isHTTPS }
+
+    public var redirectURI: String { publicOrigin + oidc.redirectPath }
+    public var postLogoutRedirectURI: String { publicOrigin + Paths.signedOutPage }
+}
+
+public struct ListenConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public init(host: String = "127.0.0.1", port: Int = 8080) {
+        self.host = host
+        self.port = port
+    }
+}
+
+public struct OIDCConfiguration: Sendable {
+    public var issuer: String
+    public var clientID: String
+    /// Only from the environment or a `_FILE`; absent for a public client using PKCE alone.
+    public var clientSecret: String?
+    public var scopes: [String]
+    public var redirectPath: String
+    public var clockSkewSeconds: Int
+    public var timeoutSeconds: Int
+
+    public static let defaultScopes = ["openid", "profile", "email", "phone", "roles", "groups"]
+
+    public init(
+        issuer: String,
+        clientID: String,
+        clientSecret: String? = nil,
+        scopes: [String] = OIDCConfiguration.defaultScopes,
+        redirectPath: String = Paths.callback,
+        clockSkewSeconds: Int = 60,
+        timeoutSeconds: Int = 10
+    ) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.redirectPath = redirectPath
+        self.clockSkewSeconds = clockSkewSeconds
+        self.timeoutSeconds = timeoutSeconds
+    }
+}
+
+public struct CookieConfiguration: Sendable {
+    public var name: String
+    /// `nil` means: `Secure` exactly when the public URL is https.
+    public var secure: Bool?
+    public init(name: String = "gatehouse_session", secure: Bool? = nil) {
+        self.name = name
+        self.secure = secure
+    }
+}
+
+public struct SessionConfiguration: Sendable {
+    public var idleTimeoutSeconds: Int
+    public var absoluteTimeoutSeconds: Int
+    /// Tokens are refreshed when they expire within this many seconds.
+    public var refreshWindowSeconds: Int
+    public init(idleTimeoutSeconds: Int = 30 * 60, absoluteTimeoutSeconds: Int = 12 * 3600, refreshWindowSeconds: Int = 300) {
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.absoluteTimeoutSeconds = absoluteTimeoutSeconds
+        self.refreshWindowSeconds = refreshWindowSeconds
+    }
+}
+
+public struct StorageConfiguration: Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case sqlite
+        case postgres
+    }
+    public var kind: Kind
+    public var sqlitePath: String
+    /// Only from the environment or a `_FILE` (it usually holds a password).
+    public var postgresURL: String?
+    public init(kind: Kind = .sqlite, sqlitePath: String = "data/gatehouse.sqlite", postgresURL: String? = nil) {
+        self.kind = kind
+        self.sqlitePath = sqlitePath
+        self.postgresURL = postgresURL
+    }
+}
+
+public struct AppConfiguration: Sendable, Equatable {
+    public enum Mount: String, Sendable, CaseIterable {
+        case path
+        case host
+    }
+    public var slug: String
+    public var name: String
+    public var icon: String?
+    public var upstream: URL
+    public var minimumLevel: AuthLevel
+    public var requiredRoles: [String]
+    public var requiredGroups: [String]
+    public var mount: Mount
+
+    public init(
+        slug: String, name: String, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
+        requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path
+    ) {
+        self.slug = slug
+        self.name = name
+        self.icon = icon
+        self.upstream = upstream
+        self.minimumLevel = minimumLevel
+        self.requiredRoles = requiredRoles
+        self.requiredGroups = requiredGroups
+        self.mount = mount
+    }
+}
+
+public struct BrandConfiguration: Sendable {
+    public var gatewayName: String
+    public var chatProductName: String
+    /// Extra or replaced strings by key, on top of the strings table.
+    public var strings: [String: String]
+    public init(gatewayName: String = "Gatehouse", chatProductName: String = "Signal", strings: [String: String] = [:]) {
+        self.gatewayName = gatewayName
+        self.chatProductName = chatProductName
+        self.strings = strings
+    }
+}
+
+public struct DirectoriesConfiguration: Sendable {
+    public var templates: String
+    public var publicFiles: String
+    public var strings: String
+    public var data: String
+    public init(templates: String = "Templates", publicFiles: String = "Public", strings: String = "Strings", data: String = "data") {
+        self.templates = templates
+        self.publicFiles = publicFiles
+        self.strings = strings
+        self.data = data
+    }
+}

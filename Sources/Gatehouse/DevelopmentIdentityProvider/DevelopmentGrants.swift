@@ -1,0 +1,60 @@
+import Foundation
+
+/// What the development provider has issued: authorization codes, access tokens and refresh tokens, all single-use
+/// where OAuth says so. In memory: a restart of development mode signs everybody out at their next refresh.
+actor DevelopmentGrants {
+    struct CodeGrant {
+        var username: String
+        var redirectURI: String
+        var codeChallenge: String
+        var nonce: String?
+        var scopes: Set<String>
+        var expiresAt: Date
+    }
+
+    struct TokenGrant {
+        var username: String
+        var scopes: Set<String>
+        var expiresAt: Date
+    }
+
+    private var codes: [String: CodeGrant] = [:]
+    private var accessTokens: [String: TokenGrant] = [:]
+    private var refreshTokens: [String: TokenGrant] = [:]
+
+    func issueCode(_ grant: CodeGrant) -> String {
+        let code = RandomToken.make()
+        codes[code] = grant
+        return code
+    }
+
+    /// A code works once, before it expires.
+    func redeemCode(_ code: String) -> CodeGrant? {
+        guard let grant = codes.removeValue(forKey: code), grant.expiresAt > Date() else { return nil }
+        return grant
+    }
+
+    func issueTokens(username: String, scopes: Set<String>, accessLifetime: TimeInterval, refreshLifetime: TimeInterval) -> (access: String, refresh: String) {
+        let access = RandomToken.make()
+        let refresh = RandomToken.make()
+        accessTokens[access] = TokenGrant(username: username, scopes: scopes, expiresAt: Date().addingTimeInterval(accessLifetime))
+        refreshTokens[refresh] = TokenGrant(username: username, scopes: scopes, expiresAt: Date().addingTimeInterval(refreshLifetime))
+        return (access, refresh)
+    }
+
+    /// Refresh tokens rotate: the one presented is spent.
+    func redeemRefreshToken(_ token: String) -> TokenGrant? {
+        guard let grant = refreshTokens.removeValue(forKey: token), grant.expiresAt > Date() else { return nil }
+        return grant
+    }
+
+    func accessGrant(_ token: String) -> TokenGrant? {
+        guard let grant = accessTokens[token], grant.expiresAt > Date() else { return nil }
+        return grant
+    }
+
+    func revokeAll(username: String) {
+        accessTokens = accessTokens.filter { $0.value.username != username }
+        refreshTokens = refreshTokens.filter { $0.value.username != username }
+    }
+}

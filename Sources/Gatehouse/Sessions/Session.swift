@@ -1,0 +1,70 @@
+import Foundation
+
+/// Who the member is, as the identity provider's userinfo said at sign-in.
+public struct MemberIdentity: Sendable, Codable, Equatable {
+    public var sub: String
+    public var name: String?
+    public var email: String?
+    public var phoneNumber: String?
+    public var preferredUsername: String?
+    public var roles: [String]
+    public var groups: [String]
+
+    public init(
+        sub: String, name: String? = nil, email: String? = nil, phoneNumber: String? = nil,
+        preferredUsername: String? = nil, roles: [String] = [], groups: [String] = []
+    ) {
+        self.sub = sub
+        self.name = name
+        self.email = email
+        self.phoneNumber = phoneNumber
+        self.preferredUsername = preferredUsername
+        self.roles = roles
+        self.groups = groups
+    }
+
+    /// What the portal calls the member.
+    public var displayName: String { name ?? preferredUsername ?? email ?? sub }
+}
+
+/// The tokens the identity provider issued for this session.
+public struct TokenSet: Sendable, Codable, Equatable {
+    public var idToken: String
+    public var accessToken: String
+    public var refreshToken: String?
+    public var accessTokenExpiresAt: Date?
+
+    public init(idToken: String, accessToken: String, refreshToken: String?, accessTokenExpiresAt: Date?) {
+        self.idToken = idToken
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+    }
+}
+
+/// A signed-in member's server-side session. The browser holds only the cookie value; `id` is its SHA-256, so a
+/// copy of the store cannot be replayed as cookies.
+public struct Session: Sendable, Codable, Equatable {
+    public var id: String
+    public var identity: MemberIdentity
+    public var tokens: TokenSet
+    public var level: AuthLevel
+    public var csrfToken: String
+    public var createdAt: Date
+    public var lastSeenAt: Date
+    public var expiresAt: Date
+
+    public init(
+        id: String, identity: MemberIdentity, tokens: TokenSet, level: AuthLevel, csrfToken: String,
+        createdAt: Date, lastSeenAt: Date, expiresAt: Date
+    ) {
+        self.id = id
+        self.identity = identity
+        self.tokens = tokens
+        self.level = level
+        self.csrfToken = csrfToken
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        self.expiresAt = expiresAt
+    }
+}

@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+import Logging
+
+/// Turns a session cookie into a live session: expiry, idle timeout, token refresh and last-seen bookkeeping.
+public struct SessionResolver: Sendable {
+    public enum Resolution: Sendable, Equatable {
+        case active(Session)
+        /// There was a session and it has ended (expired, idle too long, refresh refused).
+        case expired
+        case none
+    }
+
+    let store: any SessionStore
+    let refresher: TokenRefresher
+    let events: EventRecorder
+    let configuration: SessionConfiguration
+    let logger: Logger
+
+    /// Writing last-seen on every request would turn every read into a write; a minute is precise enough for an
+    /// idle timeout measured in minutes.
+    static let touchInterval: TimeInterval = 60
+
+    public init(store: any SessionStore, refresher: TokenRefresher, events: EventRecorder, configuration: SessionConfiguration, logger: Logger) {
+        self.store = store
+        self.refresher = refresher
+        self.events = events
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The store key for a cookie value: its SHA-256, so that the store never holds a usable cookie.
+    public static func sessionID(forCookie value: String) -> String {
+        SHA256.hash(data: Data(value.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    public func resolve(cookie value: String?, now: Date = Date()) async throws -> Resolution {
+        guard let value, !value.isEmpty, value.utf8.count <= 128 else { return .none }
+        guard var session = try await store.find(id: Self.sessionID(forCookie: value)) else { return .none }
+        let idleLimit = session.lastSeenAt.addingTimeInterval(TimeInterval(configuration.idleTimeoutSeconds))
+        if now >= session.expiresAt || now >= idleLimit {
+            await end(session, reason: now >= session.expiresAt ? "absolute_timeout" : "idle_timeout")
+            return .expired
+        }
+        if refresher.needsRefresh(session, now: now) {
+            do {
+                session = try await refresher.refreshed(session)
+            } catch {
+                logger.notice("token refresh failed; ending session", metadata: ["sub": .string(session.identity.sub), "error": .string("\(error)")])
+                await end(session, reason: "refresh_failed")
+                return .expired
+            }
+        }
+        if now.timeIntervalSince(session.lastSeenAt) >= Self.touchInterval {
+            session.lastSeenAt = now
+            try await store.update(session)
+        }
+        return .active(session)
+    }
+
+    /// Ends a session the member did not sign out of (SPEC §1: `→ none` because the SSO session ended).
+    func end(_ session: Session, reason: String) async {
+        _ = await events.transition(.ssoSessionEnded, from: session.level, sub: session.identity.sub)
+        do {
+            try await store.delete(id: session.id)
+        } catch {
+            logger.error("could not delete ended session", metadata: ["error": .string("\(error)")])
+        }
+        await events.record(.ssoLogout, sub: session.identity.sub, detail: reason)
+    }
+}

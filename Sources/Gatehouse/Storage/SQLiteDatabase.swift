@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+import SQLiteNIO
+
+/// One SQLite file, opened once and migrated before the server accepts requests.
+///
+/// SQLite serialises access to a connection (sqlite-nio opens it with `SQLITE_OPEN_FULLMUTEX`), so every store shares
+/// this one connection and keeps each change to a single statement.
+public final class SQLiteDatabase: Sendable {
+    let connection: SQLiteConnection
+
+    private init(connection: SQLiteConnection) {
+        self.connection = connection
+    }
+
+    /// Opens (creating folders as needed) and migrates the database at `path`; `":memory:"` for a private one.
+    public static func open(path: String, logger: Logger) async throws -> SQLiteDatabase {
+        let storage: SQLiteConnection.Storage
+        if path == ":memory:" {
+            storage = .memory
+        } else {
+            let folder = (path as NSString).deletingLastPathComponent
+            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            storage = .file(path: path)
+        }
+        do {
+            let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+            let database = SQLiteDatabase(connection: connection)
+            try await database.migrate()
+            return database
+        } catch {
+            throw StorageError.unavailable("cannot open SQLite database at \(path): \(error)")
+        }
+    }
+
+    public func close() async throws {
+        try await connection.close()
+    }
+
+    @discardableResult
+    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        do {
+            return try await connection.query(sql, binds)
+        } catch {
+            throw StorageError.query(String(describing: error))
+        }
+    }
+
+    /// Migrations in order; each runs once, recorded in `schema_migrations`.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            sub TEXT NOT NULL,
+            body TEXT NOT NULL,
+            last_seen_at REAL NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX sessions_sub ON sessions(sub);
+        CREATE TABLE login_attempts (
+            state TEXT PRIMARY KEY,
+            body TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE registrations (
+            sub TEXT PRIMARY KEY,
+            username TEXT NOT NULL,
+            registered_at REAL NOT NULL
+        );
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            sub TEXT,
+            detail TEXT,
+            at REAL NOT NULL
+        );
+        CREATE INDEX events_at ON events(at);
+        """
+    ]
+
+    private func migrate() async throws {
+        try await query("PRAGMA journal_mode = WAL")
+        try await query("PRAGMA busy_timeout = 5000")
+        try await query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
+        let applied = try await query("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations")
+        let current = applied.first?.column("version")?.integer ?? 0
+        for (index, migration) in Self.migrations.enumerated() where index + 1 > current {
+            try await query("BEGIN")
+            do {
+                for statement in migration.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                    try await query(String(statement))
+                }
+                try await query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.integer(index + 1), .float(Date().timeIntervalSince1970)])
+                try await query("COMMIT")
+            } catch {
+                _ = try? await query("ROLLBACK")
+                throw error
+            }
+        }
+    }
+}
+
+/// Failures of any storage backend.
+public enum StorageError: Error, CustomStringConvertible {
+    case unavailable(String)
+    case query(String)
+    case corrupt(String)
+
+    public var reason: String {
+        switch self {
+        case .unavailable: "storage_unavailable"
+        case .query: "storage_query_failed"
+        case .corrupt: "storage_corrupt_row"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unavailable(let detail), .query(let detail), .corrupt(let detail): "\(reason): \(detail)"
+        }
+    }
+}
+
+extension SQLiteData {
+    static func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
+    static func time(_ date: Date) -> SQLiteData { .float(date.timeIntervalSince1970) }
+}
+
+/// JSON bodies for rows whose shape belongs to their concern, not to SQL.
+enum RowCoding {
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from row: SQLiteRow, column: String = "body") throws -> T {
+        guard let text = row.column(column)?.string else { throw StorageError.corrupt("missing \(column)") }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        do {
+            return try decoder.decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw StorageError.corrupt("\(T.self): \(error)")
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The one place errors become responses: the sign-in page for `SignInRequired`, otherwise an error page for
+/// browsers or JSON for API callers, always with the request id. The underlying error is logged here, once.
+public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
+    let renderer: PageRenderer
+
+    public init(renderer: PageRenderer) {
+        self.renderer = renderer
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let required as SignInRequired {
+            return signIn(required, request: request)
+        } catch {
+            return respond(to: error, request: request, context: context)
+        }
+    }
+
+    func signIn(_ required: SignInRequired, request: Request) -> Response {
+        if Self.wantsJSON(request) {
+            return json(status: .unauthorized, reason: required.sessionExpired ? "session_expired" : "sign_in_required",
+                        message: renderer.strings[required.sessionExpired ? "session_expired" : "signin_subtitle"], requestID: nil)
+        }
+        var pairs: [(String, String)] = []
+        if let target = required.returnTarget, target != Paths.portal { pairs.append(("return_to", target)) }
+        if required.sessionExpired { pairs.append(("expired", "1")) }
+        let location = pairs.isEmpty ? Paths.signIn : FormEncoding.url(Paths.signIn, adding: pairs)
+        return Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    func respond(to error: any Error, request: Request, context: Context) -> Response {
+        let status: HTTPResponse.Status
+        let reason: String
+        let key: String
+        switch error {
+        case let presentable as any PresentableError:
+            (status, reason, key) = (presentable.status, presentable.reason, presentable.messageKey)
+        case let http as HTTPError where http.status == .notFound:
+            (status, reason, key) = (.notFound, "not_found", "error_not_found")
+        case let http as HTTPError where (400..<500).contains(http.status.code):
+            (status, reason, key) = (http.status, "http_\(http.status.code)", "error_bad_request")
+        default:
+            (status, reason, key) = (.internalServerError, "internal", "error_internal")
+        }
+        let level: Logger.Level = status.code >= 500 ? .error : .info
+        context.logger.log(level: level, "request failed", metadata: ["reason": .string(reason), "error": .string("\(error)")])
+
+        let title = renderer.strings["\(key)_title"]
+        let text = renderer.strings["\(key)_text"]
+        if Self.wantsJSON(request) {
+            return json(status: status, reason: reason.split(separator: ":").first.map(String.init) ?? reason, message: text, requestID: context.id)
+        }
+        do {
+            return try renderer.page("error", title: title, status: status, [
+                "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500,
+                "retryURL": request.method == .get ? request.uri.description : Paths.portal,
+            ])
+        } catch {
+            context.logger.error("error page could not be rendered", metadata: ["error": .string("\(error)")])
+            return Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: "\(title)\n\n\(text)\n\n\(renderer.strings["error_request_id"]): \(context.id)\n")))
+        }
+    }
+
+    func json(status: HTTPResponse.Status, reason: String, message: String, requestID: String?) -> Response {
+        var object: [String: String] = ["error": reason, "message": message]
+        object["request_id"] = requestID
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// API callers ask for JSON and not for HTML; browsers always accept `text/html`.
+    static func wantsJSON(_ request: Request) -> Bool {
+        let accept = request.headers[.accept]?.lowercased() ?? ""
+        return accept.contains("application/json") && !accept.contains("text/html")
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+
+/// Renders Mustache templates from `Templates/` with the strings table as `s` and the common page values.
+public struct PageRenderer: Sendable {
+    let library: MustacheLibrary
+    public let strings: StringsTable
+    let developmentMode: Bool
+
+    public init(library: MustacheLibrary, strings: StringsTable, developmentMode: Bool) {
+        self.library = library
+        self.strings = strings
+        self.developmentMode = developmentMode
+    }
+
+    public static func load(configuration: GatehouseConfiguration) async throws -> PageRenderer {
+        let library = try await MustacheLibrary(directory: configuration.directories.templates)
+        let strings = try StringsTable.load(directory: configuration.directories.strings, brand: configuration.brand)
+        return PageRenderer(library: library, strings: strings, developmentMode: configuration.developmentMode)
+    }
+
+    /// The HTML of `template` with `values`, or a `PageRenderingError` when the template is missing.
+    public func html(_ template: String, title: String, _ values: [String: Any] = [:]) throws -> String {
+        var context = values
+        context["s"] = strings.values
+        context["title"] = title
+        context["lang"] = strings["lang"]
+        context["gatewayName"] = strings["gateway_name"]
+        context["developmentMode"] = developmentMode
+        guard let html = library.render(context, withTemplate: template) else { throw PageRenderingError.missingTemplate(template) }
+        return html
+    }
+
+    public func page(_ template: String, title: String, status: HTTPResponse.Status = .ok, _ values: [String: Any] = [:]) throws -> Response {
+        let html = try html(template, title: title, values)
+        return Response(
+            status: status,
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: html))
+        )
+    }
+}
+
+public enum PageRenderingError: Error, CustomStringConvertible {
+    case missingTemplate(String)
+    public var description: String {
+        switch self {
+        case .missingTemplate(let name): "template \(name).mustache is missing"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import Gatehouse
+import Hummingbird
+import Logging
+
+@main
+struct GatehouseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatehouse",
+        abstract: "A web gateway: SSO sign-in, proxied web apps, chat features by auth level.",
+        subcommands: [Serve.self, CheckConfig.self, Development.self],
+        defaultSubcommand: Development.self
+    )
+}
+
+/// Loads and validates configuration, printing every problem and exiting non-zero when there are any.
+func loadConfiguration(path: String?, development: Bool) -> GatehouseConfiguration {
+    do {
+        return try ConfigurationLoader().load(path: path, development: development)
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        Foundation.exit(2)
+    }
+}
+
+func serveGateway(_ configuration: GatehouseConfiguration) async throws {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardOutput(label: label)
+        handler.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        return handler
+    }
+    let logger = Logger(label: "gatehouse")
+    let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
+    if let password = built.developmentPassword {
+        print(DevelopmentBanner.text(configuration: configuration, password: password))
+    }
+    try await built.application.runService()
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the gateway with a configuration file and GATEHOUSE_* environment variables.")
+
+    @Option(name: .long, help: "Path of the JSON configuration file.")
+    var config: String?
+
+    func run() async throws {
+        try await serveGateway(loadConfiguration(path: config, development: false))
+    }
+}
+
+struct Development: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dev",
+        abstract: "Run development mode on http://127.0.0.1:8080: SQLite, the built-in identity provider, demo members."
+    )
+
+    @Option(name: .long, help: "Optional JSON configuration file layered over the development defaults.")
+    var config: String?
+
+    func run() async throws {
+        try await serveGateway(loadConfiguration(path: config, development: true))
+    }
+}
+
+struct CheckConfig: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "check-config", abstract: "Validate a configuration and print every problem.")
+
+    @Option(name: .long, help: "Path of the JSON configuration file.")
+    var config: String
+
+    func run() async throws {
+        do {
+            let configuration = try ConfigurationLoader().load(path: config, development: false)
+            print("configuration OK: \(configuration.publicOrigin), issuer \(configuration.oidc.issuer), \(configuration.apps.count) app(s)")
+        } catch {
+            print(error)
+            throw ExitCode(2)
+        }
+    }
+}
+
