@@ -1,0 +1,207 @@
+import Crypto
+import Foundation
+import JWTKit
+import Testing
+import _CryptoExtras
+
+@testable import Gatehouse
+
+/// Keys and tokens as a provider would make them.
+struct TestProvider {
+    static let issuer = "https://idp.example.org/realms/heritage"
+    static let clientID = "signal_client"
+
+    let ecKey = ES256PrivateKey()
+    let rsaKey: JWTKit.Insecure.RSA.PrivateKey
+    let signer = JWTKeyCollection()
+
+    init() async throws {
+        rsaKey = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
+        await signer.add(ecdsa: ecKey, kid: "ec-1")
+        await signer.add(rsa: rsaKey, digestAlgorithm: .sha256, kid: "rsa-1")
+    }
+
+    func jwk(ecKid: String = "ec-1") throws -> [[String: Any]] {
+        let ec = ecKey.publicKey.parameters!
+        let (modulus, exponent) = try rsaKey.publicKey.getKeyPrimitives()
+        return [
+            // Keycloak lists an encryption key first; it must never be used for signatures.
+            ["kty": "RSA", "use": "enc", "alg": "RSA-OAEP", "kid": "enc-1", "n": Base64URL.encode(modulus), "e": Base64URL.encode(exponent)],
+            ["kty": "EC", "crv": "P-256", "use": "sig", "kid": ecKid, "x": ec.x, "y": ec.y],
+            ["kty": "RSA", "use": "sig", "alg": "RS256", "kid": "rsa-1", "n": Base64URL.encode(modulus), "e": Base64URL.encode(exponent)],
+        ]
+    }
+
+    func jwksData(ecKid: String = "ec-1") throws -> Data {
+        try JSONSerialization.data(withJSONObject: ["keys": jwk(ecKid: ecKid)])
+    }
+
+    func claims(
+        iss: String = issuer, aud: [String] = [clientID], exp: Date = Date().addingTimeInterval(300), iat: Date = Date(),
+        nonce: String? = "n-1", sub: String = "member-1"
+    ) -> TestClaims {
+        TestClaims(iss: iss, sub: sub, aud: aud.count == 1 ? .single(aud[0]) : .many(aud), exp: exp.timeIntervalSince1970, iat: iat.timeIntervalSince1970, nonce: nonce)
+    }
+
+    func sign(_ claims: TestClaims, kid: String = "ec-1") async throws -> String {
+        try await signer.sign(claims, kid: JWKIdentifier(string: kid))
+    }
+
+    /// A token with any header, signed by `signature` bytes or none: for the forgeries JWT libraries are known for.
+    static func forge(header: [String: Any], claims: TestClaims, signature: (Data) -> Data = { _ in Data() }) throws -> String {
+        let head = Base64URL.encode(try JSONSerialization.data(withJSONObject: header))
+        let body = Base64URL.encode(try JSONEncoder().encode(claims))
+        return "\(head).\(body).\(Base64URL.encode(signature(Data("\(head).\(body)".utf8))))"
+    }
+}
+
+struct TestClaims: JWTPayload {
+    enum Audience: Codable {
+        case single(String)
+        case many([String])
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .single(let value): try container.encode(value)
+            case .many(let values): try container.encode(values)
+            }
+        }
+        init(from decoder: any Decoder) throws { self = .single(try decoder.singleValueContainer().decode(String.self)) }
+    }
+    var iss: String
+    var sub: String
+    var aud: Audience
+    var exp: Double
+    var iat: Double
+    var nonce: String?
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// Counts JWKS fetches and serves whatever the test put there.
+actor JWKSSource {
+    var document: Data
+    private(set) var fetches = 0
+    init(_ document: Data) { self.document = document }
+    func fetch() -> Data {
+        fetches += 1
+        return document
+    }
+    func replace(_ document: Data) { self.document = document }
+}
+
+@Suite struct IDTokenVerifierTests {
+    func verifier(_ provider: TestProvider, source: JWKSSource? = nil, refetchInterval: TimeInterval = 0) throws -> (IDTokenVerifier, JWKSSource) {
+        let source = try source ?? JWKSSource(provider.jwksData())
+        let keys = SigningKeySet(minimumRefetchInterval: refetchInterval) { await source.fetch() }
+        return (IDTokenVerifier(issuer: TestProvider.issuer, clientID: TestProvider.clientID, keys: keys), source)
+    }
+
+    @Test func acceptsES256AndRS256() async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        for kid in ["ec-1", "rsa-1"] {
+            let claims = try await verifier.verify(try await provider.sign(provider.claims(), kid: kid), expectedNonce: "n-1")
+            #expect(claims.subject == "member-1")
+        }
+    }
+
+    @Test func acceptsAudienceArraysThatIncludeTheClient() async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        let token = try await provider.sign(provider.claims(aud: ["account", TestProvider.clientID]))
+        #expect(try await verifier.verify(token, expectedNonce: "n-1").audience.contains(TestProvider.clientID))
+    }
+
+    @Test func refusesAlgNone() async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        for alg in ["none", "None", "NONE"] {
+            let token = try TestProvider.forge(header: ["alg": alg, "kid": "ec-1", "typ": "JWT"], claims: provider.claims())
+            await #expect(throws: OIDCError.self) { try await verifier.verify(token, expectedNonce: "n-1") }
+        }
+    }
+
+    /// The classic confusion: an HMAC token "signed" with the provider's public key material.
+    @Test func refusesHMACEvenWithThePublicKeyAsSecret() async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        let (modulus, _) = try provider.rsaKey.publicKey.getKeyPrimitives()
+        for alg in ["HS256", "HS384", "HS512"] {
+            let token = try TestProvider.forge(header: ["alg": alg, "kid": "rsa-1"], claims: provider.claims()) { input in
+                Data(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: modulus)))
+            }
+            await #expect(throws: OIDCError.self) { try await verifier.verify(token, expectedNonce: "n-1") }
+        }
+    }
+
+    @Test func refusesTokensSignedByAnotherKeyUnderAKnownKid() async throws {
+        let provider = try await TestProvider()
+        let impostor = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        let token = try await impostor.sign(impostor.claims(), kid: "ec-1")
+        await #expect(throws: OIDCError.self) { try await verifier.verify(token, expectedNonce: "n-1") }
+    }
+
+    @Test func neverUsesTheEncryptionKeyOrADefaultKey() async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        let signedWithoutKid = try await provider.sign(provider.claims(), kid: "ec-1")
+        // The same token with its kid swapped for the encryption key's, or removed while several keys exist.
+        for header in [["alg": "ES256", "kid": "enc-1"], ["alg": "ES256"]] {
+            let parts = signedWithoutKid.split(separator: ".")
+            let head = Base64URL.encode(try JSONSerialization.data(withJSONObject: header))
+            let token = "\(head).\(parts[1]).\(parts[2])"
+            await #expect(throws: OIDCError.self) { try await verifier.verify(token, expectedNonce: "n-1") }
+        }
+    }
+
+    @Test func refetchesOnceForAnUnknownKid() async throws {
+        let provider = try await TestProvider()
+        let source = JWKSSource(try provider.jwksData(ecKid: "old"))
+        let (verifier, _) = try verifier(provider, source: source)
+        // Prime the cache with the old key set.
+        let oldToken = try TestProvider.forge(header: ["alg": "ES256", "kid": "rsa-1"], claims: provider.claims())
+        _ = try? await verifier.verify(oldToken, expectedNonce: "n-1")
+        #expect(await source.fetches == 1)
+        await source.replace(try provider.jwksData(ecKid: "ec-1"))  // the provider rotated its key
+        let claims = try await verifier.verify(try await provider.sign(provider.claims(), kid: "ec-1"), expectedNonce: "n-1")
+        #expect(claims.subject == "member-1")
+        #expect(await source.fetches == 2)
+    }
+
+    @Test func unknownKidsDoNotHammerTheProvider() async throws {
+        let provider = try await TestProvider()
+        let (verifier, source) = try verifier(provider, refetchInterval: 3600)
+        _ = try await verifier.verify(try await provider.sign(provider.claims()), expectedNonce: "n-1")
+        for index in 0..<5 {
+            let token = try TestProvider.forge(header: ["alg": "ES256", "kid": "random-\(index)"], claims: provider.claims())
+            await #expect(throws: OIDCError.self) { try await verifier.verify(token, expectedNonce: "n-1") }
+        }
+        #expect(await source.fetches == 1)
+    }
+
+    @Test func checksEveryClaim() async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        let bad: [(String, TestClaims)] = [
+            ("issuer", provider.claims(iss: "https://evil.example.org/realms/heritage")),
+            ("audience", provider.claims(aud: ["someone-else"])),
+            ("audience array", provider.claims(aud: ["account", "other"])),
+            ("expired", provider.claims(exp: Date().addingTimeInterval(-120))),
+            ("future iat", provider.claims(iat: Date().addingTimeInterval(600))),
+            ("nonce", provider.claims(nonce: "other")),
+            ("missing nonce", provider.claims(nonce: nil)),
+        ]
+        for (label, claims) in bad {
+            let token = try await provider.sign(claims)
+            await #expect(throws: OIDCError.self, "\(label)") { try await verifier.verify(token, expectedNonce: "n-1") }
+        }
+    }
+
+    @Test(arguments: ["", "a.b", "a.b.c.d", "!!!.???.***", "eyJhbGciOiJFUzI1NiJ9.e30"])
+    func refusesMalformedTokens(_ token: String) async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        await #expect(throws: OIDCError.self) { try await verifier.verify(token, expectedNonce: nil) }
+    }
+}

@@ -1,0 +1,31 @@
+import Testing
+
+@testable import Gatehouse
+
+@Suite struct PKCETests {
+    /// RFC 7636 Appendix B.
+    @Test func matchesTheRFCExample() {
+        let pkce = PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
+        #expect(pkce.challenge == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+        #expect(PKCE.method == "S256")
+    }
+
+    @Test func generatedVerifiersAreValidAndDistinct() {
+        let verifiers = (0..<50).map { _ in PKCE.generate().verifier }
+        #expect(verifiers.allSatisfy(PKCE.isValidVerifier))
+        #expect(Set(verifiers).count == verifiers.count)
+    }
+
+    @Test(arguments: ["short", String(repeating: "a", count: 129), String(repeating: "a", count: 42) + "+", String(repeating: "é", count: 43)])
+    func rejectsInvalidVerifiers(_ verifier: String) {
+        #expect(!PKCE.isValidVerifier(verifier))
+    }
+
+    @Test func base64URLRoundTrips() {
+        let bytes: [UInt8] = [0xfb, 0xff, 0xbf, 0x00, 0x3e]
+        let encoded = Base64URL.encode(.init(bytes))
+        #expect(!encoded.contains("+") && !encoded.contains("/") && !encoded.contains("="))
+        #expect(Base64URL.decode(encoded).map(Array.init) == bytes)
+        #expect(Base64URL.decode("ab=c") == nil)
+    }
+}
