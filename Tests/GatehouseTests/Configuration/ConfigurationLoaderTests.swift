@@ -1,0 +1,106 @@
+import Testing
+
+@testable import Gatehouse
+
+@Suite struct ConfigurationLoaderTests {
+    func loader(_ files: [String: String], environment: [String: String] = [:]) -> ConfigurationLoader {
+        ConfigurationLoader(environment: environment) { path in
+            guard let text = files[path] else { throw CocoaLikeMissingFile() }
+            return text
+        }
+    }
+
+    struct CocoaLikeMissingFile: Error {}
+
+    func problems(_ json: String, environment: [String: String] = [:], development: Bool = false) -> [String] {
+        do {
+            _ = try loader(["g.json": json], environment: environment).load(path: "g.json", development: development)
+            return []
+        } catch {
+            return error.problems.map(\.keyPath)
+        }
+    }
+
+    @Test func readsAHomesteadHeritageStyleFile() throws {
+        let json = """
+            {"public_url": "https://gate.homesteadheritage.org",
+             "listen": {"host": "0.0.0.0", "port": 8443},
+             "oidc": {"issuer": "https://auth.homesteadheritage.org/realms/heritage", "client_id": "signal_homesteadheritage_org"},
+             "allowlist": ["*.homesteadheritage.org"],
+             "apps": [{"slug": "wiki", "name": "Wiki", "upstream": "https://wiki.homesteadheritage.org", "required_roles": ["user"]},
+                      {"slug": "chat", "name": "Chat", "upstream": "https://chat.homesteadheritage.org", "minimum_level": "registered"}],
+             "brand": {"chat_product_name": "Signal"}}
+            """
+        let configuration = try loader(["g.json": json], environment: ["GATEHOUSE_OIDC_CLIENT_SECRET": "s3cret"]).load(path: "g.json")
+        #expect(configuration.oidc.clientID == "signal_homesteadheritage_org")
+        #expect(configuration.oidc.clientSecret == "s3cret")
+        #expect(configuration.oidc.scopes == ["openid", "profile", "email", "phone", "roles", "groups"])
+        #expect(configuration.apps.map(\.minimumLevel) == [.sso, .registered])
+        #expect(configuration.cookieIsSecure)
+        #expect(configuration.redirectURI == "https://gate.homesteadheritage.org/auth/callback")
+        #expect(!configuration.developmentMode)
+    }
+
+    @Test func environmentOverridesTheFile() throws {
+        let json = #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"}}"#
+        let configuration = try loader(["g.json": json], environment: [
+            "GATEHOUSE_OIDC_CLIENT_ID": "from-env", "GATEHOUSE_LISTEN_PORT": "9999", "GATEHOUSE_OIDC_SCOPES": "openid,profile",
+        ]).load(path: "g.json")
+        #expect(configuration.oidc.clientID == "from-env")
+        #expect(configuration.listen.port == 9999)
+        #expect(configuration.oidc.scopes == ["openid", "profile"])
+    }
+
+    @Test func secretsComeFromFilesNamedInTheEnvironment() throws {
+        let json = #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"}}"#
+        let configuration = try loader(["g.json": json, "/run/secrets/oidc": "from-file\n"], environment: ["GATEHOUSE_OIDC_CLIENT_SECRET_FILE": "/run/secrets/oidc"]).load(path: "g.json")
+        #expect(configuration.oidc.clientSecret == "from-file")
+    }
+
+    /// Every problem, with its key path, in one pass.
+    @Test func reportsEveryProblemAtOnce() {
+        let json = """
+            {"public_url": "http://gate.example.org/sub",
+             "listen": {"port": 70000},
+             "oidc": {"issuer": "http://idp.example.org", "client_secret": "in-the-file", "scopes": ["profile"], "redirect_path": "callback"},
+             "cookie": {"name": "bad name;"},
+             "session": {"idle_timeout_seconds": 7200, "absolute_timeout_seconds": 3600},
+             "storage": {"kind": "mysql"},
+             "allowlist": ["*.com", "good.example.org"],
+             "apps": [{"slug": "Bad Slug", "name": "", "upstream": "https://evil.example.net", "minimum_level": "none", "mount": "side"},
+                      {"slug": "ok", "name": "OK", "upstream": "not a url"}, "not an object"],
+             "log_level": "chatty",
+             "typo_key": true}
+            """
+        let keyPaths = problems(json)
+        for expected in [
+            "public_url", "listen.port", "oidc.issuer", "oidc.client_id", "oidc.client_secret", "oidc.scopes", "oidc.redirect_path",
+            "cookie.name", "session.absolute_timeout_seconds", "storage.kind", "allowlist[0]", "apps[0].slug", "apps[0].name",
+            "apps[0].upstream", "apps[0].minimum_level", "apps[0].mount", "apps[1].upstream", "apps[2]", "log_level", "typo_key",
+        ] {
+            #expect(keyPaths.contains(expected), "missing problem at \(expected); got \(keyPaths)")
+        }
+    }
+
+    @Test func wrongTypesAreProblemsNotCrashes() {
+        let keyPaths = problems(#"{"public_url": 5, "listen": {"port": "eighty"}, "cookie": {"secure": "yes"}, "oidc": {"scopes": "openid"}}"#)
+        #expect(keyPaths.contains("public_url") && keyPaths.contains("listen.port") && keyPaths.contains("cookie.secure") && keyPaths.contains("oidc.scopes"))
+    }
+
+    @Test func invalidJSONAndMissingFilesAreReported() {
+        #expect(problems("{not json") == ["(file)"])
+        #expect(throws: ConfigurationError.self) { try loader([:]).load(path: "missing.json") }
+    }
+
+    @Test func developmentModeOnlyOnLoopback() {
+        #expect(problems(#"{"public_url": "https://gate.example.org"}"#, development: true).contains("development.enabled"))
+        #expect(problems("{}", development: true).isEmpty)
+    }
+
+    @Test func developmentDefaultsPointAtTheBuiltInProvider() throws {
+        let configuration = try loader([:]).load(path: nil, development: true)
+        #expect(configuration.oidc.issuer == "http://127.0.0.1:8080/dev-idp")
+        #expect(configuration.oidc.clientID == DevelopmentAccounts.clientID)
+        #expect(configuration.storage.sqlitePath == "data/gatehouse.sqlite")
+    }
+}
