@@ -13,12 +13,21 @@ public enum GatehouseApplication {
     }
 
     public static func build(configuration: GatehouseConfiguration, logger: Logger) async throws -> Built {
+        let renderer = try await PageRenderer.load(configuration: configuration)
         let database = try await SQLiteDatabase.open(path: configuration.storage.sqlitePath, logger: logger)
+        do {
+            return try await build(configuration: configuration, database: database, renderer: renderer, logger: logger)
+        } catch {
+            try? await database.close()
+            throw error
+        }
+    }
+
+    static func build(configuration: GatehouseConfiguration, database: SQLiteDatabase, renderer: PageRenderer, logger: Logger) async throws -> Built {
         let sessions = SQLiteSessionStore(database: database)
         let attempts = SQLiteLoginAttemptStore(database: database)
         let registrations = SQLiteRegistrationStore(database: database)
         let events = EventRecorder(store: SQLiteEventStore(database: database), logger: logger)
-        let renderer = try await PageRenderer.load(configuration: configuration)
 
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5)), decompression: .disabled)
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64

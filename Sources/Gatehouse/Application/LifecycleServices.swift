@@ -32,7 +32,8 @@ struct ExpirySweeper: Service {
     var interval: Duration = .seconds(300)
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        // Graceful shutdown cancels the sleep; that is the normal way out, not a failure.
+        try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try await Task.sleep(for: interval)
                 await sweep()

@@ -1,0 +1,124 @@
+import AsyncHTTPClient
+import Foundation
+import Gatehouse
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
+
+/// A real gateway on a loopback port, in development mode with its built-in provider, and a client that behaves
+/// like a browser without following redirects.
+struct LiveGateway {
+    let port: Int
+    let configuration: GatehouseConfiguration
+    let built: GatehouseApplication.Built
+    let client: HTTPClient
+
+    var origin: String { "http://127.0.0.1:\(port)" }
+
+    static func freePort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress!.port!
+        try await channel.close()
+        return port
+    }
+
+    static func developmentConfiguration(port: Int, databasePath: String = ":memory:") throws -> GatehouseConfiguration {
+        var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"]).load(path: nil, development: true)
+        configuration.storage.sqlitePath = databasePath
+        configuration.directories = DirectoriesConfiguration(templates: Self.root + "/Templates", publicFiles: Self.root + "/Public", strings: Self.root + "/Strings")
+        return configuration
+    }
+
+    /// The package root, found from this file so tests run from any working directory.
+    static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+        }
+        return FileManager.default.currentDirectoryPath
+    }()
+
+    static func run<T>(
+        configure: (inout GatehouseConfiguration) -> Void = { _ in },
+        _ body: (LiveGateway) async throws -> T
+    ) async throws -> T {
+        let port = try await freePort()
+        var configuration = try developmentConfiguration(port: port)
+        configure(&configuration)
+        var logger = Logger(label: "gatehouse-test")
+        logger.logLevel = .warning
+        let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        let group = ServiceGroup(services: [built.application], gracefulShutdownSignals: [], logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let gateway = LiveGateway(port: port, configuration: configuration, built: built, client: client)
+            try await gateway.waitUntilListening()
+            do {
+                let result = try await body(gateway)
+                try await client.shutdown()
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                return result
+            } catch {
+                try? await client.shutdown()
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                throw error
+            }
+        }
+    }
+
+    func waitUntilListening() async throws {
+        for _ in 0..<100 {
+            if (try? await get("/healthz", cookies: [:])) != nil { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HTTPClientError.connectTimeout
+    }
+
+    struct Reply {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: String
+        var location: String? { headers.first(name: "Location") }
+        var setCookies: [String] { headers["Set-Cookie"] }
+    }
+
+    func get(_ pathOrURL: String, cookies: [String: String], headers: [(String, String)] = []) async throws -> Reply {
+        try await send(.GET, pathOrURL, cookies: cookies, headers: headers, body: nil)
+    }
+
+    func post(_ pathOrURL: String, form: [(String, String)], cookies: [String: String], headers: [(String, String)] = []) async throws -> Reply {
+        try await send(.POST, pathOrURL, cookies: cookies, headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers, body: FormEncoding.encode(form))
+    }
+
+    func send(_ method: HTTPMethod, _ pathOrURL: String, cookies: [String: String], headers: [(String, String)], body: String?) async throws -> Reply {
+        var request = HTTPClientRequest(url: pathOrURL.hasPrefix("http") ? pathOrURL : origin + pathOrURL)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if !cookies.isEmpty { request.headers.add(name: "Cookie", value: cookies.map { "\($0)=\($1)" }.joined(separator: "; ")) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let buffer = try await response.body.collect(upTo: 4 << 20)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: String(buffer: buffer))
+    }
+}
+
+/// A tiny cookie store for the flows: name → value, honouring `Max-Age=0` deletions.
+struct BrowserCookies {
+    var values: [String: String] = [:]
+
+    mutating func absorb(_ reply: LiveGateway.Reply) {
+        for header in reply.setCookies {
+            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(pair[0])
+            let value = pair.count > 1 ? String(pair[1]) : ""
+            if header.contains("Max-Age=0") || value.isEmpty { values[name] = nil } else { values[name] = value }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+@testable import Gatehouse
+
+/// The whole authorization-code flow over real sockets, against the built-in development provider.
+@Suite struct SignInFlowTests {
+    /// Follows the flow from a signed-out deep link to the callback's answer, as a browser would.
+    struct Flow {
+        var cookies = BrowserCookies()
+        var callbackURL: String?
+        var callbackReply: LiveGateway.Reply?
+    }
+
+    static func signIn(
+        _ gateway: LiveGateway, as username: String = "alice", deepLink: String = "/chats", password: String? = nil,
+        action: String = "continue"
+    ) async throws -> Flow {
+        var flow = Flow()
+        let first = try await gateway.get(deepLink, cookies: flow.cookies.values)
+        #expect(first.status == 303)
+        let signInPage = try #require(first.location)
+        #expect(signInPage.hasPrefix("/signin"))
+        let start = try await gateway.get(signInPage.replacingOccurrences(of: "/signin", with: "/signin/start"), cookies: flow.cookies.values)
+        flow.cookies.absorb(start)
+        let authorize = try #require(start.location)
+        #expect(authorize.hasPrefix(gateway.origin + "/dev-idp/authorize?"))
+        let page = try await gateway.get(authorize, cookies: [:])
+        #expect(page.status == 200)
+        #expect(page.body.contains("Development identity provider"))
+        var form = FormEncoding.decode(String(authorize.split(separator: "?", maxSplits: 1)[1])).map { ($0.key, $0.value) }
+        form += [("account", username), ("password", password ?? gateway.built.developmentPassword!), ("action", action)]
+        let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
+        guard decision.status == 302, let callback = decision.location else { return flow }
+        flow.callbackURL = callback
+        let reply = try await gateway.get(callback, cookies: flow.cookies.values)
+        flow.cookies.absorb(reply)
+        flow.callbackReply = reply
+        return flow
+    }
+
+    @Test func deepLinkSurvivesSignInAndPortalShowsTheMember() async throws {
+        try await LiveGateway.run { gateway in
+            let flow = try await Self.signIn(gateway, deepLink: "/chats")
+            let reply = try #require(flow.callbackReply)
+            #expect(reply.status == 303)
+            #expect(reply.location == "/chats")
+            let sessionCookie = try #require(reply.setCookies.first { $0.hasPrefix("gatehouse_session=") })
+            #expect(sessionCookie.contains("HttpOnly") && sessionCookie.contains("SameSite=Lax") && sessionCookie.contains("Path=/"))
+            #expect(flow.cookies.values["gatehouse_session_login"] == nil)
+
+            let chats = try await gateway.get("/chats", cookies: flow.cookies.values)
+            #expect(chats.status == 200)
+            #expect(chats.body.contains("Alice Archer"))
+            let portal = try await gateway.get("/", cookies: flow.cookies.values)
+            #expect(portal.body.contains("Web Apps") && portal.body.contains("offline_access"))
+            #expect(portal.headers.first(name: "Content-Security-Policy")?.contains("frame-ancestors 'none'") == true)
+        }
+    }
+
+    @Test func aCallbackWorksOnceAndOnlyInTheBrowserThatStartedIt() async throws {
+        try await LiveGateway.run { gateway in
+            let flow = try await Self.signIn(gateway)
+            let callback = try #require(flow.callbackURL)
+            // Replayed by the same browser: the state is spent.
+            let replay = try await gateway.get(callback, cookies: ["gatehouse_session_login": "anything"])
+            #expect(replay.location?.hasPrefix("/signin?error=invalid_state") == true)
+
+            // A fresh code and state, delivered to a browser without the login cookie (login CSRF).
+            let start = try await gateway.get("/signin/start", cookies: [:])
+            let authorize = try #require(start.location)
+            var form = FormEncoding.decode(String(authorize.split(separator: "?", maxSplits: 1)[1])).map { ($0.key, $0.value) }
+            form += [("account", "bob"), ("password", gateway.built.developmentPassword!), ("action", "continue")]
+            let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
+            let foreign = try await gateway.get(try #require(decision.location), cookies: ["gatehouse_session_login": "forged"])
+            #expect(foreign.location?.hasPrefix("/signin?error=invalid_state") == true)
+            #expect(!foreign.setCookies.contains { $0.hasPrefix("gatehouse_session=") && !$0.contains("Max-Age=0") })
+        }
+    }
+
+    @Test func cancellingAtTheProviderShowsASpecificMessageAndNoSession() async throws {
+        try await LiveGateway.run { gateway in
+            let flow = try await Self.signIn(gateway, deepLink: "/calls", action: "cancel")
+            let reply = try #require(flow.callbackReply)
+            #expect(reply.location == "/signin?error=access_denied&return_to=%2Fcalls")
+            #expect(flow.cookies.values["gatehouse_session"] == nil)
+            let page = try await gateway.get(reply.location!, cookies: flow.cookies.values)
+            #expect(page.body.contains("Sign-in was cancelled"))
+            #expect(page.body.contains(#"name="return_to" value="/calls""#))
+        }
+    }
+
+    @Test func wrongPasswordStaysAtTheProvider() async throws {
+        try await LiveGateway.run { gateway in
+            let flow = try await Self.signIn(gateway, password: "wrong")
+            #expect(flow.callbackURL == nil)
+        }
+    }
+
+    @Test(arguments: ["//evil.example/x", "https://evil.example", "/\\evil.example", "/%2f%2fevil.example"])
+    func hostileReturnTargetsLandOnThePortal(_ target: String) async throws {
+        try await LiveGateway.run { gateway in
+            var cookies = BrowserCookies()
+            let start = try await gateway.get("/signin/start?return_to=" + FormEncoding.escape(target), cookies: [:])
+            cookies.absorb(start)
+            let authorize = try #require(start.location)
+            var form = FormEncoding.decode(String(authorize.split(separator: "?", maxSplits: 1)[1])).map { ($0.key, $0.value) }
+            form += [("account", "alice"), ("password", gateway.built.developmentPassword!), ("action", "continue")]
+            let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
+            let reply = try await gateway.get(try #require(decision.location), cookies: cookies.values)
+            #expect(reply.location == "/")
+            let page = try await gateway.get("/signin?return_to=" + FormEncoding.escape(target), cookies: [:])
+            #expect(!page.body.contains("evil.example"))
+        }
+    }
+
+    @Test func signOutNeedsTheCSRFTokenThenEndsBothSessions() async throws {
+        try await LiveGateway.run { gateway in
+            let flow = try await Self.signIn(gateway, deepLink: "/")
+            let portal = try await gateway.get("/", cookies: flow.cookies.values)
+            let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+
+            let forged = try await gateway.post("/signout", form: [("csrf", "guess")], cookies: flow.cookies.values)
+            #expect(forged.status == 403)
+            let crossSite = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: flow.cookies.values, headers: [("Origin", "https://evil.example")])
+            #expect(crossSite.status == 403)
+            #expect(try await gateway.get("/", cookies: flow.cookies.values).status == 200)
+
+            let signOut = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: flow.cookies.values, headers: [("Origin", gateway.origin)])
+            #expect(signOut.status == 303)
+            let endSession = try #require(signOut.location)
+            #expect(endSession.hasPrefix(gateway.origin + "/dev-idp/logout?"))
+            #expect(endSession.contains("id_token_hint="))
+            #expect(endSession.contains("post_logout_redirect_uri=" + FormEncoding.escape(gateway.origin + "/signed-out")))
+            #expect(signOut.setCookies.contains { $0.hasPrefix("gatehouse_session=;") && $0.contains("Max-Age=0") })
+            let back = try await gateway.get(endSession, cookies: [:])
+            #expect(back.location == gateway.origin + "/signed-out")
+            #expect(try await gateway.get("/signed-out", cookies: [:]).body.contains("You have been signed out."))
+
+            // The old cookie is worthless now.
+            #expect(try await gateway.get("/", cookies: flow.cookies.values).status == 303)
+        }
+    }
+
+    @Test func apiCallersGetJSONNotRedirects() async throws {
+        try await LiveGateway.run { gateway in
+            let reply = try await gateway.get("/chats", cookies: [:], headers: [("Accept", "application/json")])
+            #expect(reply.status == 401)
+            #expect(reply.body.contains(#""error":"sign_in_required""#))
+            let missing = try await gateway.get("/no/such/page", cookies: [:], headers: [("Accept", "application/json")])
+            #expect(missing.status == 404)
+            #expect(missing.body.contains(#""request_id""#))
+            let page = try await gateway.get("/no/such/page", cookies: [:])
+            #expect(page.body.contains("Page not found") && page.body.contains("request-id"))
+        }
+    }
+}
