@@ -1,0 +1,179 @@
+"""Fixtures for the end-to-end tests: real processes on loopback, started and stopped here.
+
+- an OIDC provider process (`oidc-provider-mock` from PyPI) with Keycloak-shaped members,
+- the Gatehouse binary, against that provider or in development mode with its built-in provider,
+- headless Chromium driven by Selenium through Debian's chromedriver.
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = Path(os.environ.get("GATEHOUSE_BIN", ROOT / ".build" / "debug" / "gatehouse"))
+CLIENT_ID = "gatehouse-e2e"
+
+# Keycloak's userinfo shape: realm roles, this client's roles, groups, phone_number.
+KIM = {
+    "sub": "kc-kim-0001",
+    "name": "Kim Keycloak",
+    "email": "kim@example.org",
+    "phone_number": "+15550109999",
+    "preferred_username": "kim",
+    "realm_access": {"roles": ["user", "offline_access"]},
+    "resource_access": {CLIENT_ID: {"roles": ["app-user"]}, "other-client": {"roles": ["admin"]}},
+    "groups": ["/staff"],
+}
+LEE = {
+    "sub": "kc-lee-0002",
+    "name": "Lee Nophone",
+    "email": "lee@example.org",
+    "realm_access": {"roles": ["user"]},
+    "groups": [],
+}
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url, timeout=60.0, process=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before {url} answered")
+        try:
+            if requests.get(url, timeout=2).status_code < 500:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+class Running:
+    """A child process with its log file; stopped gracefully (SIGTERM) at the end."""
+
+    def __init__(self, args, log_path, cwd=ROOT, env=None):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.process = subprocess.Popen(args, cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+
+    def output(self):
+        self.log.flush()
+        return Path(self.log_path).read_text()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def mock_idp(tmp_path_factory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("mock-idp") / "mock.log"
+    args = [sys.executable, "-m", "oidc_provider_mock", "--port", str(port), "--require-nonce", "true"]
+    for user in (KIM, LEE):
+        args += ["--user-claims", json.dumps(user)]
+    running = Running(args, log)
+    issuer = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(issuer + "/.well-known/openid-configuration", process=running.process)
+        yield issuer
+    finally:
+        running.stop()
+
+
+def write_config(path, port, issuer=None, development=False, extra=None):
+    data_dir = path.parent / "data"
+    config = {
+        "public_url": f"http://127.0.0.1:{port}",
+        "storage": {"sqlite_path": str(data_dir / "gatehouse.sqlite")},
+        "directories": {
+            "templates": str(ROOT / "Templates"),
+            "public": str(ROOT / "Public"),
+            "strings": str(ROOT / "Strings"),
+            "data": str(data_dir),
+        },
+        "log_level": "info",
+    }
+    if not development:
+        config["oidc"] = {"issuer": issuer, "client_id": CLIENT_ID}
+    config.update(extra or {})
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+class Gateway:
+    def __init__(self, running, port):
+        self.running = running
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+
+    @property
+    def dev_password(self):
+        match = re.search(r"password for all of them this run: (\S+)\)", self.running.output())
+        assert match, "development mode did not print the demo password"
+        return match.group(1)
+
+
+def start_gateway(tmp_path, mode, issuer=None, extra=None):
+    port = free_port()
+    config = write_config(tmp_path / "gatehouse.json", port, issuer=issuer, development=(mode == "dev"), extra=extra)
+    command = [str(BINARY), "dev" if mode == "dev" else "serve", "--config", str(config)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
+    if mode != "dev":
+        # The provider wants a confidential client; the secret arrives as a file, as in production.
+        secret = tmp_path / "client-secret"
+        secret.write_text("e2e-client-secret\n")
+        env["GATEHOUSE_OIDC_CLIENT_SECRET_FILE"] = str(secret)
+    running = Running(command, tmp_path / "gatehouse.log", env=env)
+    wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)
+    return Gateway(running, port)
+
+
+@pytest.fixture
+def gateway(tmp_path, mock_idp):
+    """Gatehouse in production mode against the separately running OIDC provider."""
+    gw = start_gateway(tmp_path, "serve", issuer=mock_idp)
+    yield gw
+    gw.running.stop()
+
+
+@pytest.fixture
+def dev_gateway(tmp_path):
+    """Gatehouse in development mode with its built-in provider."""
+    gw = start_gateway(tmp_path, "dev")
+    yield gw
+    gw.running.stop()
+
+
+@pytest.fixture
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()

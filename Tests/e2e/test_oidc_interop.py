@@ -1,0 +1,106 @@
+"""Sign-in against a real, separately running OIDC provider process (oidc-provider-mock), over HTTP."""
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import requests
+
+from conftest import CLIENT_ID, KIM, LEE, start_gateway
+
+
+def sign_in(gateway, member, deep_link="/"):
+    """Follows the authorization-code flow like a browser; returns the session and the callback's answer."""
+    http = requests.Session()
+    first = http.get(gateway.url + deep_link, allow_redirects=False)
+    assert first.status_code == 303
+    assert first.headers["Location"].startswith("/signin")
+    start = http.get(gateway.url + first.headers["Location"].replace("/signin", "/signin/start", 1), allow_redirects=False)
+    assert start.status_code == 303
+    authorize = start.headers["Location"]
+    query = parse_qs(urlparse(authorize).query)
+    assert query["code_challenge_method"] == ["S256"] and query["client_id"] == [CLIENT_ID]
+    assert query["nonce"][0] and query["state"][0]
+    decision = http.post(authorize, data={"sub": member["sub"]} if member else {"action": "deny"}, allow_redirects=False)
+    assert decision.status_code in (302, 303)
+    callback = http.get(decision.headers["Location"], allow_redirects=False)
+    return http, callback
+
+
+def test_deep_link_sign_in_and_keycloak_claims(gateway):
+    http, callback = sign_in(gateway, KIM, "/calls?from=e2e")
+    assert callback.status_code == 303
+    assert callback.headers["Location"] == "/calls?from=e2e"
+    cookie = next(c for c in http.cookies if c.name == "gatehouse_session")
+    assert cookie.has_nonstandard_attr("HttpOnly") and not cookie.secure
+
+    page = http.get(gateway.url + "/calls?from=e2e")
+    assert page.status_code == 200
+    assert "Kim Keycloak" in page.text
+    portal = http.get(gateway.url + "/")
+    roles = re.search(r'id="member-roles">([^<]*)<', portal.text).group(1)
+    # Realm roles plus this client's roles; another client's roles never count.
+    assert roles == "user, offline_access, app-user"
+
+
+def test_member_without_phone_claim_signs_in(gateway):
+    http, callback = sign_in(gateway, LEE)
+    assert callback.headers["Location"] == "/"
+    assert "Lee Nophone" in http.get(gateway.url + "/").text
+
+
+def test_denied_at_the_provider_returns_to_sign_in_with_a_message(gateway):
+    http, callback = sign_in(gateway, None, "/stories")
+    # This provider leaves `state` out of error redirects, so the deep link cannot be matched (Keycloak keeps it).
+    assert callback.headers["Location"].startswith("/signin?error=access_denied")
+    page = http.get(gateway.url + callback.headers["Location"])
+    assert "Sign-in was cancelled" in page.text
+    assert not any(c.name == "gatehouse_session" for c in http.cookies)
+    assert http.get(gateway.url + "/", allow_redirects=False).status_code == 303
+
+
+def test_sign_out_ends_the_provider_session_too(gateway, mock_idp):
+    http, _ = sign_in(gateway, KIM)
+    portal = http.get(gateway.url + "/")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', portal.text).group(1)
+    out = http.post(gateway.url + "/signout", data={"csrf": csrf}, allow_redirects=False)
+    assert out.status_code == 303
+    end_session = urlparse(out.headers["Location"])
+    assert f"{end_session.scheme}://{end_session.netloc}" == mock_idp
+    query = parse_qs(end_session.query)
+    assert query["post_logout_redirect_uri"] == [gateway.url + "/signed-out"]
+    assert query["id_token_hint"][0].count(".") == 2
+    landed = http.get(out.headers["Location"])
+    assert landed.url.endswith("/signed-out") or "post_logout_redirect_uri" in landed.text or landed.status_code == 200
+    assert http.get(gateway.url + "/", allow_redirects=False).status_code == 303
+
+
+def test_unreachable_provider_gives_a_clear_message(tmp_path):
+    from conftest import free_port
+
+    gateway = start_gateway(tmp_path, "serve", issuer=f"http://127.0.0.1:{free_port()}")
+    try:
+        http = requests.Session()
+        start = http.get(gateway.url + "/signin/start?return_to=%2Fchats", allow_redirects=False)
+        assert start.headers["Location"] == "/signin?error=provider_unreachable&return_to=%2Fchats"
+        assert "cannot be reached" in http.get(gateway.url + start.headers["Location"]).text
+        assert "sso_login_failure" in gateway.running.output()
+    finally:
+        gateway.running.stop()
+
+
+def test_tokens_are_refreshed_one_at_a_time(tmp_path, mock_idp):
+    # Every access token is inside the refresh window, so every request refreshes; parallel requests must share it.
+    gateway = start_gateway(tmp_path, "serve", issuer=mock_idp, extra={"session": {"refresh_window_seconds": 3600}})
+    try:
+        http, _ = sign_in(gateway, KIM)
+        from concurrent.futures import ThreadPoolExecutor
+
+        def load(_):
+            return http.get(gateway.url + "/", allow_redirects=False).status_code
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(pool.map(load, range(16)))
+        assert statuses == [200] * 16
+        assert "token refresh failed" not in gateway.running.output()
+    finally:
+        gateway.running.stop()
