@@ -1,0 +1,88 @@
+"""The member's journey in a real browser (Debian's chromium through chromedriver)."""
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import KIM
+
+
+def wait(browser, condition, timeout=20):
+    return WebDriverWait(browser, timeout).until(condition)
+
+
+def path_of(browser):
+    from urllib.parse import urlparse
+
+    parsed = urlparse(browser.current_url)
+    return parsed.path + (("?" + parsed.query) if parsed.query else "")
+
+
+def test_journey_against_a_separate_oidc_provider(browser, gateway, mock_idp):
+    # A deep link opened while signed out…
+    browser.get(gateway.url + "/stories")
+    wait(browser, EC.url_contains("/signin"))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Sign In"
+    assert "Use your organization credentials to access web apps" in browser.page_source
+    browser.find_element(By.ID, "sign-in").click()
+
+    # …goes through the provider's own page…
+    wait(browser, EC.url_contains(mock_idp + "/oauth2/authorize"))
+    browser.find_element(By.CSS_SELECTOR, f'button[name="sub"][value="{KIM["sub"]}"]').click()
+
+    # …and lands on the deep link, signed in.
+    wait(browser, lambda b: path_of(b) == "/stories")
+    assert browser.find_element(By.ID, "member-name").text == "Kim Keycloak"
+    assert browser.find_element(By.CSS_SELECTOR, 'nav a[aria-current="page"]').text == "Stories"
+
+    browser.find_element(By.CSS_SELECTOR, 'nav a[href="/"]').click()
+    wait(browser, lambda b: path_of(b) == "/")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Web Apps"
+
+    # Sign out: the gateway session ends, then the provider's end_session endpoint is visited.
+    browser.find_element(By.ID, "sign-out").click()
+    wait(browser, EC.url_contains(mock_idp + "/oauth2/end_session"))
+    browser.get(gateway.url + "/")
+    wait(browser, EC.url_contains("/signin"))
+
+
+def test_journey_in_development_mode(browser, dev_gateway):
+    browser.get(dev_gateway.url + "/calls")
+    wait(browser, EC.url_contains("/signin?return_to=%2Fcalls"))
+    browser.find_element(By.ID, "sign-in").click()
+
+    wait(browser, EC.url_contains("/dev-idp/authorize"))
+    assert "Development identity provider" in browser.find_element(By.CSS_SELECTOR, ".dev-label").text
+    # A wrong password keeps the member on the provider's page with an inline message and the choice kept.
+    browser.find_element(By.ID, "account-bob").click()
+    browser.find_element(By.ID, "password").send_keys("not-the-password")
+    browser.find_element(By.ID, "dev-continue").click()
+    wait(browser, EC.presence_of_element_located((By.ID, "dev-error")))
+    assert browser.find_element(By.ID, "account-bob").is_selected()
+
+    browser.find_element(By.ID, "account-alice").click()
+    browser.find_element(By.ID, "password").send_keys(dev_gateway.dev_password)
+    browser.find_element(By.ID, "dev-continue").click()
+
+    wait(browser, lambda b: path_of(b) == "/calls")
+    assert browser.find_element(By.ID, "member-name").text == "Alice Archer"
+
+    browser.find_element(By.ID, "sign-out").click()
+    # The built-in provider's end_session sends the browser back to the gateway's signed-out page.
+    wait(browser, lambda b: path_of(b) == "/signed-out")
+    assert "You have been signed out." in browser.page_source
+    assert browser.find_element(By.ID, "sign-in").is_displayed()
+    browser.get(dev_gateway.url + "/")
+    wait(browser, EC.url_contains("/signin"))
+
+
+def test_cancel_at_the_development_provider(browser, dev_gateway):
+    browser.get(dev_gateway.url + "/chats")
+    wait(browser, EC.url_contains("/signin"))
+    browser.find_element(By.ID, "sign-in").click()
+    wait(browser, EC.url_contains("/dev-idp/authorize"))
+    browser.find_element(By.ID, "dev-cancel").click()
+    wait(browser, EC.presence_of_element_located((By.ID, "signin-error")))
+    assert "Sign-in was cancelled" in browser.find_element(By.ID, "signin-error").text
+    # The deep link is still remembered for the next try.
+    assert browser.find_element(By.CSS_SELECTOR, 'input[name="return_to"]').get_attribute("value") == "/chats"
