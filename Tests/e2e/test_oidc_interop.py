@@ -104,3 +104,20 @@ def test_tokens_are_refreshed_one_at_a_time(tmp_path, mock_idp):
         assert "token refresh failed" not in gateway.running.output()
     finally:
         gateway.running.stop()
+
+
+def test_check_config_lists_every_problem(tmp_path):
+    import subprocess
+
+    from conftest import BINARY
+
+    broken = tmp_path / "broken.json"
+    broken.write_text(
+        '{"public_url": "http://gate.example.org", "oidc": {"client_secret": "x"}, "listen": {"port": 0},'
+        ' "apps": [{"slug": "A B", "upstream": "https://outside.example.net", "name": "A"}], "colour": "blue"}'
+    )
+    result = subprocess.run([str(BINARY), "check-config", "--config", str(broken)], capture_output=True, text=True)
+    assert result.returncode != 0
+    for key_path in ("public_url:", "oidc.issuer:", "oidc.client_id:", "oidc.client_secret:", "listen.port:",
+                     "apps[0].slug:", "apps[0].upstream:", "colour:"):
+        assert key_path in result.stdout, result.stdout

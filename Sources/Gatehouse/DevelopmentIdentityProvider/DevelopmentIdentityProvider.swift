@@ -104,12 +104,13 @@ public struct DevelopmentIdentityProvider: Sendable {
                 "checked": account.username == (selected ?? DevelopmentAccounts.all[0].username), "index": index,
             ]
         }
-        return try renderer.page("dev-idp-authorize", title: renderer.strings["dev_signin_title"], status: status, [
+        var values: [String: Any] = [
             "accounts": accounts,
             "hidden": Self.authorizationKeys.map { ["name": $0, "value": authorization.parameters[$0] ?? ""] },
             "passwordHint": renderer.strings.text("dev_password_hint", ["password": demoPassword]),
-            "error": error as Any,
-        ])
+        ]
+        if let error { values["error"] = error }
+        return try renderer.page("dev-idp-authorize", title: renderer.strings["dev_signin_title"], status: status, values)
     }
 
     func authorize(_ request: Request) async throws -> Response {

@@ -154,4 +154,30 @@ import Testing
             #expect(page.body.contains("Page not found") && page.body.contains("request-id"))
         }
     }
+
+    /// The provider refuses the refresh token: the session ends and the member is told so, keeping the deep link.
+    @Test func aRefusedRefreshSendsTheMemberBackWithTheExpiredMessage() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await LiveGateway.run(configure: { $0.storage.sqlitePath = path }) { gateway in
+            let flow = try await Self.signIn(gateway, deepLink: "/calls")
+            #expect(try await gateway.get("/calls", cookies: flow.cookies.values).status == 200)
+
+            let database = try await SQLiteDatabase.open(path: path, logger: .init(label: "test"))
+            let sessions = SQLiteSessionStore(database: database)
+            let id = SessionResolver.sessionID(forCookie: try #require(flow.cookies.values["gatehouse_session"]))
+            var session = try #require(try await sessions.find(id: id))
+            session.tokens.refreshToken = "revoked-at-the-provider"
+            session.tokens.accessTokenExpiresAt = Date().addingTimeInterval(30)
+            try await sessions.update(session)
+            try await database.close()
+
+            let reply = try await gateway.get("/calls", cookies: flow.cookies.values)
+            #expect(reply.status == 303)
+            #expect(reply.location == "/signin?return_to=%2Fcalls&expired=1")
+            let page = try await gateway.get(try #require(reply.location), cookies: flow.cookies.values)
+            #expect(page.body.contains("Your session has expired. Please sign in again."))
+            #expect(try await gateway.get("/", cookies: flow.cookies.values).location == "/signin")
+        }
+    }
 }
