@@ -1,5 +1,7 @@
 """The member's journey in a real browser (Debian's chromium through chromedriver)."""
 
+from urllib.parse import quote
+
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -46,12 +48,16 @@ def test_journey_against_a_separate_oidc_provider(browser, gateway, mock_idp):
     wait(browser, EC.url_contains("/signin"))
 
 
-def test_journey_in_development_mode(browser, dev_gateway):
-    browser.get(dev_gateway.url + "/calls")
-    wait(browser, EC.url_contains("/signin?return_to=%2Fcalls"))
+def open_development_sign_in(browser, gateway, deep_link):
+    """A signed-out deep link, the sign-in page, and on to the development provider's page."""
+    browser.get(gateway.url + deep_link)
+    wait(browser, EC.url_contains("/signin?return_to=" + quote(deep_link, safe="")))
     browser.find_element(By.ID, "sign-in").click()
-
     wait(browser, EC.url_contains("/dev-idp/authorize"))
+
+
+def test_journey_in_development_mode(browser, dev_gateway):
+    open_development_sign_in(browser, dev_gateway, "/calls")
     assert "Development identity provider" in browser.find_element(By.CSS_SELECTOR, ".dev-label").text
     # A wrong password keeps the member on the provider's page with an inline message and the choice kept.
     browser.find_element(By.ID, "account-bob").click()
@@ -77,10 +83,7 @@ def test_journey_in_development_mode(browser, dev_gateway):
 
 
 def test_cancel_at_the_development_provider(browser, dev_gateway):
-    browser.get(dev_gateway.url + "/chats")
-    wait(browser, EC.url_contains("/signin"))
-    browser.find_element(By.ID, "sign-in").click()
-    wait(browser, EC.url_contains("/dev-idp/authorize"))
+    open_development_sign_in(browser, dev_gateway, "/chats")
     browser.find_element(By.ID, "dev-cancel").click()
     wait(browser, EC.presence_of_element_located((By.ID, "signin-error")))
     assert "Sign-in was cancelled" in browser.find_element(By.ID, "signin-error").text

@@ -29,7 +29,8 @@ public enum GatehouseApplication {
         let registrations = SQLiteRegistrationStore(database: database)
         let events = EventRecorder(store: SQLiteEventStore(database: database), logger: logger)
 
-        var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5)), decompression: .disabled)
+        var clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5)), decompression: .disabled)
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let oidc = OIDCClient(configuration: configuration.oidc, http: http)
@@ -40,16 +41,22 @@ public enum GatehouseApplication {
 
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.info))
-        router.add(middleware: SecurityHeadersMiddleware(identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))
+        router.add(
+            middleware: SecurityHeadersMiddleware(
+                identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))
         router.add(middleware: FileMiddleware(configuration.directories.publicFiles, urlBasePath: Paths.publicAssets, searchForIndexHtml: false))
-        router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+        router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
             do {
                 _ = try await registrations.isRegistered(sub: "")
                 return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
             } catch {
-                return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
+                return Response(
+                    status: .serviceUnavailable, headers: [.contentType: "text/plain"],
+                    body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
             }
         }
 
@@ -62,7 +69,8 @@ public enum GatehouseApplication {
 
         let withSession = router.group().add(middleware: SessionMiddleware(resolver: resolver, cookieName: configuration.cookie.name))
         let auth = AuthController(
-            configuration: configuration, oidc: oidc, attempts: attempts, sessions: sessions, registrations: registrations, events: events, renderer: renderer
+            configuration: configuration, oidc: oidc, attempts: attempts, sessions: sessions, registrations: registrations, events: events,
+            renderer: renderer
         )
         auth.addRoutes(to: withSession)
         let signedIn = withSession.group(context: SignedInRequestContext.self)
@@ -70,7 +78,8 @@ public enum GatehouseApplication {
 
         let application = Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
+            configuration: .init(
+                address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
             services: [
                 HTTPClientService(client: http),
                 ExpirySweeper(sessions: sessions, attempts: attempts, configuration: configuration.session, logger: logger),

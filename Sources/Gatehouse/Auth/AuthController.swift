@@ -91,7 +91,8 @@ public struct AuthController: Sendable {
         let returnTo = attempt?.returnTo ?? Paths.portal
         do {
             if let code = query.get("error") {
-                throw OIDCError.providerError(code: String(code.prefix(64)), description: query.get("error_description").map { String($0.prefix(200)) })
+                throw OIDCError.providerError(
+                    code: String(code.prefix(64)), description: query.get("error_description").map { String($0.prefix(200)) })
             }
             guard let attempt, let binding = request.cookies[cookie.loginCookie.name]?.value,
                 SessionResolver.sessionID(forCookie: binding) == attempt.browserBindingHash,

@@ -22,10 +22,3 @@ public struct LoginAttempt: Sendable, Codable, Equatable {
 
     public static let lifetime: TimeInterval = 600
 }
-
-public protocol LoginAttemptStore: Sendable {
-    func insert(_ attempt: LoginAttempt) async throws
-    /// Removes and returns the attempt: a `state` is good for one callback only.
-    func take(state: String) async throws -> LoginAttempt?
-    @discardableResult func deleteOlder(than cutoff: Date) async throws -> Int
-}

@@ -74,7 +74,8 @@ public struct ConfigurationLoader {
         let kindText = reader.string("storage.kind", default: "sqlite")
         let kind = StorageConfiguration.Kind(rawValue: kindText) ?? .sqlite
         if StorageConfiguration.Kind(rawValue: kindText) == nil {
-            reader.report("storage.kind", "must be one of \(StorageConfiguration.Kind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(kindText)\"")
+            reader.report(
+                "storage.kind", "must be one of \(StorageConfiguration.Kind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(kindText)\"")
         }
         let directories = DirectoriesConfiguration(
             templates: reader.string("directories.templates", default: "Templates"),

@@ -117,7 +117,10 @@ struct ConfigurationReader {
     /// A secret: never from the file; from `GATEHOUSE_<KEY>` or the file named by `GATEHOUSE_<KEY>_FILE`.
     mutating func secret(_ keyPath: String) -> String? {
         if fileValue(keyPath) != nil {
-            report(keyPath, "is a secret and is not read from the configuration file; set \(Self.environmentName(keyPath)) or \(Self.environmentName(keyPath))_FILE")
+            report(
+                keyPath,
+                "is a secret and is not read from the configuration file; set \(Self.environmentName(keyPath)) or \(Self.environmentName(keyPath))_FILE"
+            )
         }
         let name = Self.environmentName(keyPath)
         if let value = environment[name], !value.isEmpty { return value }

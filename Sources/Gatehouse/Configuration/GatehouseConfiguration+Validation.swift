@@ -20,19 +20,24 @@ extension GatehouseConfiguration {
 
         if let issuer = URL(string: oidc.issuer), let host = issuer.host, !host.isEmpty {
             let issuerScheme = issuer.scheme?.lowercased()
-            check(issuerScheme == "https" || (issuerScheme == "http" && Self.isLoopback(host)), "oidc.issuer", "must be https (http only for a loopback host)")
+            check(
+                issuerScheme == "https" || (issuerScheme == "http" && Self.isLoopback(host)), "oidc.issuer",
+                "must be https (http only for a loopback host)")
         } else {
             check(false, "oidc.issuer", oidc.issuer.isEmpty ? "is required" : "is not an absolute URL: \(oidc.issuer)")
         }
         check(!oidc.clientID.isEmpty, "oidc.client_id", "is required")
         check(oidc.scopes.contains("openid"), "oidc.scopes", "must include openid")
-        check(oidc.redirectPath.hasPrefix("/") && ReturnTarget.isAcceptable(oidc.redirectPath), "oidc.redirect_path", "must be a path starting with /")
+        check(
+            oidc.redirectPath.hasPrefix("/") && ReturnTarget.isAcceptable(oidc.redirectPath), "oidc.redirect_path", "must be a path starting with /")
 
         check(Self.isCookieName(cookie.name), "cookie.name", "must be a cookie token (letters, digits, - and _)")
         if cookie.name.hasPrefix("__Secure-") || cookie.name.hasPrefix("__Host-") {
             check(cookieIsSecure, "cookie.name", "a __Secure- or __Host- cookie needs cookie.secure (an https public_url)")
         }
-        check(session.absoluteTimeoutSeconds >= session.idleTimeoutSeconds, "session.absolute_timeout_seconds", "must not be shorter than session.idle_timeout_seconds")
+        check(
+            session.absoluteTimeoutSeconds >= session.idleTimeoutSeconds, "session.absolute_timeout_seconds",
+            "must not be shorter than session.idle_timeout_seconds")
 
         switch storage.kind {
         case .sqlite:
@@ -48,7 +53,9 @@ extension GatehouseConfiguration {
         problems += validateApps()
 
         if developmentMode {
-            check(Self.isLoopback(publicURL.host), "development.enabled", "development mode (and its built-in identity provider) only runs on a loopback public_url")
+            check(
+                Self.isLoopback(publicURL.host), "development.enabled",
+                "development mode (and its built-in identity provider) only runs on a loopback public_url")
         }
         return problems
     }
@@ -59,7 +66,8 @@ extension GatehouseConfiguration {
         var seen: Set<String> = []
         for (index, app) in apps.enumerated() {
             let path = "apps[\(index)]"
-            let slugIsValid = (1...40).contains(app.slug.count)
+            let slugIsValid =
+                (1...40).contains(app.slug.count)
                 && app.slug.allSatisfy { ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }
             if !slugIsValid { problems.append(.init("\(path).slug", "must be 1–40 characters of a–z, 0–9 and -")) }
             if !seen.insert(app.slug).inserted { problems.append(.init("\(path).slug", "\"\(app.slug)\" is used twice")) }

@@ -9,7 +9,9 @@ public enum DevelopmentBanner {
         ]
         for account in DevelopmentAccounts.all {
             let phone = account.phoneNumber.map { "phone \($0)" } ?? "no phone number"
-            lines.append("    \(account.username.padding(toLength: 6, withPad: " ", startingAt: 0)) \(account.name), roles \(account.realmRoles.joined(separator: ", ")), \(phone)")
+            lines.append(
+                "    \(account.username.padding(toLength: 6, withPad: " ", startingAt: 0)) \(account.name), roles \(account.realmRoles.joined(separator: ", ")), \(phone)"
+            )
         }
         lines.append("")
         return lines.joined(separator: "\n")

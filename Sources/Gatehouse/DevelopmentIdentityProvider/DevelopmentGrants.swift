@@ -34,7 +34,9 @@ actor DevelopmentGrants {
         return grant
     }
 
-    func issueTokens(username: String, scopes: Set<String>, accessLifetime: TimeInterval, refreshLifetime: TimeInterval) -> (access: String, refresh: String) {
+    func issueTokens(username: String, scopes: Set<String>, accessLifetime: TimeInterval, refreshLifetime: TimeInterval) -> (
+        access: String, refresh: String
+    ) {
         let access = RandomToken.make()
         let refresh = RandomToken.make()
         accessTokens[access] = TokenGrant(username: username, scopes: scopes, expiresAt: Date().addingTimeInterval(accessLifetime))

@@ -83,7 +83,9 @@ public struct DevelopmentIdentityProvider: Sendable {
         }
     }
 
-    static let authorizationKeys = ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method"]
+    static let authorizationKeys = [
+        "client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method",
+    ]
 
     func authorizePage(_ request: Request) throws -> Response {
         var parameters: [String: String] = [:]
@@ -93,9 +95,11 @@ public struct DevelopmentIdentityProvider: Sendable {
 
     func picker(_ authorization: AuthorizationRequest, selected: String?, error: String?, status: HTTPResponse.Status = .ok) throws -> Response {
         if let problem = authorization.problem(clientID: clientID, redirectURI: redirectURI) {
-            return try renderer.page("dev-idp-error", title: renderer.strings["dev_signin_title"], status: .badRequest, [
-                "message": renderer.strings.text("dev_error_request", ["detail": problem])
-            ])
+            return try renderer.page(
+                "dev-idp-error", title: renderer.strings["dev_signin_title"], status: .badRequest,
+                [
+                    "message": renderer.strings.text("dev_error_request", ["detail": problem])
+                ])
         }
         let accounts: [[String: Any]] = DevelopmentAccounts.all.enumerated().map { index, account in
             [
@@ -122,7 +126,10 @@ public struct DevelopmentIdentityProvider: Sendable {
             return try picker(authorization, selected: nil, error: nil)
         }
         if form["action"] == "cancel" {
-            return redirect(FormEncoding.url(redirectURI, adding: [("error", "access_denied"), ("error_description", "The member cancelled sign-in"), ("state", authorization.state)]))
+            return redirect(
+                FormEncoding.url(
+                    redirectURI,
+                    adding: [("error", "access_denied"), ("error_description", "The member cancelled sign-in"), ("state", authorization.state)]))
         }
         guard let account = form["account"].flatMap(DevelopmentAccounts.account(username:)) else {
             return try picker(authorization, selected: nil, error: renderer.strings["dev_error_account"], status: .badRequest)
@@ -130,11 +137,12 @@ public struct DevelopmentIdentityProvider: Sendable {
         guard let password = form["password"], AuthController.constantTimeEquals(password, demoPassword) else {
             return try picker(authorization, selected: account.username, error: renderer.strings["dev_error_password"], status: .unauthorized)
         }
-        let code = await grants.issueCode(.init(
-            username: account.username, redirectURI: redirectURI, codeChallenge: parameters["code_challenge"] ?? "",
-            nonce: parameters["nonce"], scopes: Set((parameters["scope"] ?? "").split(separator: " ").map(String.init)),
-            expiresAt: Date().addingTimeInterval(60)
-        ))
+        let code = await grants.issueCode(
+            .init(
+                username: account.username, redirectURI: redirectURI, codeChallenge: parameters["code_challenge"] ?? "",
+                nonce: parameters["nonce"], scopes: Set((parameters["scope"] ?? "").split(separator: " ").map(String.init)),
+                expiresAt: Date().addingTimeInterval(60)
+            ))
         return redirect(FormEncoding.url(redirectURI, adding: [("code", code), ("state", authorization.state)]))
     }
 
@@ -150,7 +158,9 @@ public struct DevelopmentIdentityProvider: Sendable {
             }
             return try await tokens(username: grant.username, scopes: grant.scopes, nonce: grant.nonce)
         case "refresh_token":
-            guard let token = form["refresh_token"], let grant = await grants.redeemRefreshToken(token) else { return try Self.oauthError("invalid_grant") }
+            guard let token = form["refresh_token"], let grant = await grants.redeemRefreshToken(token) else {
+                return try Self.oauthError("invalid_grant")
+            }
             return try await tokens(username: grant.username, scopes: grant.scopes, nonce: nil)
         default:
             return try Self.oauthError("unsupported_grant_type")
@@ -192,13 +202,16 @@ public struct DevelopmentIdentityProvider: Sendable {
     func logout(_ request: Request) async throws -> Response {
         let target = request.uri.queryParameters.get("post_logout_redirect_uri").map { String($0) }
         if let hint = request.uri.queryParameters.get("id_token_hint"),
-            let token = try? await keys.verify(hint, as: DevelopmentIDToken.self) {
+            let token = try? await keys.verify(hint, as: DevelopmentIDToken.self)
+        {
             await grants.revokeAll(username: token.preferred_username)
         }
         guard let target, target == postLogoutRedirectURI else {
-            return try renderer.page("dev-idp-error", title: renderer.strings["dev_signin_title"], status: .badRequest, [
-                "message": renderer.strings.text("dev_error_request", ["detail": "post_logout_redirect_uri is not registered"])
-            ])
+            return try renderer.page(
+                "dev-idp-error", title: renderer.strings["dev_signin_title"], status: .badRequest,
+                [
+                    "message": renderer.strings.text("dev_error_request", ["detail": "post_logout_redirect_uri is not registered"])
+                ])
         }
         return redirect(target)
     }
@@ -209,7 +222,8 @@ public struct DevelopmentIdentityProvider: Sendable {
 
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     static func oauthError(_ code: String, status: HTTPResponse.Status = .badRequest) throws -> Response {

@@ -90,58 +90,13 @@ public final class SQLiteDatabase: Sendable {
                 for statement in migration.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                     try await query(String(statement))
                 }
-                try await query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.integer(index + 1), .float(Date().timeIntervalSince1970)])
+                try await query(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.integer(index + 1), .float(Date().timeIntervalSince1970)])
                 try await query("COMMIT")
             } catch {
                 _ = try? await query("ROLLBACK")
                 throw error
             }
-        }
-    }
-}
-
-/// Failures of any storage backend.
-public enum StorageError: Error, CustomStringConvertible {
-    case unavailable(String)
-    case query(String)
-    case corrupt(String)
-
-    public var reason: String {
-        switch self {
-        case .unavailable: "storage_unavailable"
-        case .query: "storage_query_failed"
-        case .corrupt: "storage_corrupt_row"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .unavailable(let detail), .query(let detail), .corrupt(let detail): "\(reason): \(detail)"
-        }
-    }
-}
-
-extension SQLiteData {
-    static func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
-    static func time(_ date: Date) -> SQLiteData { .float(date.timeIntervalSince1970) }
-}
-
-/// JSON bodies for rows whose shape belongs to their concern, not to SQL.
-enum RowCoding {
-    static func encode<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, from row: SQLiteRow, column: String = "body") throws -> T {
-        guard let text = row.column(column)?.string else { throw StorageError.corrupt("missing \(column)") }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        do {
-            return try decoder.decode(T.self, from: Data(text.utf8))
-        } catch {
-            throw StorageError.corrupt("\(T.self): \(error)")
         }
     }
 }

@@ -24,8 +24,9 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func signIn(_ required: SignInRequired, request: Request) -> Response {
         if Self.wantsJSON(request) {
-            return json(status: .unauthorized, reason: required.sessionExpired ? "session_expired" : "sign_in_required",
-                        message: renderer.strings[required.sessionExpired ? "session_expired" : "signin_subtitle"], requestID: nil)
+            return json(
+                status: .unauthorized, reason: required.sessionExpired ? "session_expired" : "sign_in_required",
+                message: renderer.strings[required.sessionExpired ? "session_expired" : "signin_subtitle"], requestID: nil)
         }
         var pairs: [(String, String)] = []
         if let target = required.returnTarget, target != Paths.portal { pairs.append(("return_to", target)) }
@@ -57,14 +58,17 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
             return json(status: status, reason: reason.split(separator: ":").first.map(String.init) ?? reason, message: text, requestID: context.id)
         }
         do {
-            return try renderer.page("error", title: title, status: status, [
-                "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500,
-                "retryURL": request.method == .get ? request.uri.description : Paths.portal,
-            ])
+            return try renderer.page(
+                "error", title: title, status: status,
+                [
+                    "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500,
+                    "retryURL": request.method == .get ? request.uri.description : Paths.portal,
+                ])
         } catch {
             context.logger.error("error page could not be rendered", metadata: ["error": .string("\(error)")])
-            return Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: "\(title)\n\n\(text)\n\n\(renderer.strings["error_request_id"]): \(context.id)\n")))
+            return Response(
+                status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: "\(title)\n\n\(text)\n\n\(renderer.strings["error_request_id"]): \(context.id)\n")))
         }
     }
 
@@ -72,8 +76,9 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         var object: [String: String] = ["error": reason, "message": message]
         object["request_id"] = requestID
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// API callers ask for JSON and not for HTML; browsers always accept `text/html`.

@@ -42,19 +42,23 @@ public struct PortalController: Sendable {
                 "href": "/apps/\(app.slug)/", "label": renderer.strings.text("portal_open_app", ["name": app.name]),
             ]
         }
-        return try renderer.page("portal", title: renderer.strings["portal_title"], values(.webApps, session) { values in
-            values["apps"] = appValues
-            values["hasApps"] = !appValues.isEmpty
-        })
+        return try renderer.page(
+            "portal", title: renderer.strings["portal_title"],
+            values(.webApps, session) { values in
+                values["apps"] = appValues
+                values["hasApps"] = !appValues.isEmpty
+            })
     }
 
     func feature(_ tab: Tab, _ context: SignedInRequestContext) throws -> Response {
         let session = context.session
-        return try renderer.page("feature", title: renderer.strings["feature_\(tab.rawValue)_title"], values(tab, session) { values in
-            values["featureTitle"] = renderer.strings["feature_\(tab.rawValue)_title"]
-            values["featureText"] = renderer.strings["feature_\(tab.rawValue)_text"]
-            values["registered"] = session.level == .registered
-        })
+        return try renderer.page(
+            "feature", title: renderer.strings["feature_\(tab.rawValue)_title"],
+            values(tab, session) { values in
+                values["featureTitle"] = renderer.strings["feature_\(tab.rawValue)_title"]
+                values["featureText"] = renderer.strings["feature_\(tab.rawValue)_text"]
+                values["registered"] = session.level == .registered
+            })
     }
 
     /// What every portal page shows: the member, the tabs and the sign-out form.

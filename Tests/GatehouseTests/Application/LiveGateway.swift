@@ -26,9 +26,11 @@ struct LiveGateway {
     }
 
     static func developmentConfiguration(port: Int, databasePath: String = ":memory:") throws -> GatehouseConfiguration {
-        var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"]).load(path: nil, development: true)
+        var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"]).load(
+            path: nil, development: true)
         configuration.storage.sqlitePath = databasePath
-        configuration.directories = DirectoriesConfiguration(templates: Self.root + "/Templates", publicFiles: Self.root + "/Public", strings: Self.root + "/Strings")
+        configuration.directories = DirectoriesConfiguration(
+            templates: Self.root + "/Templates", publicFiles: Self.root + "/Public", strings: Self.root + "/Strings")
         return configuration
     }
 
@@ -94,10 +96,13 @@ struct LiveGateway {
     }
 
     func post(_ pathOrURL: String, form: [(String, String)], cookies: [String: String], headers: [(String, String)] = []) async throws -> Reply {
-        try await send(.POST, pathOrURL, cookies: cookies, headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers, body: FormEncoding.encode(form))
+        try await send(
+            .POST, pathOrURL, cookies: cookies, headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
+            body: FormEncoding.encode(form))
     }
 
-    func send(_ method: HTTPMethod, _ pathOrURL: String, cookies: [String: String], headers: [(String, String)], body: String?) async throws -> Reply {
+    func send(_ method: HTTPMethod, _ pathOrURL: String, cookies: [String: String], headers: [(String, String)], body: String?) async throws -> Reply
+    {
         var request = HTTPClientRequest(url: pathOrURL.hasPrefix("http") ? pathOrURL : origin + pathOrURL)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }

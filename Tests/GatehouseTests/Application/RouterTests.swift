@@ -62,7 +62,8 @@ import Testing
 
     @Test func signInPageEscapesWhatItEchoes() async throws {
         try await withApplication { client in
-            try await client.execute(uri: "/signin?return_to=/x%22%3E%3Cscript%3Ealert(1)%3C/script%3E&error=%3Cscript%3E", method: .get) { response in
+            try await client.execute(uri: "/signin?return_to=/x%22%3E%3Cscript%3Ealert(1)%3C/script%3E&error=%3Cscript%3E", method: .get) {
+                response in
                 let body = String(buffer: response.body)
                 #expect(!body.contains("<script>alert"))
                 #expect(!body.contains("value=\"/x\""))
@@ -126,8 +127,10 @@ import Testing
                 #expect(response.status == .badRequest)
                 #expect(response.headers[.location] == nil)
             }
-            try await client.execute(uri: "/dev-idp/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
-                                     body: .init(string: "grant_type=authorization_code&code=guess&client_id=gatehouse-dev")) { response in
+            try await client.execute(
+                uri: "/dev-idp/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                body: .init(string: "grant_type=authorization_code&code=guess&client_id=gatehouse-dev")
+            ) { response in
                 #expect(response.status == .badRequest)
                 #expect(String(buffer: response.body).contains("invalid_grant"))
             }
@@ -138,7 +141,8 @@ import Testing
         var configuration = try LiveGateway.developmentConfiguration(port: 8080)
         configuration.developmentMode = false
         await #expect(throws: DevelopmentProviderError.self) {
-            _ = try await DevelopmentIdentityProvider(configuration: configuration, renderer: try await PageRenderer.load(configuration: configuration))
+            _ = try await DevelopmentIdentityProvider(
+                configuration: configuration, renderer: try await PageRenderer.load(configuration: configuration))
         }
     }
 }

@@ -12,6 +12,12 @@ import Testing
         var callbackReply: LiveGateway.Reply?
     }
 
+    /// The account picker's form: the authorization request's parameters plus the member's choice.
+    static func decision(_ authorizeURL: String, account: String, password: String, action: String = "continue") -> [(String, String)] {
+        let query = FormEncoding.decode(String(authorizeURL.split(separator: "?", maxSplits: 1)[1]))
+        return query.map { ($0.key, $0.value) } + [("account", account), ("password", password), ("action", action)]
+    }
+
     static func signIn(
         _ gateway: LiveGateway, as username: String = "alice", deepLink: String = "/chats", password: String? = nil,
         action: String = "continue"
@@ -28,8 +34,7 @@ import Testing
         let page = try await gateway.get(authorize, cookies: [:])
         #expect(page.status == 200)
         #expect(page.body.contains("Development identity provider"))
-        var form = FormEncoding.decode(String(authorize.split(separator: "?", maxSplits: 1)[1])).map { ($0.key, $0.value) }
-        form += [("account", username), ("password", password ?? gateway.built.developmentPassword!), ("action", action)]
+        let form = Self.decision(authorize, account: username, password: password ?? gateway.built.developmentPassword!, action: action)
         let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
         guard decision.status == 302, let callback = decision.location else { return flow }
         flow.callbackURL = callback
@@ -69,8 +74,7 @@ import Testing
             // A fresh code and state, delivered to a browser without the login cookie (login CSRF).
             let start = try await gateway.get("/signin/start", cookies: [:])
             let authorize = try #require(start.location)
-            var form = FormEncoding.decode(String(authorize.split(separator: "?", maxSplits: 1)[1])).map { ($0.key, $0.value) }
-            form += [("account", "bob"), ("password", gateway.built.developmentPassword!), ("action", "continue")]
+            let form = Self.decision(authorize, account: "bob", password: gateway.built.developmentPassword!)
             let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
             let foreign = try await gateway.get(try #require(decision.location), cookies: ["gatehouse_session_login": "forged"])
             #expect(foreign.location?.hasPrefix("/signin?error=invalid_state") == true)
@@ -104,8 +108,7 @@ import Testing
             let start = try await gateway.get("/signin/start?return_to=" + FormEncoding.escape(target), cookies: [:])
             cookies.absorb(start)
             let authorize = try #require(start.location)
-            var form = FormEncoding.decode(String(authorize.split(separator: "?", maxSplits: 1)[1])).map { ($0.key, $0.value) }
-            form += [("account", "alice"), ("password", gateway.built.developmentPassword!), ("action", "continue")]
+            let form = Self.decision(authorize, account: "alice", password: gateway.built.developmentPassword!)
             let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
             let reply = try await gateway.get(try #require(decision.location), cookies: cookies.values)
             #expect(reply.location == "/")
@@ -122,11 +125,13 @@ import Testing
 
             let forged = try await gateway.post("/signout", form: [("csrf", "guess")], cookies: flow.cookies.values)
             #expect(forged.status == 403)
-            let crossSite = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: flow.cookies.values, headers: [("Origin", "https://evil.example")])
+            let crossSite = try await gateway.post(
+                "/signout", form: [("csrf", String(csrf))], cookies: flow.cookies.values, headers: [("Origin", "https://evil.example")])
             #expect(crossSite.status == 403)
             #expect(try await gateway.get("/", cookies: flow.cookies.values).status == 200)
 
-            let signOut = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: flow.cookies.values, headers: [("Origin", gateway.origin)])
+            let signOut = try await gateway.post(
+                "/signout", form: [("csrf", String(csrf))], cookies: flow.cookies.values, headers: [("Origin", gateway.origin)])
             #expect(signOut.status == 303)
             let endSession = try #require(signOut.location)
             #expect(endSession.hasPrefix(gateway.origin + "/dev-idp/logout?"))

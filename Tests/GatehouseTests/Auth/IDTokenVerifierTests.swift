@@ -40,7 +40,9 @@ struct TestProvider {
         iss: String = issuer, aud: [String] = [clientID], exp: Date = Date().addingTimeInterval(300), iat: Date = Date(),
         nonce: String? = "n-1", sub: String = "member-1"
     ) -> TestClaims {
-        TestClaims(iss: iss, sub: sub, aud: aud.count == 1 ? .single(aud[0]) : .many(aud), exp: exp.timeIntervalSince1970, iat: iat.timeIntervalSince1970, nonce: nonce)
+        TestClaims(
+            iss: iss, sub: sub, aud: aud.count == 1 ? .single(aud[0]) : .many(aud), exp: exp.timeIntervalSince1970, iat: iat.timeIntervalSince1970,
+            nonce: nonce)
     }
 
     func sign(_ claims: TestClaims, kid: String = "ec-1") async throws -> String {

@@ -43,9 +43,12 @@ import Testing
 
     @Test func environmentOverridesTheFile() throws {
         let json = #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"}}"#
-        let configuration = try loader(["g.json": json], environment: [
-            "GATEHOUSE_OIDC_CLIENT_ID": "from-env", "GATEHOUSE_LISTEN_PORT": "9999", "GATEHOUSE_OIDC_SCOPES": "openid,profile",
-        ]).load(path: "g.json")
+        let configuration = try loader(
+            ["g.json": json],
+            environment: [
+                "GATEHOUSE_OIDC_CLIENT_ID": "from-env", "GATEHOUSE_LISTEN_PORT": "9999", "GATEHOUSE_OIDC_SCOPES": "openid,profile",
+            ]
+        ).load(path: "g.json")
         #expect(configuration.oidc.clientID == "from-env")
         #expect(configuration.listen.port == 9999)
         #expect(configuration.oidc.scopes == ["openid", "profile"])
@@ -53,7 +56,9 @@ import Testing
 
     @Test func secretsComeFromFilesNamedInTheEnvironment() throws {
         let json = #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"}}"#
-        let configuration = try loader(["g.json": json, "/run/secrets/oidc": "from-file\n"], environment: ["GATEHOUSE_OIDC_CLIENT_SECRET_FILE": "/run/secrets/oidc"]).load(path: "g.json")
+        let configuration = try loader(
+            ["g.json": json, "/run/secrets/oidc": "from-file\n"], environment: ["GATEHOUSE_OIDC_CLIENT_SECRET_FILE": "/run/secrets/oidc"]
+        ).load(path: "g.json")
         #expect(configuration.oidc.clientSecret == "from-file")
     }
 
@@ -84,7 +89,9 @@ import Testing
 
     @Test func wrongTypesAreProblemsNotCrashes() {
         let keyPaths = problems(#"{"public_url": 5, "listen": {"port": "eighty"}, "cookie": {"secure": "yes"}, "oidc": {"scopes": "openid"}}"#)
-        #expect(keyPaths.contains("public_url") && keyPaths.contains("listen.port") && keyPaths.contains("cookie.secure") && keyPaths.contains("oidc.scopes"))
+        #expect(
+            keyPaths.contains("public_url") && keyPaths.contains("listen.port") && keyPaths.contains("cookie.secure")
+                && keyPaths.contains("oidc.scopes"))
     }
 
     @Test func invalidJSONAndMissingFilesAreReported() {

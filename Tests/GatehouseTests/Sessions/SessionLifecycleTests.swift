@@ -32,7 +32,8 @@ import Testing
     static func session(cookie: String, expiresIn: TimeInterval = 3600, tokenExpiresIn: TimeInterval = 3600, lastSeen: Date = Date()) -> Session {
         Session(
             id: SessionResolver.sessionID(forCookie: cookie), identity: MemberIdentity(sub: "member-\(cookie)", name: "M"),
-            tokens: TokenSet(idToken: "id", accessToken: "access-0", refreshToken: "refresh-0", accessTokenExpiresAt: Date().addingTimeInterval(tokenExpiresIn)),
+            tokens: TokenSet(
+                idToken: "id", accessToken: "access-0", refreshToken: "refresh-0", accessTokenExpiresAt: Date().addingTimeInterval(tokenExpiresIn)),
             level: .sso, csrfToken: "csrf", createdAt: Date(), lastSeenAt: lastSeen, expiresAt: Date().addingTimeInterval(expiresIn)
         )
     }

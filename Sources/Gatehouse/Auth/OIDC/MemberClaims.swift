@@ -19,7 +19,8 @@ public enum MemberClaims {
         }
         var seen: Set<String> = []
         roles = roles.filter { seen.insert($0).inserted }
-        let name = text(claims["name"])
+        let name =
+            text(claims["name"])
             ?? [text(claims["given_name"]), text(claims["family_name"])].compactMap { $0 }.joined(separator: " ").nilIfEmpty
         return MemberIdentity(
             sub: sub,

@@ -37,16 +37,18 @@ public struct OIDCClient: Sendable {
 
     public func authorizationURL(state: String, nonce: String, pkce: PKCE, redirectURI: String) async throws(OIDCError) -> String {
         let metadata = try await metadata()
-        return FormEncoding.url(metadata.authorizationEndpoint, adding: [
-            ("response_type", "code"),
-            ("client_id", configuration.clientID),
-            ("redirect_uri", redirectURI),
-            ("scope", configuration.scopes.joined(separator: " ")),
-            ("state", state),
-            ("nonce", nonce),
-            ("code_challenge", pkce.challenge),
-            ("code_challenge_method", PKCE.method),
-        ])
+        return FormEncoding.url(
+            metadata.authorizationEndpoint,
+            adding: [
+                ("response_type", "code"),
+                ("client_id", configuration.clientID),
+                ("redirect_uri", redirectURI),
+                ("scope", configuration.scopes.joined(separator: " ")),
+                ("state", state),
+                ("nonce", nonce),
+                ("code_challenge", pkce.challenge),
+                ("code_challenge_method", PKCE.method),
+            ])
     }
 
     public func exchange(code: String, codeVerifier: String, redirectURI: String) async throws(OIDCError) -> TokenResponse {
@@ -135,56 +137,5 @@ public struct OIDCClient: Sendable {
         }
         guard response.status == .ok else { throw OIDCError.invalidProviderResponse("\(url) answered \(response.status.code)") }
         return Data(try await response.body.collect(upTo: maximumResponseSize).readableBytesView)
-    }
-}
-
-/// The token endpoint's answer (RFC 6749 §5.1 plus `id_token`).
-public struct TokenResponse: Sendable, Decodable, Equatable {
-    public var accessToken: String
-    public var idToken: String?
-    public var refreshToken: String?
-    public var expiresIn: Int?
-    public var tokenType: String?
-
-    enum CodingKeys: String, CodingKey {
-        case accessToken = "access_token"
-        case idToken = "id_token"
-        case refreshToken = "refresh_token"
-        case expiresIn = "expires_in"
-        case tokenType = "token_type"
-    }
-}
-
-/// Provider metadata fetched on first use and kept; a failed fetch is retried on the next sign-in, so the gateway
-/// starts even while the provider is down.
-actor DiscoveryCache {
-    private let issuer: String
-    private let fetch: @Sendable () async throws -> Data
-    private var cached: ProviderMetadata?
-
-    init(issuer: String, fetch: @escaping @Sendable () async throws -> Data) {
-        self.issuer = issuer
-        self.fetch = fetch
-    }
-
-    func metadata() async throws(OIDCError) -> ProviderMetadata {
-        if let cached { return cached }
-        let data: Data
-        do {
-            data = try await fetch()
-        } catch let error as OIDCError {
-            throw error
-        } catch {
-            throw .providerUnreachable("discovery: \(error)")
-        }
-        let metadata: ProviderMetadata
-        do {
-            metadata = try JSONDecoder().decode(ProviderMetadata.self, from: data)
-        } catch {
-            throw .invalidProviderResponse("discovery document: \(error)")
-        }
-        try metadata.validate(expectedIssuer: issuer)
-        cached = metadata
-        return metadata
     }
 }

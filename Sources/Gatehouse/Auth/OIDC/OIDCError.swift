@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything that can go wrong talking to the identity provider; `reason` is stable for logs, events and the
 /// message the member sees.
 public enum OIDCError: Error, Equatable, CustomStringConvertible {
@@ -31,6 +33,19 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
         case .providerUnreachable(let detail), .invalidProviderResponse(let detail), .tokenExchangeFailed(let detail),
             .invalidIDToken(let detail), .invalidUserinfo(let detail), .refreshFailed(let detail):
             "\(reason): \(detail)"
+        }
+    }
+}
+
+extension OIDCError {
+    /// Runs a fetch from the provider: an `OIDCError` passes through, anything else means the provider was not reached.
+    static func fetching(_ what: String, _ fetch: () async throws -> Data) async throws(OIDCError) -> Data {
+        do {
+            return try await fetch()
+        } catch let error as OIDCError {
+            throw error
+        } catch {
+            throw .providerUnreachable("\(what): \(error)")
         }
     }
 }

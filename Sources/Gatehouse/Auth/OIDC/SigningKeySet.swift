@@ -36,14 +36,7 @@ public actor SigningKeySet {
     }
 
     private func refresh() async throws(OIDCError) {
-        let data: Data
-        do {
-            data = try await fetch()
-        } catch let error as OIDCError {
-            throw error
-        } catch {
-            throw .providerUnreachable("JWKS: \(error)")
-        }
+        let data = try await OIDCError.fetching("JWKS", fetch)
         lastFetch = Date()
         keys = try Self.signatureKeys(from: data)
     }

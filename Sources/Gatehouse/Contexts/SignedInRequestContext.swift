@@ -1,0 +1,15 @@
+import Hummingbird
+
+/// A request from a signed-in member; creating it fails (and sends the browser to sign in) without a session.
+public struct SignedInRequestContext: ChildRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let session: Session
+
+    public init(context: GatewayRequestContext) throws {
+        guard let session = context.session else {
+            throw SignInRequired(returnTarget: context.returnTarget, sessionExpired: context.sessionEnded)
+        }
+        self.coreContext = context.coreContext
+        self.session = session
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+import SQLiteNIO
+
+public struct SQLiteEventStore: EventStore {
+    let database: SQLiteDatabase
+
+    public init(database: SQLiteDatabase) { self.database = database }
+
+    public func append(_ event: GatewayEvent) async throws {
+        try await database.query(
+            "INSERT INTO events (name, sub, detail, at) VALUES (?, ?, ?, ?)",
+            [.text(event.name.rawValue), .text(event.sub), .text(event.detail), .time(event.at)]
+        )
+    }
+
+    public func events(since: Date) async throws -> [GatewayEvent] {
+        try await database.query("SELECT name, sub, detail, at FROM events WHERE at >= ? ORDER BY id", [.time(since)]).compactMap { row in
+            guard let name = row.column("name")?.string.flatMap(EventName.init(rawValue:)) else { return nil }
+            return GatewayEvent(
+                name: name, sub: row.column("sub")?.string, detail: row.column("detail")?.string,
+                at: Date(timeIntervalSince1970: row.column("at")?.double ?? 0)
+            )
+        }
+    }
+}

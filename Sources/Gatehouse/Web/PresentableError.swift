@@ -1,0 +1,9 @@
+import HTTPTypes
+
+/// An error the member can be told about: a status, a stable reason for logs, and the strings-table keys of the page.
+public protocol PresentableError: Error {
+    var status: HTTPResponse.Status { get }
+    var reason: String { get }
+    /// Prefix of `<key>_title` and `<key>_text` in the strings table.
+    var messageKey: String { get }
+}
