@@ -3,24 +3,19 @@ public struct Allowlist: Sendable, Equatable {
     public let entries: [String]
 
     public init(_ entries: [String]) {
-        self.entries = entries.map { Self.normalize($0) }
+        self.entries = entries.map { entry in
+            entry.hasPrefix("*.") ? "*." + (UpstreamHost(String(entry.dropFirst(2)))?.value ?? entry) : (UpstreamHost(entry)?.value ?? entry)
+        }
     }
 
-    /// Lower-cased, without one trailing dot.
-    static func normalize(_ host: String) -> String {
-        var host = host.lowercased()
-        if host.hasSuffix(".") { host.removeLast() }
-        return host
-    }
-
-    public func isAllowed(host: String) -> Bool {
-        let host = Self.normalize(host)
-        guard !host.isEmpty else { return false }
+    /// Compares the host as the resolver will see it (see `UpstreamHost`); a wildcard never matches an IP address.
+    public func isAllowed(host raw: String) -> Bool {
+        guard let host = UpstreamHost(raw) else { return false }
         return entries.contains { entry in
             if entry.hasPrefix("*.") {
-                return host.hasSuffix(String(entry.dropFirst(1))) && host.count > entry.count - 1
+                return host.kind == .name && host.value.hasSuffix(String(entry.dropFirst(1)))
             }
-            return host == entry
+            return host.value == entry
         }
     }
 

@@ -1,0 +1,79 @@
+/// One Content-Security-Policy: ordered directives with their source lists.
+public struct ContentSecurityPolicy: Sendable, Equatable, CustomStringConvertible {
+    public struct Directive: Sendable, Equatable {
+        public var name: String
+        public var sources: [String]
+    }
+
+    public private(set) var directives: [Directive]
+
+    public init(_ directives: [Directive]) {
+        self.directives = directives
+    }
+
+    /// Parses one serialized policy; a repeated directive is ignored, as browsers do.
+    public init(parsing text: String) {
+        var directives: [Directive] = []
+        for part in text.split(separator: ";") {
+            let tokens = part.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            guard let name = tokens.first?.lowercased(), !directives.contains(where: { $0.name == name }) else { continue }
+            directives.append(Directive(name: name, sources: Array(tokens.dropFirst())))
+        }
+        self.directives = directives
+    }
+
+    /// Every policy in a header value: policies are separated by commas (CSP3 §2.2.1).
+    public static func parseAll(_ headerValues: [String]) -> [ContentSecurityPolicy] {
+        headerValues.flatMap { $0.split(separator: ",") }.map { ContentSecurityPolicy(parsing: String($0)) }.filter { !$0.directives.isEmpty }
+    }
+
+    public var description: String {
+        directives.map { ([$0.name] + $0.sources).joined(separator: " ") }.joined(separator: "; ")
+    }
+
+    public func sources(_ name: String) -> [String]? {
+        directives.first { $0.name == name }?.sources
+    }
+
+    /// The gateway's policy for proxied pages: `default-src 'self'` plus the allowlisted origins, no plugins, no
+    /// framing by others, forms only to the gateway and allowlisted origins, `<base>` only from the gateway.
+    public static func gatewayDefault(allowlistedSources: [String], formActionSources: [String]) -> ContentSecurityPolicy {
+        ContentSecurityPolicy([
+            Directive(name: "default-src", sources: ["'self'"] + allowlistedSources),
+            Directive(name: "object-src", sources: ["'none'"]),
+            Directive(name: "base-uri", sources: ["'self'"]),
+            Directive(name: "frame-ancestors", sources: ["'self'"]),
+            Directive(name: "form-action", sources: ["'self'"] + formActionSources),
+        ])
+    }
+
+    /// This policy with the banner allowed: the response's nonce on `script-src` and `style-src` (created from
+    /// `default-src` where missing). Where a directive relies on `'unsafe-inline'`, a nonce would switch that off
+    /// and break the page, so the banner's exact file URL is added instead.
+    public func allowingBanner(nonce: String, scriptURL: String, styleURL: String) -> ContentSecurityPolicy {
+        var result = self
+        for (name, url) in [("script-src", scriptURL), ("style-src", styleURL)] {
+            let base = sources(name) ?? sources("default-src")
+            guard var list = base else { continue }  // nothing restricts this kind: nothing to add
+            if list == ["'none'"] { list = [] }
+            let relaxesInline = list.contains("'unsafe-inline'") && !list.contains { $0.hasPrefix("'nonce-") || $0.hasPrefix("'sha") }
+            list.append(relaxesInline ? url : "'nonce-\(nonce)'")
+            if let index = result.directives.firstIndex(where: { $0.name == name }) {
+                result.directives[index].sources = list
+            } else {
+                result.directives.append(Directive(name: name, sources: list))
+            }
+        }
+        return result
+    }
+
+    /// One header value enforcing the gateway's policy and every upstream policy at once (the browser applies
+    /// each policy of a comma-separated list), so the result is never looser than any of them; only the banner is
+    /// allowed in each.
+    public static func combined(gateway: ContentSecurityPolicy, upstream: [String], nonce: String?, scriptURL: String, styleURL: String) -> String {
+        let policies = [gateway] + parseAll(upstream)
+        return policies.map { policy in
+            nonce.map { policy.allowingBanner(nonce: $0, scriptURL: scriptURL, styleURL: styleURL) } ?? policy
+        }.map(\.description).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,248 @@
+/// Rewrites an HTML document chunk by chunk, never holding more than one tag: inserts `injection` right after the
+/// opening `<body …>` tag (or at the end when there is none) and passes URL attributes through `urls`.
+///
+/// It understands just enough HTML to be right where it matters: tags split across chunks, any letter case,
+/// attribute values containing `>` or `<body`, comments, `<!doctype>`/`<?…>`, and raw-text elements (`script`,
+/// `style`, `template`, `textarea`, `title`, …) whose content is never taken for tags.
+public struct HTMLStreamRewriter: Sendable {
+    enum State: Sendable, Equatable {
+        case text
+        /// Saw `<`; the tag (or not) is decided by the next bytes, kept in `pending`.
+        case tagOpen
+        case tag(quote: UInt8?)
+        /// `<!--` seen; `dashes` counts the trailing dashes so far.
+        case comment(dashes: Int)
+        /// `<!…>` or `<?…>` that is not a comment.
+        case declaration
+        /// Inside a raw-text element; `matched` counts bytes of `</name` matched so far.
+        case rawText(name: [UInt8], matched: Int)
+        /// A tag passed through unchanged up to its end: one too long to keep, or a raw-text element's end tag.
+        case passThroughTag(quote: UInt8?)
+    }
+
+    static let rawTextElements: Set<[UInt8]> = Set(
+        ["script", "style", "template", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"].map { Array($0.utf8) }
+    )
+    static let urlAttributes: Set<[UInt8]> = Set(["href", "src", "action", "formaction", "poster", "srcset"].map { Array($0.utf8) })
+    public static let maximumTagBytes = 16 * 1024
+
+    private var state: State = .text
+    private var pending: [UInt8] = []
+    private let injection: [UInt8]?
+    private let urls: URLRewriter?
+    public private(set) var hasInjected = false
+
+    public init(injection: [UInt8]?, urls: URLRewriter?) {
+        self.injection = injection
+        self.urls = urls
+        self.hasInjected = injection == nil
+    }
+
+    /// Whether anything needs doing at all; when not, callers can skip the rewriter.
+    public var isIdentity: Bool { injection == nil && urls == nil }
+
+    public mutating func feed(_ chunk: some Sequence<UInt8>) -> [UInt8] {
+        var output: [UInt8] = []
+        for byte in chunk { consume(byte, into: &output) }
+        return output
+    }
+
+    /// The rest of the document: a tag cut off by the end is passed through as it was, then the injection if no
+    /// `<body>` came.
+    public mutating func finish() -> [UInt8] {
+        var output = pending
+        pending = []
+        if !hasInjected, let injection {
+            output += injection
+            hasInjected = true
+        }
+        return output
+    }
+
+    private mutating func consume(_ byte: UInt8, into output: inout [UInt8]) {
+        switch state {
+        case .text:
+            if byte == UInt8(ascii: "<") {
+                pending = [byte]
+                state = .tagOpen
+            } else {
+                output.append(byte)
+            }
+        case .tagOpen:
+            pending.append(byte)
+            switch byte {
+            case UInt8(ascii: "!"), UInt8(ascii: "?"):
+                if byte == UInt8(ascii: "?") { flushPending(into: &output, then: .declaration) }
+            case UInt8(ascii: "-") where pending == Array("<!-".utf8):
+                break
+            case UInt8(ascii: "-") where pending == Array("<!--".utf8):
+                flushPending(into: &output, then: .comment(dashes: 0))
+            case UInt8(ascii: "/"):
+                if pending.count == 2 { state = .tagOpen } else { state = .tag(quote: nil) }
+            default:
+                if pending.starts(with: Array("<!".utf8)) {
+                    flushPending(into: &output, then: .declaration)
+                    if byte == UInt8(ascii: ">") { state = .text }
+                } else if Self.isLetter(byte) {
+                    state = .tag(quote: nil)
+                } else {
+                    // `<` followed by something that starts no tag is text (`a < b`).
+                    flushPending(into: &output, then: .text)
+                    if byte == UInt8(ascii: "<") {
+                        output.removeLast()
+                        pending = [byte]
+                        state = .tagOpen
+                    }
+                }
+            }
+        case .tag(let quote):
+            pending.append(byte)
+            if let quote {
+                if byte == quote { state = .tag(quote: nil) }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                state = .tag(quote: byte)
+            } else if byte == UInt8(ascii: ">") {
+                completeTag(into: &output)
+                return
+            }
+            if pending.count > Self.maximumTagBytes {
+                flushPending(into: &output, then: .passThroughTag(quote: { if case .tag(let q) = state { return q } else { return nil } }()))
+            }
+        case .passThroughTag(let quote):
+            output.append(byte)
+            if let quote {
+                if byte == quote { state = .passThroughTag(quote: nil) }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                state = .passThroughTag(quote: byte)
+            } else if byte == UInt8(ascii: ">") {
+                state = .text
+            }
+        case .comment(let dashes):
+            output.append(byte)
+            if byte == UInt8(ascii: ">") && dashes >= 2 {
+                state = .text
+            } else {
+                state = .comment(dashes: byte == UInt8(ascii: "-") ? dashes + 1 : 0)
+            }
+        case .declaration:
+            output.append(byte)
+            if byte == UInt8(ascii: ">") { state = .text }
+        case .rawText(let name, let matched):
+            output.append(byte)
+            let closing = [UInt8(ascii: "<"), UInt8(ascii: "/")] + name
+            if matched == closing.count {
+                // `</script` must be followed by whitespace, `/` or `>` to close.
+                if byte == UInt8(ascii: ">") {
+                    state = .text
+                } else if byte == UInt8(ascii: "/") || Self.isSpace(byte) {
+                    state = .passThroughTag(quote: nil)  // the rest of the end tag, up to its `>`
+                } else {
+                    state = .rawText(name: name, matched: byte == UInt8(ascii: "<") ? 1 : 0)
+                }
+            } else if Self.lowercased(byte) == closing[matched] {
+                state = .rawText(name: name, matched: matched + 1)
+            } else {
+                state = .rawText(name: name, matched: byte == UInt8(ascii: "<") ? 1 : 0)
+            }
+        }
+    }
+
+    private mutating func flushPending(into output: inout [UInt8], then next: State) {
+        output += pending
+        pending = []
+        state = next
+    }
+
+    /// A whole tag is in `pending`: rewrite it, emit it, inject after `<body>`, enter raw text where needed.
+    private mutating func completeTag(into output: inout [UInt8]) {
+        let tag = pending
+        pending = []
+        state = .text
+        let isEndTag = tag.count > 1 && tag[1] == UInt8(ascii: "/")
+        let nameStart = isEndTag ? 2 : 1
+        var nameEnd = nameStart
+        while nameEnd < tag.count, !Self.isSpace(tag[nameEnd]), tag[nameEnd] != UInt8(ascii: ">"), tag[nameEnd] != UInt8(ascii: "/") {
+            nameEnd += 1
+        }
+        let name = tag[nameStart..<nameEnd].map(Self.lowercased)
+        if isEndTag {
+            output += tag
+            return
+        }
+        output += urls.map { Self.rewriteAttributes(tag, nameEnd: nameEnd, urls: $0) } ?? tag
+        if name == Array("body".utf8), !hasInjected, let injection {
+            output += injection
+            hasInjected = true
+        }
+        let selfClosing = tag.count >= 2 && tag[tag.count - 2] == UInt8(ascii: "/")
+        if Self.rawTextElements.contains(name) && !selfClosing {
+            state = .rawText(name: name, matched: 0)
+        }
+    }
+
+    /// Rewrites the values of URL attributes in one start tag, leaving every other byte as it was.
+    static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter) -> [UInt8] {
+        var result = Array(tag[..<nameEnd])
+        var index = nameEnd
+        while index < tag.count {
+            // Whitespace and stray slashes between attributes.
+            while index < tag.count, isSpace(tag[index]) || tag[index] == UInt8(ascii: "/") {
+                result.append(tag[index])
+                index += 1
+            }
+            guard index < tag.count, tag[index] != UInt8(ascii: ">") else { break }
+            let attributeStart = index
+            while index < tag.count, !isSpace(tag[index]), tag[index] != UInt8(ascii: "="), tag[index] != UInt8(ascii: ">") {
+                index += 1
+            }
+            let attributeName = tag[attributeStart..<index].map(lowercased)
+            result += tag[attributeStart..<index]
+            var lookahead = index
+            while lookahead < tag.count, isSpace(tag[lookahead]) { lookahead += 1 }
+            guard lookahead < tag.count, tag[lookahead] == UInt8(ascii: "=") else { continue }
+            result += tag[index...lookahead]
+            index = lookahead + 1
+            while index < tag.count, isSpace(tag[index]) {
+                result.append(tag[index])
+                index += 1
+            }
+            guard index < tag.count else { break }
+            let valueStart: Int
+            let valueEnd: Int
+            var quote: UInt8?
+            if tag[index] == UInt8(ascii: "\"") || tag[index] == UInt8(ascii: "'") {
+                quote = tag[index]
+                valueStart = index + 1
+                var end = valueStart
+                while end < tag.count, tag[end] != quote! { end += 1 }
+                valueEnd = end
+            } else {
+                valueStart = index
+                var end = index
+                while end < tag.count, !isSpace(tag[end]), tag[end] != UInt8(ascii: ">") { end += 1 }
+                valueEnd = end
+            }
+            let value = String(decoding: tag[valueStart..<valueEnd], as: UTF8.self)
+            let rewritten: String
+            if urlAttributes.contains(attributeName) {
+                rewritten = attributeName == Array("srcset".utf8) ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
+            } else {
+                rewritten = value
+            }
+            if let quote { result.append(quote) }
+            result += Array(rewritten.utf8)
+            if let quote, valueEnd < tag.count {
+                result.append(quote)
+                index = valueEnd + 1
+            } else {
+                index = valueEnd
+            }
+        }
+        if index < tag.count { result += tag[index...] }
+        return result
+    }
+
+    static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z") }
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0C || byte == 0x0D }
+    static func lowercased(_ byte: UInt8) -> UInt8 { isLetter(byte) ? byte | 0x20 : byte }
+}

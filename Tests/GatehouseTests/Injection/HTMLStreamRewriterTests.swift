@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+@testable import Gatehouse
+
+@Suite struct HTMLStreamRewriterTests {
+    static let banner = "<!--B-->"
+
+    /// Feeds `html` in chunks of every size from 1 to 7 and checks each gives the same, expected result.
+    func rewrite(_ html: String, urls: URLRewriter? = nil, injection: String? = banner) -> String {
+        var outputs: Set<String> = []
+        for size in 1...7 {
+            var rewriter = HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls)
+            var output: [UInt8] = []
+            let bytes = Array(html.utf8)
+            var index = 0
+            while index < bytes.count {
+                output += rewriter.feed(bytes[index..<min(index + size, bytes.count)])
+                index += size
+            }
+            output += rewriter.finish()
+            outputs.insert(String(decoding: output, as: UTF8.self))
+        }
+        #expect(outputs.count == 1, "chunking changed the result: \(outputs)")
+        return outputs.first!
+    }
+
+    @Test(arguments: [
+        ("<html><body><p>x</p></body></html>", "<html><body><!--B--><p>x</p></body></html>"),
+        ("<HTML><BODY class=\"a\">x", "<HTML><BODY class=\"a\"><!--B-->x"),
+        ("<BoDy\nonload=\"go()\"\n>x", "<BoDy\nonload=\"go()\"\n><!--B-->x"),
+        ("<body data-x=\"a>b\" data-y='<body>'>x", "<body data-x=\"a>b\" data-y='<body>'><!--B-->x"),
+        ("<!-- <body> --><body>x", "<!-- <body> --><body><!--B-->x"),
+        ("<!----><body>", "<!----><body><!--B-->"),
+        ("<!-- a -- b --><body>", "<!-- a -- b --><body><!--B-->"),
+        ("<script>document.write('<body>')</script><body>", "<script>document.write('<body>')</script><body><!--B-->"),
+        ("<SCRIPT type=x>if (a<b) '</scrip'</SCRIPT ><body>", "<SCRIPT type=x>if (a<b) '</scrip'</SCRIPT ><body><!--B-->"),
+        ("<style>body{}</style><body>", "<style>body{}</style><body><!--B-->"),
+        ("<template><body>t</body></template><body>", "<template><body>t</body></template><body><!--B-->"),
+        ("<textarea><body></textarea><body>", "<textarea><body></textarea><body><!--B-->"),
+        ("<title><body></title><body>", "<title><body></title><body><!--B-->"),
+        ("<!DOCTYPE html><body>", "<!DOCTYPE html><body><!--B-->"),
+        ("<?xml version=\"1.0\"?><body>", "<?xml version=\"1.0\"?><body><!--B-->"),
+        ("<bodyx><body>", "<bodyx><body><!--B-->"),
+        ("</body><body>", "</body><body><!--B-->"),
+        ("a < b <body>", "a < b <body><!--B-->"),
+        ("a <<body>", "a <<body><!--B-->"),
+        ("<body><body>", "<body><!--B--><body>"),  // once only
+        ("<p>no body at all</p>", "<p>no body at all</p><!--B-->"),
+        ("<html><head><title>t</title>", "<html><head><title>t</title><!--B-->"),
+        ("", "<!--B-->"),
+        ("<div title='unterminated", "<div title='unterminated<!--B-->"),
+    ])
+    func injectsRightAfterTheOpeningBodyTag(html: String, expected: String) {
+        #expect(rewrite(html) == expected)
+    }
+
+    @Test func multiByteTextSurvivesAnyChunking() {
+        let html = "<p>Grüße — 日本語 🙂</p><body>ü"
+        #expect(rewrite(html) == "<p>Grüße — 日本語 🙂</p><body><!--B-->ü")
+    }
+
+    @Test func oversizedTagsPassThroughUnchanged() {
+        let long = "<div data-x=\"" + String(repeating: "a", count: HTMLStreamRewriter.maximumTagBytes + 10) + ">\"><body>"
+        #expect(rewrite(long) == long + Self.banner)
+    }
+
+    static let urls: URLRewriter = {
+        let wiki = URLRewriter.Mount(prefix: "/apps/wiki", upstream: URL(string: "https://wiki.example.org/")!)
+        let chat = URLRewriter.Mount(prefix: "/apps/chat", upstream: URL(string: "https://chat.example.org/base")!)
+        return URLRewriter(current: wiki, all: [wiki, chat])
+    }()
+
+    @Test(arguments: [
+        ("<a href=\"/page?x=1#f\">", "<a href=\"/apps/wiki/page?x=1#f\">"),
+        ("<a HREF='/'>", "<a HREF='/apps/wiki/'>"),
+        ("<a href=/x>", "<a href=/apps/wiki/x>"),
+        ("<img src = \"/i.png\" alt=\"/not-a-url\">", "<img src = \"/apps/wiki/i.png\" alt=\"/not-a-url\">"),
+        ("<form action=\"/save\"><button formaction=\"/other\">", "<form action=\"/apps/wiki/save\"><button formaction=\"/apps/wiki/other\">"),
+        ("<video poster=\"/p.jpg\">", "<video poster=\"/apps/wiki/p.jpg\">"),
+        ("<img srcset=\"/a.png 1x, /b.png 2x\">", "<img srcset=\"/apps/wiki/a.png 1x, /apps/wiki/b.png 2x\">"),
+        ("<a href=\"https://wiki.example.org/x\">", "<a href=\"/apps/wiki/x\">"),
+        ("<a href=\"https://WIKI.example.org:443/x\">", "<a href=\"/apps/wiki/x\">"),
+        ("<a href=\"//wiki.example.org/x\">", "<a href=\"/apps/wiki/x\">"),
+        ("<a href=\"https://chat.example.org/base/room\">", "<a href=\"/apps/chat/room\">"),
+        ("<a href=\"https://chat.example.org/elsewhere\">", "<a href=\"https://chat.example.org/elsewhere\">"),
+        ("<a href=\"https://evil.example/x\">", "<a href=\"https://evil.example/x\">"),
+        ("<a href=\"relative/x\">", "<a href=\"relative/x\">"),
+        ("<a href=\"#top\">", "<a href=\"#top\">"),
+        ("<a href=\"javascript:alert(1)\">", "<a href=\"javascript:alert(1)\">"),
+        ("<a data-href=\"/x\" title=\"/x\">", "<a data-href=\"/x\" title=\"/x\">"),
+        ("<a href>", "<a href>"),
+        ("<script src=\"/app.js\"></script>", "<script src=\"/apps/wiki/app.js\"></script>"),
+        ("<script>var u = \"<a href='/x'>\"</script>", "<script>var u = \"<a href='/x'>\"</script>"),
+        ("<!-- <a href=\"/x\"> -->", "<!-- <a href=\"/x\"> -->"),
+    ])
+    func rewritesURLAttributesOfPathMountedApps(html: String, expected: String) {
+        #expect(rewrite(html, urls: Self.urls, injection: nil) == expected)
+    }
+
+    @Test func refreshHeaders() {
+        #expect(Self.urls.rewriteRefresh("5; url=/next") == "5; url=/apps/wiki/next")
+        #expect(Self.urls.rewriteRefresh("0;URL='https://wiki.example.org/a'") == "0;URL='/apps/wiki/a'")
+        #expect(Self.urls.rewriteRefresh("3") == "3")
+    }
+}
