@@ -29,9 +29,13 @@ public enum GatehouseApplication {
         let registrations = SQLiteRegistrationStore(database: database)
         let events = EventRecorder(store: SQLiteEventStore(database: database), logger: logger)
 
+        let proxy = configuration.proxy
         var clientConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5)), decompression: .disabled)
-        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(Int64(proxy.connectTimeoutSeconds)), read: .seconds(Int64(proxy.readTimeoutSeconds))),
+            decompression: .disabled
+        )
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = proxy.maximumConnectionsPerHost
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let oidc = OIDCClient(configuration: configuration.oidc, http: http)
         let refresher = TokenRefresher(store: sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) { token throws(OIDCError) in
@@ -75,16 +79,30 @@ public enum GatehouseApplication {
         auth.addRoutes(to: withSession)
         let signedIn = withSession.group(context: SignedInRequestContext.self)
         PortalController(apps: configuration.apps, renderer: renderer).addRoutes(to: signedIn)
+        let banner = UpgradeBanner(renderer: renderer, events: events)
+        banner.addRoutes(to: signedIn)
+        ProxyController(
+            catalog: AppCatalog(apps: configuration.apps),
+            forwarder: Forwarder(http: http, configuration: proxy),
+            policy: UpstreamPolicy(allowlist: Allowlist(configuration.allowlist), configuration: proxy, resolver: SystemHostResolver()),
+            jars: SharedCookieJars(store: SQLiteCookieJarStore(database: database)),
+            banner: banner,
+            configuration: configuration
+        ).addRoutes(to: signedIn)
 
+        var services: [any Service] = [
+            HTTPClientService(client: http),
+            ExpirySweeper(sessions: sessions, attempts: attempts, configuration: configuration.session, logger: logger),
+            DatabaseService(database: database),
+        ]
+        if let port = configuration.demoAppsPort {
+            services.append(DemoApps.application(port: port, logger: logger))
+        }
         let application = Application(
             router: router,
             configuration: .init(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
-            services: [
-                HTTPClientService(client: http),
-                ExpirySweeper(sessions: sessions, attempts: attempts, configuration: configuration.session, logger: logger),
-                DatabaseService(database: database),
-            ],
+            services: services,
             logger: logger
         )
         return Built(application: application, developmentPassword: developmentPassword)

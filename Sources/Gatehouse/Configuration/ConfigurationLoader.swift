@@ -93,16 +93,29 @@ public struct ConfigurationLoader {
             chatProductName: reader.string("brand.chat_product_name", default: "Signal"),
             strings: reader.stringMap("brand.strings")
         )
+        let configuredApps = AppCatalogReader.read(&reader)
+        let demoPort = reader.int("development.demo_apps_port", default: listen.port + 1, range: 1...65535)
+        let demoAppsPort = development && reader.fileValue("apps") == nil ? demoPort : nil
         return GatehouseConfiguration(
             publicURL: publicURL,
             listen: listen,
             developmentMode: development,
+            demoAppsPort: demoAppsPort,
             oidc: oidc,
             cookie: cookie,
             session: session,
             storage: storage,
-            apps: AppCatalogReader.read(&reader),
-            allowlist: reader.stringList("allowlist", default: []),
+            apps: demoAppsPort.map(DemoApps.catalog(port:)) ?? configuredApps,
+            allowlist: reader.stringList("allowlist", default: development ? ["127.0.0.1", "localhost"] : []),
+            proxy: ProxyConfiguration(
+                connectTimeoutSeconds: reader.int("proxy.connect_timeout_seconds", default: 5, range: 1...120),
+                readTimeoutSeconds: reader.int("proxy.read_timeout_seconds", default: 30, range: 1...3600),
+                maximumRequestBodyBytes: reader.int("proxy.max_request_body_bytes", default: 25 << 20, range: 0...(1 << 34)),
+                maximumConnectionsPerHost: reader.int("proxy.max_connections_per_host", default: 64, range: 1...4096),
+                allowHTTPLoopback: reader.bool("proxy.allow_http_loopback", default: development),
+                allowPrivateAddresses: reader.bool("proxy.allow_private_addresses", default: false),
+                contentSecurityPolicy: reader.optionalString("proxy.content_security_policy")
+            ),
             brand: brand,
             directories: directories,
             logLevel: reader.string("log_level", default: "info")

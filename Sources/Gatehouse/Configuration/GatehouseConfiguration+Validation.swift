@@ -74,8 +74,8 @@ extension GatehouseConfiguration {
             if app.name.isEmpty { problems.append(.init("\(path).name", "is required")) }
             let scheme = app.upstream.scheme?.lowercased()
             let host = app.upstream.host ?? ""
-            if scheme != "https" && !(scheme == "http" && Self.isLoopback(host)) {
-                problems.append(.init("\(path).upstream", "must be https (http only for a loopback host)"))
+            if scheme != "https" && !(scheme == "http" && Self.isLoopback(host) && proxy.allowHTTPLoopback) {
+                problems.append(.init("\(path).upstream", "must be https (http only for a loopback host with proxy.allow_http_loopback)"))
             }
             if !host.isEmpty && !allowlist.isAllowed(host: host) {
                 problems.append(.init("\(path).upstream", "host \(host) is outside the allowlist"))

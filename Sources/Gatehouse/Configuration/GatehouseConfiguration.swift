@@ -5,12 +5,15 @@ public struct GatehouseConfiguration: Sendable {
     public var publicURL: URL
     public var listen: ListenConfiguration
     public var developmentMode: Bool
+    /// Development mode starts the demo apps on this loopback port (when the configuration names no apps).
+    public var demoAppsPort: Int?
     public var oidc: OIDCConfiguration
     public var cookie: CookieConfiguration
     public var session: SessionConfiguration
     public var storage: StorageConfiguration
     public var apps: [AppConfiguration]
     public var allowlist: [String]
+    public var proxy: ProxyConfiguration
     public var brand: BrandConfiguration
     public var directories: DirectoriesConfiguration
     public var logLevel: String
@@ -19,12 +22,14 @@ public struct GatehouseConfiguration: Sendable {
         publicURL: URL,
         listen: ListenConfiguration = .init(),
         developmentMode: Bool = false,
+        demoAppsPort: Int? = nil,
         oidc: OIDCConfiguration,
         cookie: CookieConfiguration = .init(),
         session: SessionConfiguration = .init(),
         storage: StorageConfiguration = .init(),
         apps: [AppConfiguration] = [],
         allowlist: [String] = [],
+        proxy: ProxyConfiguration = .init(),
         brand: BrandConfiguration = .init(),
         directories: DirectoriesConfiguration = .init(),
         logLevel: String = "info"
@@ -32,12 +37,14 @@ public struct GatehouseConfiguration: Sendable {
         self.publicURL = publicURL
         self.listen = listen
         self.developmentMode = developmentMode
+        self.demoAppsPort = demoAppsPort
         self.oidc = oidc
         self.cookie = cookie
         self.session = session
         self.storage = storage
         self.apps = apps
         self.allowlist = allowlist
+        self.proxy = proxy
         self.brand = brand
         self.directories = directories
         self.logLevel = logLevel
@@ -163,6 +170,35 @@ public struct AppConfiguration: Sendable, Equatable {
         self.requiredRoles = requiredRoles
         self.requiredGroups = requiredGroups
         self.mount = mount
+    }
+}
+
+public struct ProxyConfiguration: Sendable {
+    public var connectTimeoutSeconds: Int
+    /// The longest wait for the next bytes from an upstream.
+    public var readTimeoutSeconds: Int
+    public var maximumRequestBodyBytes: Int
+    public var maximumConnectionsPerHost: Int
+    /// Plain http to loopback upstreams (development); otherwise upstreams are https only.
+    public var allowHTTPLoopback: Bool
+    /// Upstream names may resolve to private (RFC 1918, CGNAT, ULA) addresses; loopback needs `allowHTTPLoopback`;
+    /// link-local and reserved addresses are never allowed.
+    public var allowPrivateAddresses: Bool
+    /// Replaces the gateway's default policy for proxied pages; upstream policies are enforced as well.
+    public var contentSecurityPolicy: String?
+
+    public init(
+        connectTimeoutSeconds: Int = 5, readTimeoutSeconds: Int = 30, maximumRequestBodyBytes: Int = 25 << 20,
+        maximumConnectionsPerHost: Int = 64, allowHTTPLoopback: Bool = false, allowPrivateAddresses: Bool = false,
+        contentSecurityPolicy: String? = nil
+    ) {
+        self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.readTimeoutSeconds = readTimeoutSeconds
+        self.maximumRequestBodyBytes = maximumRequestBodyBytes
+        self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.allowHTTPLoopback = allowHTTPLoopback
+        self.allowPrivateAddresses = allowPrivateAddresses
+        self.contentSecurityPolicy = contentSecurityPolicy
     }
 }
 

@@ -47,7 +47,7 @@ public struct URLRewriter: Sendable, Equatable {
             let scheme = current.origin.hasPrefix("https") ? "https:" : "http:"
             return rewriteAbsolute(scheme + value)
         }
-        if value.hasPrefix("/") { return current.gatewayPath(forUpstreamPath: value) }
+        if value.hasPrefix("/") { return rewriteAbsolute(current.origin + value) }
         let lowered = value.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return rewriteAbsolute(value) }
         return nil

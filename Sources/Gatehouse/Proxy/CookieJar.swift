@@ -139,16 +139,14 @@ public struct CookieJar: Sendable, Codable, Equatable {
         return .stored
     }
 
-    /// The cookies to send to `origin`, longest path first, then oldest first (RFC 6265 §5.4).
+    /// The cookies to send to `origin`, longest path first, then oldest first (RFC 6265 §5.4); expired ones go.
     public mutating func cookies(for origin: CookieOrigin, now: Date = Date()) -> [JarCookie] {
         cookies.removeAll { $0.isExpired(at: now) }
-        var matching: [JarCookie] = []
-        for index in cookies.indices {
-            let cookie = cookies[index]
+        // Reading does not touch `lastAccessAt` (it is the time the cookie was last set): a request that only
+        // reads the jar never has to write it back.
+        let matching = cookies.filter { cookie in
             let domainOK = cookie.hostOnly ? origin.host == cookie.domain : Self.domainMatches(origin.host, cookie.domain)
-            guard domainOK, Self.pathMatches(origin.path, cookie.path), !cookie.secure || origin.isSecure else { continue }
-            cookies[index].lastAccessAt = now
-            matching.append(cookies[index])
+            return domainOK && Self.pathMatches(origin.path, cookie.path) && (!cookie.secure || origin.isSecure)
         }
         return matching.sorted { ($0.path.count, $1.createdAt) > ($1.path.count, $0.createdAt) }
     }

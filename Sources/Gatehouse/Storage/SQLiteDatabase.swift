@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import SQLiteNIO
 
 /// One SQLite file, opened once and migrated before the server accepts requests.
@@ -8,9 +9,15 @@ import SQLiteNIO
 /// this one connection and keeps each change to a single statement.
 public final class SQLiteDatabase: Sendable {
     let connection: SQLiteConnection
+    private let isClosed = NIOLockedValueBox(false)
 
     private init(connection: SQLiteConnection) {
         self.connection = connection
+    }
+
+    /// A database dropped without `close()` (start-up failed half-way) still closes its file.
+    deinit {
+        if !isClosed.withLockedValue({ $0 }) { _ = connection.close() }
     }
 
     /// Opens (creating folders as needed) and migrates the database at `path`; `":memory:"` for a private one.
@@ -34,6 +41,7 @@ public final class SQLiteDatabase: Sendable {
     }
 
     public func close() async throws {
+        guard !isClosed.withLockedValue({ closed in defer { closed = true }; return closed }) else { return }
         try await connection.close()
     }
 
@@ -75,12 +83,21 @@ public final class SQLiteDatabase: Sendable {
             at REAL NOT NULL
         );
         CREATE INDEX events_at ON events(at);
+        """,
         """
+        CREATE TABLE cookie_jars (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            body TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        """,
     ]
 
     private func migrate() async throws {
         try await query("PRAGMA journal_mode = WAL")
         try await query("PRAGMA busy_timeout = 5000")
+        // A member's cookie jar goes with their session, whichever way the session ends.
+        try await query("PRAGMA foreign_keys = ON")
         try await query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
         let applied = try await query("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations")
         let current = applied.first?.column("version")?.integer ?? 0

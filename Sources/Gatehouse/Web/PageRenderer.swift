@@ -33,6 +33,11 @@ public struct PageRenderer: Sendable {
         return html
     }
 
+    /// A piece of markup for another document (no page title or layout of its own).
+    public func fragment(_ template: String, _ values: [String: Any]) throws -> String {
+        try html(template, title: "", values)
+    }
+
     public func page(_ template: String, title: String, status: HTTPResponse.Status = .ok, _ values: [String: Any] = [:]) throws -> Response {
         let html = try html(template, title: title, values)
         return Response(

@@ -13,6 +13,14 @@ public enum Paths {
     public static let ready = "/readyz"
     public static let publicAssets = "/static"
 
+    public static let appsPrefix = "/apps"
+    public static let upgrade = "/upgrade"
+    public static let bannerScript = "/static/gatehouse-banner.js"
+    public static let bannerStyle = "/static/gatehouse-banner.css"
+
+    /// Where a path-mounted app lives on the gateway, without a trailing slash.
+    public static func app(_ slug: String) -> String { "\(appsPrefix)/\(slug)" }
+
     /// The built-in development identity provider lives under this prefix.
     public static let developmentIdentityProvider = "/dev-idp"
 }

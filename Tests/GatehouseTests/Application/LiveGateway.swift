@@ -29,6 +29,7 @@ struct LiveGateway {
         var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"]).load(
             path: nil, development: true)
         configuration.storage.sqlitePath = databasePath
+        configuration.demoAppsPort = nil
         configuration.directories = DirectoriesConfiguration(
             templates: Self.root + "/Templates", publicFiles: Self.root + "/Public", strings: Self.root + "/Strings")
         return configuration

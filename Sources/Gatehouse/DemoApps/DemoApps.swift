@@ -1,0 +1,113 @@
+import CompressNIO
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Small upstream apps that development mode runs on its own loopback port, so that a newcomer sees every proxy
+/// behaviour in the browser: an app with its own sign-in cookie and a visit counter (the shared jar), links and a
+/// form (path rewriting), gzip, a redirect out of the allowlist, and a chat app for registered members.
+public enum DemoApps {
+    public static let defaultPort = 8081
+
+    /// The catalog development mode uses when the configuration names no apps.
+    public static func catalog(port: Int) -> [AppConfiguration] {
+        let base = "http://127.0.0.1:\(port)"
+        return [
+            AppConfiguration(slug: "visits", name: "Visit Counter", icon: "V", upstream: URL(string: base + "/visits/")!),
+            AppConfiguration(slug: "links", name: "Links and Forms", icon: "L", upstream: URL(string: base + "/links/")!),
+            AppConfiguration(slug: "gzip", name: "Compressed Page", icon: "G", upstream: URL(string: base + "/gzip/")!),
+            AppConfiguration(slug: "leave", name: "Redirect Elsewhere", icon: "R", upstream: URL(string: base + "/leave/")!),
+            AppConfiguration(slug: "chat", name: "Chat", icon: "C", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
+        ]
+    }
+
+    public static func application(port: Int, logger: Logger) -> some ApplicationProtocol {
+        let router = Router()
+        router.get("visits/") { request, _ in try visits(request) }
+        router.post("visits/login") { request, _ -> Response in
+            let form = FormEncoding.decode(String(buffer: try await request.body.collect(upTo: 4096)))
+            let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
+            var response = Response(status: .seeOther, headers: [.location: "/visits/"])
+            if !name.isEmpty {
+                response.headers.append(HTTPField(name: .setCookie, value: "demo_user=\(FormEncoding.escape(name)); Path=/; HttpOnly"))
+            }
+            return response
+        }
+        router.get("links/") { _, _ in
+            page(
+                "Links and Forms",
+                """
+                <p>Every link below is root-relative or absolute on this app's own host; the gateway rewrites them.</p>
+                <ul>
+                  <li><a id="about-link" href="/links/about">About (root-relative)</a></li>
+                  <li><a id="absolute-link" href="http://127.0.0.1:\(port)/links/about">About (absolute URL)</a></li>
+                  <li><a id="visits-link" href="/visits/">The visit counter (another app)</a></li>
+                </ul>
+                <form method="post" action="/links/echo">
+                  <label for="message">Message</label> <input id="message" name="message" value="hello">
+                  <button type="submit" id="send">Send</button>
+                </form>
+                """)
+        }
+        router.get("links/about") { _, _ in page("About", "<p id=\"about\">Reached through a rewritten link.</p><p><a href=\"/links/\">Back</a></p>")
+        }
+        router.post("links/echo") { request, _ in
+            let form = FormEncoding.decode(String(buffer: try await request.body.collect(upTo: 64 * 1024)))
+            return page(
+                "Echo", "<p>The app received: <strong id=\"echo\">\(escape(form["message"] ?? ""))</strong></p><p><a href=\"/links/\">Back</a></p>")
+        }
+        router.get("gzip/") { request, _ -> Response in
+            let html = pageHTML(
+                "Compressed Page",
+                "<p id=\"gzip\">This page left the app gzip-compressed.</p>" + String(repeating: "<p>Filler for compression.</p>", count: 200))
+            guard request.headers[.acceptEncoding]?.contains("gzip") == true else { return page(html) }
+            var plain = ByteBuffer(string: html)
+            let compressed = try plain.compress(with: .gzip())
+            return Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8", .contentEncoding: "gzip"], body: .init(byteBuffer: compressed))
+        }
+        router.get("leave/") { _, _ in Response(status: .found, headers: [.location: "https://outside.example/landing"]) }
+        router.get("chat/") { _, _ in page("Chat", "<p id=\"chat\">Welcome to the chat app. Only registered members get here.</p>") }
+        return Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "gatehouse-demo-apps"), logger: logger)
+    }
+
+    static func visits(_ request: Request) throws -> Response {
+        guard let user = request.cookies["demo_user"]?.value.removingPercentEncoding else {
+            return page(
+                "Visit Counter",
+                """
+                <p>This app has its own sign-in, kept in its own cookie (which the gateway keeps in your server-side jar).</p>
+                <form method="post" action="/visits/login">
+                  <label for="name">Your name for this app</label> <input id="name" name="name" autocomplete="name">
+                  <button type="submit" id="app-sign-in">Sign in to the app</button>
+                </form>
+                """)
+        }
+        let count = (Int(request.cookies["demo_visits"]?.value ?? "") ?? 0) + 1
+        var response = page(
+            "Visit Counter",
+            "<p>Hello, <span id=\"app-user\">\(escape(user))</span>. Visits: <strong id=\"visits\">\(count)</strong></p><p><a href=\"/links/\">Links and Forms</a></p>"
+        )
+        response.headers.append(HTTPField(name: .setCookie, value: "demo_visits=\(count); Path=/; Max-Age=86400"))
+        return response
+    }
+
+    static func pageHTML(_ title: String, _ body: String) -> String {
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(title)</title></head><body><main><h1>\(title)</h1>\(body)</main></body></html>"
+    }
+
+    static func page(_ title: String, _ body: String) -> Response {
+        page(pageHTML(title, body))
+    }
+
+    static func page(_ html: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

@@ -1,0 +1,82 @@
+import AsyncAlgorithms
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOHTTP1
+
+/// Sends one request upstream on the shared, pooled HTTP client and hands back the response head with its body
+/// still streaming. Never follows redirects, never decompresses on its own.
+public struct Forwarder: Sendable {
+    let http: HTTPClient
+    let configuration: ProxyConfiguration
+
+    public init(http: HTTPClient, configuration: ProxyConfiguration) {
+        self.http = http
+        self.configuration = configuration
+    }
+
+    public struct Upstream: Sendable {
+        public var status: HTTPResponse.Status
+        public var headers: HTTPFields
+        public var body: HTTPClientResponse.Body
+    }
+
+    /// Sends `method url` with `headers` and the browser's `body`, copied through a channel this call owns: handing
+    /// `request.body` to the client directly crashes Hummingbird when the upstream answers before reading it all.
+    public func send(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: RequestBody?, contentLength: Int?) async throws(ProxyError)
+        -> Upstream
+    {
+        if let contentLength, contentLength > configuration.maximumRequestBodyBytes {
+            throw .requestBodyTooLarge(configuration.maximumRequestBodyBytes)
+        }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = HTTPMethod(rawValue: method.rawValue)
+        for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
+
+        var pump: Task<Void, Never>?
+        if let body, method != .get, method != .head {
+            let channel = AsyncThrowingChannel<ByteBuffer, any Error>()
+            let limit = configuration.maximumRequestBodyBytes
+            pump = Task {
+                do {
+                    var total = 0
+                    for try await chunk in body {
+                        total += chunk.readableBytes
+                        if total > limit { throw ProxyError.requestBodyTooLarge(limit) }
+                        await channel.send(chunk)
+                    }
+                    channel.finish()
+                } catch {
+                    channel.fail(error)
+                }
+            }
+            request.body = .stream(channel, length: contentLength.map { .known(Int64($0)) } ?? .unknown)
+        }
+        let outcome: Result<HTTPClientResponse, any Error>
+        do {
+            outcome = .success(try await http.execute(request, timeout: .seconds(Int64(configuration.readTimeoutSeconds))))
+        } catch {
+            outcome = .failure(error)
+        }
+        // The upstream has answered (or failed): what it did not read of the upload is not read from the browser
+        // either, and the copy is over before Hummingbird drains the rest of the request itself.
+        pump?.cancel()
+        await pump?.value
+        switch outcome {
+        case .success(let response):
+            var fields = HTTPFields()
+            for header in response.headers {
+                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+            }
+            return Upstream(status: HTTPResponse.Status(code: Int(response.status.code)), headers: fields, body: response.body)
+        case .failure(let error as ProxyError):
+            throw error
+        case .failure(let error as HTTPClientError) where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout:
+            throw .upstreamTimeout("\(url.host ?? ""): \(error)")
+        case .failure(let error):
+            throw .upstreamUnreachable("\(url.host ?? ""): \(error)")
+        }
+    }
+}

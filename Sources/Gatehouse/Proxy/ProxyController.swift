@@ -1,0 +1,146 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// `/apps/<slug>/…`: the member's request to an app, through the allowlist, with the shared cookie jar; on the
+/// way back Set-Cookie into the jar, redirects checked and rewritten, CSP merged, URLs rewritten, banner injected.
+public struct ProxyController: Sendable {
+    let catalog: AppCatalog
+    let forwarder: Forwarder
+    let policy: UpstreamPolicy
+    let jars: SharedCookieJars
+    let banner: UpgradeBanner
+    let gatewayPolicy: ContentSecurityPolicy
+    let configuration: GatehouseConfiguration
+
+    public init(
+        catalog: AppCatalog, forwarder: Forwarder, policy: UpstreamPolicy, jars: SharedCookieJars, banner: UpgradeBanner,
+        configuration: GatehouseConfiguration
+    ) {
+        self.catalog = catalog
+        self.forwarder = forwarder
+        self.policy = policy
+        self.jars = jars
+        self.banner = banner
+        self.configuration = configuration
+        let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
+        self.gatewayPolicy =
+            configuration.proxy.contentSecurityPolicy.map(ContentSecurityPolicy.init(parsing:))
+            ?? .gatewayDefault(allowlistedSources: allowlisted, formActionSources: allowlisted)
+    }
+
+    static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+
+    public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
+        for method in Self.methods {
+            group.on(RouterPath(stringLiteral: Paths.appsPrefix + "/:slug"), method: method) { request, context in
+                try await self.handle(request, context: context)
+            }
+            group.on(RouterPath(stringLiteral: Paths.appsPrefix + "/:slug/**"), method: method) { request, context in
+                try await self.handle(request, context: context)
+            }
+        }
+    }
+
+    func handle(_ request: Request, context: SignedInRequestContext) async throws -> Response {
+        let slug = context.parameters.get("slug") ?? ""
+        guard let app = catalog.app(slug), let urls = catalog.urlRewriter(for: slug) else { throw ProxyError.unknownApp(slug) }
+        let session = context.session
+        guard session.level >= app.minimumLevel else { throw AccessError.registrationRequired }
+        guard AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups) else {
+            throw AccessError.appNotAllowed(slug)
+        }
+        let prefix = Paths.app(slug)
+        let raw = request.uri.description
+        let rest = String(raw.dropFirst(prefix.count))
+        guard rest.hasPrefix("/") else {
+            // `/apps/wiki` → `/apps/wiki/`, so that the app's relative URLs resolve below its mount.
+            return Response(status: .movedPermanently, headers: [.location: prefix + "/" + rest])
+        }
+        guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
+            throw RequestError.badRequest("unusable path")
+        }
+        try await policy.check(url)
+
+        var headers = HeaderHygiene.requestHeaders(from: request.headers)
+        addForwardingHeaders(&headers, request: request, context: context)
+        if let cookie = try await jars.cookieHeader(sessionID: session.id, for: origin) { headers[.cookie] = cookie }
+        if let encodings = HeaderHygiene.acceptEncoding(browser: request.headers[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
+
+        let upstream = try await forwarder.send(
+            method: request.method, url: url, headers: headers, body: request.body, contentLength: request.headers[.contentLength].flatMap { Int($0) }
+        )
+        return try await respond(upstream, to: request, url: url, origin: origin, urls: urls, context: context)
+    }
+
+    func addForwardingHeaders(_ headers: inout HTTPFields, request: Request, context: SignedInRequestContext) {
+        let identity = context.session.identity
+        headers[HTTPField.Name("X-Forwarded-For")!] = context.remoteAddress ?? "unknown"
+        headers[HTTPField.Name("X-Forwarded-Proto")!] = configuration.publicURL.scheme ?? "https"
+        headers[HTTPField.Name("X-Forwarded-Host")!] = configuration.publicURL.host ?? ""
+        headers[HTTPField.Name("X-Forwarded-User")!] = identity.sub
+        if let email = identity.email { headers[HTTPField.Name("X-Forwarded-Email")!] = email }
+        if let username = identity.preferredUsername { headers[HTTPField.Name("X-Forwarded-Preferred-Username")!] = username }
+        if !identity.groups.isEmpty { headers[HTTPField.Name("X-Forwarded-Groups")!] = identity.groups.joined(separator: ",") }
+    }
+
+    func respond(
+        _ upstream: Forwarder.Upstream, to request: Request, url: URL, origin: CookieOrigin, urls: URLRewriter, context: SignedInRequestContext
+    ) async throws -> Response {
+        try await jars.absorb(setCookies: upstream.headers[values: .setCookie], from: origin, sessionID: context.session.id)
+        var headers = HeaderHygiene.responseHeaders(from: upstream.headers)
+
+        if (300...399).contains(upstream.status.code), let location = upstream.headers[.location] {
+            guard let target = URL(string: location, relativeTo: url)?.absoluteURL, let mapped = urls.rewriteAbsolute(target.absoluteString) else {
+                context.logger.notice("redirect outside the allowlist refused", metadata: ["location": .string(location)])
+                throw ProxyError.redirectOutsideAllowlist(location)
+            }
+            headers[.location] = mapped
+        }
+        if let contentLocation = upstream.headers[.contentLocation] {
+            headers[.contentLocation] = urls.rewrite(contentLocation) ?? contentLocation
+        }
+        if let refresh = upstream.headers[HTTPField.Name("Refresh")!] {
+            headers[HTTPField.Name("Refresh")!] = urls.rewriteRefresh(refresh)
+        }
+
+        let isHTML = upstream.headers[.contentType]?.lowercased().hasPrefix("text/html") == true
+        let hasBody = request.method != .head && upstream.status != .noContent && upstream.status != .notModified
+        let injectBanner =
+            isHTML && hasBody && context.session.level == .sso && UpgradeBanner.isDocumentNavigation(request)
+            && upstream.status.code < 300 && !(upstream.headers[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
+        let nonce = injectBanner ? RandomToken.make(bytes: 18) : nil
+        headers[.contentSecurityPolicy] = ContentSecurityPolicy.combined(
+            gateway: gatewayPolicy, upstream: upstream.headers[values: .contentSecurityPolicy], nonce: nonce,
+            scriptURL: configuration.publicOrigin + Paths.bannerScript, styleURL: configuration.publicOrigin + Paths.bannerStyle
+        )
+
+        let body = upstream.body
+        guard isHTML, hasBody, let encoding = HTMLResponseTransform.encoding(of: upstream.headers[.contentEncoding]) else {
+            if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
+            return Response(status: upstream.status, headers: headers, body: ResponseBody(asyncSequence: body))
+        }
+        let injection = try nonce.map { try banner.html(nonce: $0, returnTo: request.uri.description) }
+        if injection != nil { await banner.recordShown(sub: context.session.identity.sub) }
+        headers[.contentEncoding] = nil
+        let logger = context.logger
+        return Response(
+            status: upstream.status, headers: headers,
+            body: ResponseBody { writer in
+                var transform = HTMLResponseTransform(
+                    rewriter: HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls), encoding: encoding)
+                do {
+                    for try await chunk in body {
+                        let output = try transform.process(chunk)
+                        if output.readableBytes > 0 { try await writer.write(output) }
+                    }
+                    try await writer.write(transform.finish())
+                    try await writer.finish(nil)
+                } catch {
+                    logger.error("upstream body failed", metadata: ["error": .string("\(error)")])
+                    throw error
+                }
+            })
+    }
+}

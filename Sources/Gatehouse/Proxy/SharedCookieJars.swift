@@ -1,0 +1,53 @@
+import Foundation
+
+/// The jars of all sessions, changed one request at a time per session: two responses setting cookies at once for
+/// the same member must not overwrite each other's cookies.
+public actor SharedCookieJars {
+    let store: any CookieJarStore
+    private var tails: [String: (id: Int, task: Task<Void, Never>)] = [:]
+    private var nextID = 0
+
+    public init(store: any CookieJarStore) {
+        self.store = store
+    }
+
+    /// The `Cookie` header for `origin` from the session's jar; reading needs no turn in the queue.
+    public func cookieHeader(sessionID: String, for origin: CookieOrigin) async throws -> String? {
+        var jar = try await store.load(sessionID: sessionID) ?? CookieJar()
+        return jar.cookieHeader(for: origin)
+    }
+
+    /// Stores every `Set-Cookie` of one upstream response, after any change already under way for the session.
+    public func absorb(setCookies headers: [String], from origin: CookieOrigin, sessionID: String) async throws {
+        guard !headers.isEmpty else { return }
+        try await inTurn(sessionID) { [store] in
+            var jar = try await store.load(sessionID: sessionID) ?? CookieJar()
+            let before = jar
+            for header in headers { jar.store(setCookie: header, from: origin) }
+            if jar != before { try await store.save(jar, sessionID: sessionID) }
+        }
+    }
+
+    public func delete(sessionID: String) async throws {
+        try await inTurn(sessionID) { [store] in try await store.delete(sessionID: sessionID) }
+    }
+
+    private func inTurn(_ sessionID: String, _ work: @escaping @Sendable () async throws -> Void) async throws {
+        let previous = tails[sessionID]?.task
+        let operation = Task<Result<Void, any Error>, Never> {
+            await previous?.value
+            do {
+                try await work()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        nextID += 1
+        let id = nextID
+        tails[sessionID] = (id, Task { _ = await operation.value })
+        let result = await operation.value
+        if tails[sessionID]?.id == id { tails[sessionID] = nil }
+        try result.get()
+    }
+}
