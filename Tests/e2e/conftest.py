@@ -113,7 +113,9 @@ def write_config(path, port, issuer=None, development=False, extra=None):
         },
         "log_level": "info",
     }
-    if not development:
+    if development:
+        config["development"] = {"demo_apps_port": free_port()}
+    else:
         config["oidc"] = {"issuer": issuer, "client_id": CLIENT_ID}
     config.update(extra or {})
     path.write_text(json.dumps(config, indent=2))

@@ -41,9 +41,21 @@ public struct HTMLStreamRewriter: Sendable {
     /// Whether anything needs doing at all; when not, callers can skip the rewriter.
     public var isIdentity: Bool { injection == nil && urls == nil }
 
-    public mutating func feed(_ chunk: some Sequence<UInt8>) -> [UInt8] {
+    public mutating func feed(_ chunk: some Collection<UInt8>) -> [UInt8] {
         var output: [UInt8] = []
-        for byte in chunk { consume(byte, into: &output) }
+        output.reserveCapacity(chunk.count + (hasInjected ? 0 : injection?.count ?? 0))
+        var index = chunk.startIndex
+        while index != chunk.endIndex {
+            if state == .text {
+                // Most of a document is text: copy up to the next `<` in one go.
+                let next = chunk[index...].firstIndex(of: UInt8(ascii: "<")) ?? chunk.endIndex
+                output.append(contentsOf: chunk[index..<next])
+                index = next
+                if index == chunk.endIndex { break }
+            }
+            consume(chunk[index], into: &output)
+            index = chunk.index(after: index)
+        }
         return output
     }
 

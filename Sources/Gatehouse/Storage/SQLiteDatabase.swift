@@ -41,7 +41,11 @@ public final class SQLiteDatabase: Sendable {
     }
 
     public func close() async throws {
-        guard !isClosed.withLockedValue({ closed in defer { closed = true }; return closed }) else { return }
+        guard
+            !isClosed.withLockedValue({ closed in
+                defer { closed = true }; return closed
+            })
+        else { return }
         try await connection.close()
     }
 

@@ -92,8 +92,8 @@ struct LiveGateway {
         var setCookies: [String] { headers["Set-Cookie"] }
     }
 
-    func get(_ pathOrURL: String, cookies: [String: String], headers: [(String, String)] = []) async throws -> Reply {
-        try await send(.GET, pathOrURL, cookies: cookies, headers: headers, body: nil)
+    func get(_ pathOrURL: String, cookies: [String: String], headers: [(String, String)] = [], limit: Int = 4 << 20) async throws -> Reply {
+        try await send(.GET, pathOrURL, cookies: cookies, headers: headers, body: nil, limit: limit)
     }
 
     func post(_ pathOrURL: String, form: [(String, String)], cookies: [String: String], headers: [(String, String)] = []) async throws -> Reply {
@@ -102,15 +102,16 @@ struct LiveGateway {
             body: FormEncoding.encode(form))
     }
 
-    func send(_ method: HTTPMethod, _ pathOrURL: String, cookies: [String: String], headers: [(String, String)], body: String?) async throws -> Reply
-    {
+    func send(
+        _ method: HTTPMethod, _ pathOrURL: String, cookies: [String: String], headers: [(String, String)], body: String?, limit: Int = 4 << 20
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: pathOrURL.hasPrefix("http") ? pathOrURL : origin + pathOrURL)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if !cookies.isEmpty { request.headers.add(name: "Cookie", value: cookies.map { "\($0)=\($1)" }.joined(separator: "; ")) }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
-        let response = try await client.execute(request, timeout: .seconds(10))
-        let buffer = try await response.body.collect(upTo: 4 << 20)
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let buffer = try await response.body.collect(upTo: limit)
         return Reply(status: Int(response.status.code), headers: response.headers, body: String(buffer: buffer))
     }
 }

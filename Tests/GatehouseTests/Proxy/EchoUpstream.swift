@@ -1,0 +1,115 @@
+import CompressNIO
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A real upstream for proxy tests that reports what it actually received, plus the awkward behaviours a gateway
+/// must survive: cookies, redirects, gzip, HTML in tiny chunks, slowness, resets, huge bodies, early answers.
+struct EchoUpstream {
+    let port: Int
+    var origin: String { "http://127.0.0.1:\(port)" }
+
+    static func run<T>(_ body: (EchoUpstream) async throws -> T) async throws -> T {
+        let port = try await LiveGateway.freePort()
+        var logger = Logger(label: "echo")
+        logger.logLevel = .error
+        let app = Application(router: router(), configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            defer { tasks.cancelAll() }
+            let result = try await body(EchoUpstream(port: port))
+            await group.triggerGracefulShutdown()
+            return result
+        }
+    }
+
+    static func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        for path in ["echo", "echo/**"] {
+            router.on(RouterPath(stringLiteral: path), method: .get) { request, context in try await echo(request, context) }
+            router.on(RouterPath(stringLiteral: path), method: .post) { request, context in try await echo(request, context) }
+        }
+        router.get("set-cookie") { request, _ -> Response in
+            var response = Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "set")))
+            for value in request.uri.queryParameters.getAll("c") { response.headers.append(HTTPField(name: .setCookie, value: String(value))) }
+            return response
+        }
+        router.get("redirect") { request, _ in
+            Response(status: .found, headers: [.location: request.uri.queryParameters.get("to") ?? "/"])
+        }
+        router.get("html") { request, _ -> Response in
+            let html = request.uri.queryParameters.get("doc") ?? "<html><body><p id=\"x\">hello</p></body></html>"
+            let csp = request.uri.queryParameters.get("csp")
+            var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
+            if let csp { headers[.contentSecurityPolicy] = csp }
+            if request.uri.queryParameters.get("attachment") != nil { headers[.contentDisposition] = "attachment; filename=x.html" }
+            let chunk = Int(request.uri.queryParameters.get("chunk") ?? "") ?? 3
+            let bytes = Array(html.utf8)
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    var index = 0
+                    while index < bytes.count {
+                        try await writer.write(ByteBuffer(bytes: bytes[index..<min(index + chunk, bytes.count)]))
+                        index += chunk
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+        router.get("gzip") { _, _ -> Response in
+            var plain = ByteBuffer(
+                string: "<html><body class=\"z\"><p id=\"g\">" + String(repeating: "compressible ", count: 2000) + "</p></body></html>")
+            return Response(
+                status: .ok, headers: [.contentType: "text/html", .contentEncoding: "gzip"],
+                body: .init(byteBuffer: try plain.compress(with: .gzip())))
+        }
+        router.get("big") { request, _ -> Response in
+            let megabytes = Int(request.uri.queryParameters.get("mb") ?? "") ?? 100
+            let piece = ByteBuffer(
+                string: String(repeating: "<p>0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef</p>\n", count: 14_000))
+            return Response(
+                status: .ok, headers: [.contentType: "text/html"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "<html><body>"))
+                    var sent = 0
+                    while sent < megabytes << 20 {
+                        try await writer.write(piece)
+                        sent += piece.readableBytes
+                    }
+                    try await writer.write(ByteBuffer(string: "</body></html>"))
+                    try await writer.finish(nil)
+                })
+        }
+        router.get("slow") { _, _ -> Response in
+            try await Task.sleep(for: .seconds(30))
+            return Response(status: .ok)
+        }
+        router.get("reset") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain", .contentLength: "1000000"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "partial"))
+                    throw CancellationError()  // the connection closes mid-body
+                })
+        }
+        router.post("early") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "answered before reading")))
+        }
+        return router
+    }
+
+    static func echo(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        var headers: [String: [String]] = [:]
+        for field in request.headers { headers[field.name.canonicalName, default: []].append(field.value) }
+        if let authority = request.head.authority { headers["host"] = [authority] }
+        var size = 0
+        for try await chunk in request.body { size += chunk.readableBytes }
+        let report: [String: Any] = ["method": request.method.rawValue, "path": request.uri.description, "headers": headers, "bodyBytes": size]
+        let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+
+@testable import Gatehouse
+
+/// The proxy over real sockets: a signed-in member, the gateway, and an echo upstream that reports what it got.
+@Suite(.serialized) struct ProxyTests {
+    static func apps(_ upstream: EchoUpstream, unreachablePort: Int = 9) -> [AppConfiguration] {
+        [
+            AppConfiguration(slug: "echo", name: "Echo", upstream: URL(string: upstream.origin + "/")!),
+            AppConfiguration(slug: "other", name: "Other", upstream: URL(string: upstream.origin + "/echo/")!),
+            AppConfiguration(slug: "chat", name: "Chat", upstream: URL(string: upstream.origin + "/echo/")!, minimumLevel: .registered),
+            AppConfiguration(slug: "admin", name: "Admin", upstream: URL(string: upstream.origin + "/")!, requiredRoles: ["admin"]),
+            AppConfiguration(slug: "down", name: "Down", upstream: URL(string: "http://127.0.0.1:\(unreachablePort)/")!),
+        ]
+    }
+
+    static func withProxy(
+        configure: @escaping (inout GatehouseConfiguration) -> Void = { _ in }, _ body: (LiveGateway, EchoUpstream) async throws -> Void
+    ) async throws {
+        try await EchoUpstream.run { upstream in
+            let closedPort = try await LiveGateway.freePort()
+            try await LiveGateway.run(configure: {
+                $0.apps = Self.apps(upstream, unreachablePort: closedPort)
+                configure(&$0)
+            }) { gateway in try await body(gateway, upstream) }
+        }
+    }
+
+    static func signedIn(_ gateway: LiveGateway, as username: String = "alice") async throws -> [String: String] {
+        let flow = try await SignInFlowTests.signIn(gateway, as: username, deepLink: "/")
+        return flow.cookies.values
+    }
+
+    static func report(_ reply: LiveGateway.Reply) throws -> (headers: [String: [String]], path: String, bodyBytes: Int) {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any])
+        return (object["headers"] as? [String: [String]] ?? [:], object["path"] as? String ?? "", object["bodyBytes"] as? Int ?? -1)
+    }
+
+    @Test func upstreamSeesTheGatewaysIdentityHeadersAndNothingTheClientClaimed() async throws {
+        try await Self.withProxy { gateway, upstream in
+            var cookies = try await Self.signedIn(gateway)
+            cookies["tracker"] = "from-browser"
+            let reply = try await gateway.get(
+                "/apps/echo/echo/x?q=1", cookies: cookies,
+                headers: [
+                    ("X-Forwarded-User", "admin"), ("x_forwarded_email", "boss@example.org"), ("X-Auth-Request-User", "admin"),
+                    ("X-Forwarded-For", "6.6.6.6"), ("Forwarded", "for=6.6.6.6"), ("X-Real-IP", "6.6.6.6"),
+                    ("Connection", "X-Secret"), ("X-Secret", "drop me"), ("X-App", "kept"),
+                ])
+            #expect(reply.status == 200)
+            let received = try Self.report(reply)
+            #expect(received.path == "/echo/x?q=1")
+            #expect(received.headers["x-forwarded-user"] == [DevelopmentAccounts.all[0].sub])
+            #expect(received.headers["x-forwarded-email"] == ["alice@example.org"])
+            #expect(received.headers["x_forwarded_email"] == nil)
+            #expect(received.headers["x-auth-request-user"] == nil)
+            #expect(received.headers["x-forwarded-for"] == ["127.0.0.1"])
+            #expect(received.headers["x-forwarded-proto"] == ["http"])
+            #expect(received.headers["x-forwarded-host"] == ["127.0.0.1"])
+            #expect(received.headers["forwarded"] == nil && received.headers["x-real-ip"] == nil)
+            #expect(received.headers["x-secret"] == nil)
+            #expect(received.headers["x-app"] == ["kept"])
+            #expect(received.headers["host"] == ["127.0.0.1:\(upstream.port)"])
+            // Neither the gateway's session cookie nor the browser's own cookies go upstream.
+            #expect(received.headers["cookie"] == nil)
+        }
+    }
+
+    @Test func cookiesLiveInTheServerSideJarSharedByAppsAndIsolatedBetweenMembers() async throws {
+        try await Self.withProxy { gateway, _ in
+            let alice = try await Self.signedIn(gateway)
+            let set = try await gateway.get(
+                "/apps/echo/set-cookie?c=app%3D1%3B%20Path%3D%2F&c=secure%3D2%3B%20Secure%3B%20Path%3D%2F&c=evil%3D3%3B%20Domain%3Dexample.org",
+                cookies: alice)
+            #expect(set.status == 200)
+            #expect(set.setCookies.isEmpty)  // the browser never sees an app's cookies
+            let other = try Self.report(try await gateway.get("/apps/other/", cookies: alice))
+            #expect(other.headers["cookie"]?.joined(separator: "; ") == "app=1; secure=2")  // domain=example.org was refused
+
+            let bob = try await Self.signedIn(gateway, as: "bob")
+            #expect(try Self.report(try await gateway.get("/apps/other/", cookies: bob)).headers["cookie"] == nil)
+
+            // Signing out deletes the jar: the next session of the same member starts empty.
+            let portal = try await gateway.get("/", cookies: alice)
+            let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            _ = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: alice)
+            let again = try await Self.signedIn(gateway)
+            #expect(try Self.report(try await gateway.get("/apps/other/", cookies: again)).headers["cookie"] == nil)
+        }
+    }
+
+    @Test func redirectsStayInsideTheGateway() async throws {
+        try await Self.withProxy { gateway, upstream in
+            let cookies = try await Self.signedIn(gateway)
+            let relative = try await gateway.get("/apps/echo/redirect?to=%2Fecho%2Fy", cookies: cookies)
+            #expect(relative.status == 302 && relative.location == "/apps/echo/echo/y")
+            let absolute = try await gateway.get("/apps/echo/redirect?to=" + FormEncoding.escape(upstream.origin + "/echo/z?a=1"), cookies: cookies)
+            #expect(absolute.location == "/apps/echo/echo/z?a=1")
+            for hostile in [
+                "https://evil.example/", "//evil.example/x", "http://127.0.0.1:1/", "https://127.0.0.1.evil.example/", "javascript:alert(1)",
+            ] {
+                let reply = try await gateway.get("/apps/echo/redirect?to=" + FormEncoding.escape(hostile), cookies: cookies)
+                #expect(reply.status == 403, "\(hostile)")
+                #expect(reply.location == nil)
+                #expect(reply.body.contains("Destination outside the allowlist"))
+            }
+        }
+    }
+
+    @Test func theBannerIsInjectedIntoDocumentsOnlyUnderANonce() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let document = [("Sec-Fetch-Dest", "document"), ("Accept", "text/html")]
+            let doc = FormEncoding.escape("<!doctype html><HTML><BODY class=\"a>b\"><!-- <body> --><p id=\"x\">hi</p></BODY></HTML>")
+            let page = try await gateway.get("/apps/echo/html?chunk=1&doc=\(doc)", cookies: cookies, headers: document)
+            #expect(page.status == 200)
+            #expect(page.body.contains("<BODY class=\"a>b\"><link rel=\"stylesheet\" href=\"/static/gatehouse-banner.css\""))
+            #expect(page.body.contains("Add Signal Features"))
+            let nonce = try #require(page.body.firstMatch(of: /nonce="([^"]+)"/)?.1)
+            let csp = try #require(page.headers.first(name: "Content-Security-Policy"))
+            #expect(csp.contains("'nonce-\(nonce)'"))
+            #expect(!csp.contains("unsafe-inline"))
+            #expect(page.headers["Content-Security-Policy"].count == 1)
+
+            let fetch = try await gateway.get("/apps/echo/html", cookies: cookies, headers: [("Sec-Fetch-Dest", "empty")])
+            #expect(!fetch.body.contains("gatehouse-banner"))
+            let download = try await gateway.get("/apps/echo/html?attachment=1", cookies: cookies, headers: document)
+            #expect(!download.body.contains("gatehouse-banner"))
+
+            // The upstream's own policy is enforced too, in the same header.
+            let strict = try await gateway.get(
+                "/apps/echo/html?csp=" + FormEncoding.escape("script-src 'none'; frame-ancestors 'none'"), cookies: cookies, headers: document)
+            let combined = try #require(strict.headers.first(name: "Content-Security-Policy"))
+            #expect(combined.contains(", script-src 'nonce-") && combined.contains("frame-ancestors 'none'"))
+        }
+    }
+
+    @Test func gzipBodiesAreInflatedForInjectionAndNeverOverAdvertised() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let page = try await gateway.get(
+                "/apps/echo/gzip", cookies: cookies, headers: [("Sec-Fetch-Dest", "document"), ("Accept-Encoding", "gzip, br, zstd")])
+            #expect(page.status == 200)
+            #expect(page.headers.first(name: "Content-Encoding") == nil)
+            #expect(page.body.contains("<body class=\"z\"><link rel=\"stylesheet\""))
+            #expect(page.body.contains("compressible compressible"))
+            let echoed = try Self.report(
+                try await gateway.get("/apps/echo/echo/", cookies: cookies, headers: [("Accept-Encoding", "gzip, br, zstd;q=1")]))
+            #expect(echoed.headers["accept-encoding"] == ["gzip"])
+        }
+    }
+
+    @Test func registeredMembersGetNoBanner() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            // Alice is `sso`; the chat app needs `registered`, the admin app a role she lacks.
+            let chat = try await gateway.get("/apps/chat/", cookies: cookies)
+            #expect(chat.status == 403 && chat.body.contains("features are not set up for you yet"))
+            let admin = try await gateway.get("/apps/admin/echo/", cookies: cookies)
+            #expect(admin.status == 403 && admin.body.contains("This app is not available to you"))
+            let unknown = try await gateway.get("/apps/nope/", cookies: cookies)
+            #expect(unknown.status == 404)
+        }
+    }
+
+    @Test func failingUpstreamsGiveErrorPagesNotHangs() async throws {
+        try await Self.withProxy(configure: { $0.proxy.readTimeoutSeconds = 1 }) { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let down = try await gateway.get("/apps/down/", cookies: cookies)
+            #expect(down.status == 502 && down.body.contains("The app cannot be reached"))
+            let slow = try await gateway.get("/apps/echo/slow", cookies: cookies)
+            #expect(slow.status == 504)
+            _ = try? await gateway.get("/apps/echo/reset", cookies: cookies)
+            // The gateway is still fine afterwards.
+            #expect(try await gateway.get("/apps/echo/echo/", cookies: cookies).status == 200)
+        }
+    }
+
+    @Test func uploadsStreamAndAnEarlyAnswerDoesNotCrash() async throws {
+        try await Self.withProxy(configure: { $0.proxy.maximumRequestBodyBytes = 4 << 20 }) { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let upload = String(repeating: "u", count: 3 << 20)
+            let echoed = try await gateway.send(.POST, "/apps/echo/echo/upload", cookies: cookies, headers: [], body: upload)
+            #expect(try Self.report(echoed).bodyBytes == 3 << 20)
+            let early = try await gateway.send(.POST, "/apps/echo/early", cookies: cookies, headers: [], body: upload)
+            #expect(early.status == 200)
+            let tooBig = try await gateway.send(.POST, "/apps/echo/echo/upload", cookies: cookies, headers: [], body: upload + upload)
+            #expect(tooBig.status == 413)
+            #expect(try await gateway.get("/apps/echo/echo/", cookies: cookies).status == 200)
+        }
+    }
+
+    @Test func aHundredMegabytePageStreamsThroughTheInjector() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let reply = try await gateway.get("/apps/echo/big?mb=100", cookies: cookies, headers: [("Sec-Fetch-Dest", "document")], limit: 120 << 20)
+            #expect(reply.status == 200)
+            #expect(reply.body.utf8.count > 100 << 20)
+            #expect(reply.body.hasPrefix("<html><body><link rel=\"stylesheet\""))
+            #expect(reply.body.hasSuffix("</body></html>"))
+        }
+    }
+}
