@@ -123,10 +123,21 @@ def write_config(path, port, issuer=None, development=False, extra=None):
 
 
 class Gateway:
-    def __init__(self, running, port):
+    def __init__(self, running, port, command=None, env=None, log_dir=None):
         self.running = running
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
+        self.command = command
+        self.env = env
+        self.log_dir = log_dir
+        self.restarts = 0
+
+    def restart(self):
+        """Stops the process and starts it again with the same configuration and data."""
+        self.running.stop()
+        self.restarts += 1
+        self.running = Running(self.command, self.log_dir / f"gatehouse-{self.restarts}.log", env=self.env)
+        wait_for(self.url + "/healthz", process=self.running.process)
 
     @property
     def dev_password(self):
@@ -147,7 +158,7 @@ def start_gateway(tmp_path, mode, issuer=None, extra=None):
         env["GATEHOUSE_OIDC_CLIENT_SECRET_FILE"] = str(secret)
     running = Running(command, tmp_path / "gatehouse.log", env=env)
     wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)
-    return Gateway(running, port)
+    return Gateway(running, port, command=command, env=env, log_dir=tmp_path)
 
 
 @pytest.fixture

@@ -1,0 +1,87 @@
+"""Browsing the demo apps through Gatehouse in a real browser: the shared server-side cookie jar, the banner,
+the allowlist, and a jar that does not outlive the session."""
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+
+from test_browser_journey import open_development_sign_in, path_of, wait
+
+
+def sign_in_as_alice(browser, gateway, deep_link):
+    open_development_sign_in(browser, gateway, deep_link)
+    browser.find_element(By.ID, "account-alice").click()
+    browser.find_element(By.ID, "password").send_keys(gateway.dev_password)
+    browser.find_element(By.ID, "dev-continue").click()
+    wait(browser, lambda b: path_of(b) == deep_link)
+
+
+def visits(browser):
+    return int(browser.find_element(By.ID, "visits").text)
+
+
+def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser, dev_gateway):
+    sign_in_as_alice(browser, dev_gateway, "/")
+    app_links = [a.get_attribute("data-app") for a in browser.find_elements(By.CSS_SELECTOR, "#apps a")]
+    assert app_links == ["visits", "links", "gzip", "leave"]  # the chat app waits for registration
+
+    # The visit counter signs in with its own cookie, which lands in the server-side jar, not in the browser.
+    browser.find_element(By.CSS_SELECTOR, 'a[data-app="visits"]').click()
+    wait(browser, EC.presence_of_element_located((By.ID, "app-sign-in")))
+    browser.find_element(By.ID, "name").send_keys("Alice in the app")
+    browser.find_element(By.ID, "app-sign-in").click()
+    wait(browser, EC.presence_of_element_located((By.ID, "visits")))
+    assert browser.find_element(By.ID, "app-user").text == "Alice in the app"
+    assert visits(browser) == 1
+    assert {c["name"] for c in browser.get_cookies()} <= {"gatehouse_session"}
+
+    browser.refresh()
+    wait(browser, lambda b: visits(b) == 2)
+
+    # Another app, a rewritten root-relative link back: the same jar.
+    browser.get(dev_gateway.url + "/apps/links/")
+    browser.find_element(By.ID, "visits-link").click()
+    wait(browser, lambda b: path_of(b) == "/apps/visits/")
+    assert visits(browser) == 3
+
+    # A form POST through a rewritten action.
+    browser.get(dev_gateway.url + "/apps/links/")
+    browser.find_element(By.ID, "send").click()
+    wait(browser, lambda b: path_of(b) == "/apps/links/echo")
+    assert browser.find_element(By.ID, "echo").text == "hello"
+
+    # A gzip page gets the banner too.
+    browser.get(dev_gateway.url + "/apps/gzip/")
+    assert browser.find_element(By.ID, "gzip").is_displayed()
+    assert browser.find_element(By.ID, "gatehouse-banner").is_displayed()
+
+    # Sessions and jars are in SQLite: a restart loses nothing.
+    dev_gateway.restart()
+    browser.get(dev_gateway.url + "/apps/visits/")
+    wait(browser, lambda b: visits(b) == 4)
+
+    # The banner is on the page, visible, reachable by keyboard, and leads to the upgrade entry.
+    button = browser.find_element(By.ID, "gatehouse-banner-button")
+    assert button.is_displayed()
+    assert button.text == "Add Features"
+    assert button.get_attribute("aria-label") == "Add Signal Features"
+    assert browser.execute_script("arguments[0].focus(); return document.activeElement === arguments[0];", button)
+
+    # A redirect to a host outside the allowlist is never followed.
+    browser.get(dev_gateway.url + "/apps/leave/")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Destination outside the allowlist"
+    assert "outside.example" not in browser.current_url
+
+    # Sign out and back in: the jar went with the old session.
+    browser.get(dev_gateway.url + "/")
+    browser.find_element(By.ID, "sign-out").click()
+    wait(browser, lambda b: path_of(b) == "/signed-out")
+    sign_in_as_alice(browser, dev_gateway, "/apps/visits/")
+    assert browser.find_element(By.ID, "app-sign-in").is_displayed()
+
+
+def test_banner_leads_to_the_upgrade_entry(browser, dev_gateway):
+    sign_in_as_alice(browser, dev_gateway, "/apps/links/")
+    browser.find_element(By.ID, "gatehouse-banner-button").click()
+    wait(browser, lambda b: path_of(b) == "/chats")
+    assert "upgrade_banner_tapped" in dev_gateway.running.output()
+    assert "upgrade_banner_shown" in dev_gateway.running.output()
