@@ -58,6 +58,7 @@ public struct ProxyController: Sendable {
             // `/apps/wiki` → `/apps/wiki/`, so that the app's relative URLs resolve below its mount.
             return Response(status: .movedPermanently, headers: [.location: prefix + "/" + rest])
         }
+        guard !Self.hasDotSegment(rest) else { throw RequestError.badRequest("dot segment in app path") }
         guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
             throw RequestError.badRequest("unusable path")
         }
@@ -72,6 +73,15 @@ public struct ProxyController: Sendable {
             method: request.method, url: url, headers: headers, body: request.body, contentLength: request.headers[.contentLength].flatMap { Int($0) }
         )
         return try await respond(upstream, to: request, url: url, origin: origin, urls: urls, context: context)
+    }
+
+    /// `..` or `.` segments, plain or percent-encoded, would leave the app's base path on the upstream.
+    static func hasDotSegment(_ rest: String) -> Bool {
+        let path = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let decoded = path.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive)
+            .replacingOccurrences(of: "%2f", with: "/", options: .caseInsensitive).replacingOccurrences(of: "%5c", with: "/", options: .caseInsensitive)
+            .replacingOccurrences(of: "\\", with: "/")
+        return decoded.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." }
     }
 
     func addForwardingHeaders(_ headers: inout HTTPFields, request: Request, context: SignedInRequestContext) {

@@ -90,6 +90,17 @@ import Testing
         }
     }
 
+    @Test func pathsCannotClimbOutOfTheAppsBasePath() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            for hostile in ["/apps/other/../set-cookie", "/apps/other/%2e%2e/set-cookie", "/apps/other/%2E%2e%2fset-cookie", "/apps/other/x/..%5c..%5cset-cookie", "/apps/other/./x"] {
+                let reply = try await gateway.get(hostile, cookies: cookies)
+                #expect(reply.status == 400, "\(hostile)")
+            }
+            #expect(try await gateway.get("/apps/other/a..b", cookies: cookies).status == 200)
+        }
+    }
+
     @Test func redirectsStayInsideTheGateway() async throws {
         try await Self.withProxy { gateway, upstream in
             let cookies = try await Self.signedIn(gateway)
