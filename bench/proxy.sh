@@ -17,10 +17,11 @@ for tool in nginx wrk curl; do
 done
 python3 -c "import requests" 2>/dev/null || python3 -m pip install --quiet requests
 scripts/setup
-swift build -c release --product gatehouse >/dev/null
+swift build -c release --product gatehouse 2>&1 | grep -E "error|Compiling|Build complete" || true
 BIN="$(swift build -c release --show-bin-path)/gatehouse"
 
 work=$(mktemp -d)
+chmod 755 "$work"  # nginx's workers run as another user
 cleanup() {
   [[ -n "${gatehouse_pid:-}" ]] && kill "$gatehouse_pid" 2>/dev/null || true
   [[ -f "$work/nginx.pid" ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
@@ -87,6 +88,15 @@ password=$(grep -o 'this run: [^)]*' "$work/gatehouse.log" | cut -d' ' -f3)
 cookie=$(python3 bench/signin.py "http://127.0.0.1:$GATE_PORT" "$password")
 # The app's own sign-in cookie goes into the jar; every benchmarked request then carries it upstream.
 curl -fs -o /dev/null -H "Cookie: gatehouse_session=$cookie" "http://127.0.0.1:$GATE_PORT/apps/bench/login"
+
+# Every URL must answer 200 before it is measured: a benchmark of error pages measures nothing.
+for url in "http://127.0.0.1:$NGINX_PORT/page.html" "http://127.0.0.1:$NGINX_PORT/data.json" \
+           "http://127.0.0.1:$GATE_PORT/apps/bench/page.html" "http://127.0.0.1:$GATE_PORT/apps/bench/data.json"; do
+  status=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: gatehouse_session=$cookie" "$url")
+  [[ "$status" == 200 ]] || { echo "bench: $url answered $status" >&2; exit 1; }
+done
+curl -s -H "Cookie: gatehouse_session=$cookie" -H "Sec-Fetch-Dest: document" "http://127.0.0.1:$GATE_PORT/apps/bench/page.html" \
+  | grep -q gatehouse-banner || { echo "bench: no banner in the proxied page" >&2; exit 1; }
 
 run_wrk() { # url, headers…
   local url=$1; shift

@@ -33,7 +33,9 @@ func serveGateway(_ configuration: GatehouseConfiguration) async throws {
     let logger = Logger(label: "gatehouse")
     let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
     if let password = built.developmentPassword {
-        print(DevelopmentBanner.text(configuration: configuration, password: password))
+        // Written straight to the file descriptor: a redirected stdout would hold `print`'s text in its buffer,
+        // and scripts read the password from it.
+        FileHandle.standardOutput.write(Data((DevelopmentBanner.text(configuration: configuration, password: password) + "\n").utf8))
     }
     try await built.application.runService()
 }

@@ -38,8 +38,19 @@ public struct ConfigurationLoader {
         var problems = early + reader.problems
         problems += reader.unknownFileKeys().map { ConfigurationProblem($0, "unknown key") }
         problems += configuration.validate()
+        problems += Self.missingFolders(configuration.directories)
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
         return configuration
+    }
+
+    /// Templates, public files and strings ship with Gatehouse; relative paths resolve against the working folder.
+    static func missingFolders(_ directories: DirectoriesConfiguration) -> [ConfigurationProblem] {
+        let folders = [("directories.templates", directories.templates), ("directories.public", directories.publicFiles), ("directories.strings", directories.strings)]
+        return folders.compactMap { keyPath, folder in
+            var isDirectory: ObjCBool = false
+            guard !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue else { return nil }
+            return ConfigurationProblem(keyPath, "folder \(folder) does not exist (relative to \(FileManager.default.currentDirectoryPath))")
+        }
     }
 
     private func read(_ reader: inout ConfigurationReader, development forced: Bool) -> GatehouseConfiguration {

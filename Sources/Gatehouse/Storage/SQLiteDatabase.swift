@@ -99,6 +99,9 @@ public final class SQLiteDatabase: Sendable {
 
     private func migrate() async throws {
         try await query("PRAGMA journal_mode = WAL")
+        // With WAL, NORMAL syncs at checkpoints instead of at every commit: a power cut may lose the last
+        // moments of events and last-seen times, never the database's consistency.
+        try await query("PRAGMA synchronous = NORMAL")
         try await query("PRAGMA busy_timeout = 5000")
         // A member's cookie jar goes with their session, whichever way the session ends.
         try await query("PRAGMA foreign_keys = ON")
