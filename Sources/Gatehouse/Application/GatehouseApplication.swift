@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
 
@@ -81,14 +82,16 @@ public enum GatehouseApplication {
         PortalController(apps: configuration.apps, renderer: renderer).addRoutes(to: signedIn)
         let banner = UpgradeBanner(renderer: renderer, events: events)
         banner.addRoutes(to: signedIn)
+        let catalog = AppCatalog(apps: configuration.apps)
+        let upstreamPolicy = UpstreamPolicy(allowlist: Allowlist(configuration.allowlist), configuration: proxy, resolver: SystemHostResolver())
+        let jars = SharedCookieJars(store: SQLiteCookieJarStore(database: database))
         ProxyController(
-            catalog: AppCatalog(apps: configuration.apps),
-            forwarder: Forwarder(http: http, configuration: proxy),
-            policy: UpstreamPolicy(allowlist: Allowlist(configuration.allowlist), configuration: proxy, resolver: SystemHostResolver()),
-            jars: SharedCookieJars(store: SQLiteCookieJarStore(database: database)),
-            banner: banner,
+            catalog: catalog, forwarder: Forwarder(http: http, configuration: proxy), policy: upstreamPolicy, jars: jars, banner: banner,
             configuration: configuration
         ).addRoutes(to: signedIn)
+        let webSockets = WebSocketProxy(
+            catalog: catalog, policy: upstreamPolicy, jars: jars, resolver: resolver, sessions: sessions, configuration: configuration, logger: logger
+        )
 
         var services: [any Service] = [
             HTTPClientService(client: http),
@@ -100,6 +103,7 @@ public enum GatehouseApplication {
         }
         let application = Application(
             router: router,
+            server: .http1WebSocketUpgrade { head, _, _ in await webSockets.shouldUpgrade(head) },
             configuration: .init(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
             services: services,

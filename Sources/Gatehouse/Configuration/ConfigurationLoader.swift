@@ -45,7 +45,10 @@ public struct ConfigurationLoader {
 
     /// Templates, public files and strings ship with Gatehouse; relative paths resolve against the working folder.
     static func missingFolders(_ directories: DirectoriesConfiguration) -> [ConfigurationProblem] {
-        let folders = [("directories.templates", directories.templates), ("directories.public", directories.publicFiles), ("directories.strings", directories.strings)]
+        let folders = [
+            ("directories.templates", directories.templates), ("directories.public", directories.publicFiles),
+            ("directories.strings", directories.strings),
+        ]
         return folders.compactMap { keyPath, folder in
             var isDirectory: ObjCBool = false
             guard !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue else { return nil }

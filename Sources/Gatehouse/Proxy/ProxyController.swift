@@ -79,7 +79,9 @@ public struct ProxyController: Sendable {
     static func hasDotSegment(_ rest: String) -> Bool {
         let path = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let decoded = path.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive)
-            .replacingOccurrences(of: "%2f", with: "/", options: .caseInsensitive).replacingOccurrences(of: "%5c", with: "/", options: .caseInsensitive)
+            .replacingOccurrences(of: "%2f", with: "/", options: .caseInsensitive).replacingOccurrences(
+                of: "%5c", with: "/", options: .caseInsensitive
+            )
             .replacingOccurrences(of: "\\", with: "/")
         return decoded.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." }
     }

@@ -129,3 +129,6 @@ struct BrowserCookies {
         }
     }
 }
+
+/// Immutable once created; tests hand it to child tasks (a WebSocket open while another request signs out).
+extension LiveGateway: @unchecked Sendable {}

@@ -2,6 +2,7 @@ import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -16,7 +17,21 @@ struct EchoUpstream {
         let port = try await LiveGateway.freePort()
         var logger = Logger(label: "echo")
         logger.logLevel = .error
-        let app = Application(router: router(), configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
+        let app = Application(
+            router: router(),
+            server: .http1WebSocketUpgrade { head, _, _ in
+                guard head.path?.hasPrefix("/ws") == true else { return .dontUpgrade }
+                // First tells what the upgrade request carried, then echoes every message.
+                let seen = "user=\(head.headerFields[HTTPField.Name("X-Forwarded-User")!] ?? "") cookie=\(head.headerFields[.cookie] ?? "")"
+                return .upgrade([:]) { inbound, outbound, _ in
+                    try await outbound.write(.text(seen))
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        if case .text(let text) = message { try await outbound.write(.text("echo: \(text)")) }
+                    }
+                }
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger
+        )
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

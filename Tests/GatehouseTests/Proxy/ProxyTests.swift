@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import HummingbirdWSClient
+import Logging
 import Testing
 
 @testable import Gatehouse
@@ -93,7 +96,10 @@ import Testing
     @Test func pathsCannotClimbOutOfTheAppsBasePath() async throws {
         try await Self.withProxy { gateway, _ in
             let cookies = try await Self.signedIn(gateway)
-            for hostile in ["/apps/other/../set-cookie", "/apps/other/%2e%2e/set-cookie", "/apps/other/%2E%2e%2fset-cookie", "/apps/other/x/..%5c..%5cset-cookie", "/apps/other/./x"] {
+            for hostile in [
+                "/apps/other/../set-cookie", "/apps/other/%2e%2e/set-cookie", "/apps/other/%2E%2e%2fset-cookie", "/apps/other/x/..%5c..%5cset-cookie",
+                "/apps/other/./x",
+            ] {
                 let reply = try await gateway.get(hostile, cookies: cookies)
                 #expect(reply.status == 400, "\(hostile)")
             }
@@ -210,6 +216,70 @@ import Testing
             #expect(reply.body.utf8.count > 100 << 20)
             #expect(reply.body.hasPrefix("<html><body><link rel=\"stylesheet\""))
             #expect(reply.body.hasSuffix("</body></html>"))
+        }
+    }
+
+    /// Opens a WebSocket through the gateway and collects what comes back until it closes or `until` is satisfied.
+    static func webSocket(
+        _ gateway: LiveGateway, cookies: [String: String], extraOrigin: String? = nil, send messages: [String], wait: Duration = .seconds(0)
+    ) async throws -> [String] {
+        // The client sends `Origin: ws://<gateway host>` itself; an extra one plays a page of another site.
+        var headers = HTTPFields()
+        headers[.cookie] = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
+        if let extraOrigin { headers[.origin] = extraOrigin }
+        let received = Box()
+        try await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(gateway.port)/apps/echo/ws", configuration: .init(additionalHeaders: headers), logger: Logger(label: "ws-test")
+        ) { inbound, outbound, _ in
+            for message in messages { try await outbound.write(.text(message)) }
+            var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            for _ in 0..<(messages.count + 1) {
+                guard case .text(let text)? = try await iterator.next() else { break }
+                await received.append(text)
+            }
+            if wait > .zero {
+                // Keep reading: the gateway closes the connection when the session ends.
+                while try await iterator.next() != nil {}
+                await received.append("(closed)")
+            }
+        }
+        return await received.values
+    }
+
+    actor Box {
+        var values: [String] = []
+        func append(_ value: String) { values.append(value) }
+    }
+
+    @Test func webSocketsAreRelayedWithTheJarAndIdentity() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            _ = try await gateway.get("/apps/echo/set-cookie?c=app%3D1%3B%20Path%3D%2F", cookies: cookies)
+            let messages = try await Self.webSocket(gateway, cookies: cookies, send: ["hello"])
+            #expect(messages == ["user=\(DevelopmentAccounts.all[0].sub) cookie=app=1", "echo: hello"])
+
+            // From another site's page the browser would send its own Origin: no upgrade.
+            await #expect(throws: (any Error).self) {
+                _ = try await Self.webSocket(gateway, cookies: cookies, extraOrigin: "https://evil.example", send: ["hi"])
+            }
+            // Without a session: no upgrade either.
+            await #expect(throws: (any Error).self) {
+                _ = try await Self.webSocket(gateway, cookies: [:], send: ["hi"])
+            }
+        }
+    }
+
+    @Test func aWebSocketClosesWhenTheSessionEnds() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let portal = try await gateway.get("/", cookies: cookies)
+            let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            async let messages = Self.webSocket(gateway, cookies: cookies, send: ["hello"], wait: .seconds(1))
+            try await Task.sleep(for: .milliseconds(500))
+            _ = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: cookies)
+            let started = ContinuousClock.now
+            #expect(try await messages.last == "(closed)")
+            #expect(ContinuousClock.now - started < .seconds(10))
         }
     }
 }

@@ -1,0 +1,135 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWSClient
+import HummingbirdWebSocket
+import Logging
+
+/// WebSocket upgrades to `/apps/<slug>/…`: the same checks as any proxied request (session, level, roles,
+/// allowlist, jar cookies, identity headers) plus the `Origin` a browser must send, then frames are relayed both
+/// ways until either side closes or the member's session ends.
+public struct WebSocketProxy: Sendable {
+    let catalog: AppCatalog
+    let policy: UpstreamPolicy
+    let jars: SharedCookieJars
+    let resolver: SessionResolver
+    let sessions: any SessionStore
+    let configuration: GatehouseConfiguration
+    let logger: Logger
+
+    /// How often a relay checks that the member is still signed in.
+    var sessionCheckInterval: Duration = .seconds(5)
+    static let maximumMessageBytes = 1 << 20
+
+    public init(
+        catalog: AppCatalog, policy: UpstreamPolicy, jars: SharedCookieJars, resolver: SessionResolver, sessions: any SessionStore,
+        configuration: GatehouseConfiguration, logger: Logger
+    ) {
+        self.catalog = catalog
+        self.policy = policy
+        self.jars = jars
+        self.resolver = resolver
+        self.sessions = sessions
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public typealias Decision = ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+
+    /// Whether to take over this connection; anything refused continues as a plain HTTP request (and fails there
+    /// with the usual page).
+    public func shouldUpgrade(_ head: HTTPRequest) async -> Decision {
+        guard let path = head.path, path.hasPrefix(Paths.appsPrefix + "/") else { return .dontUpgrade }
+        // Cross-site WebSocket hijacking: only pages of this gateway may open one with the member's cookie.
+        guard isOwnOrigin(head.headerFields[.origin]) else {
+            logger.notice("WebSocket refused: foreign origin", metadata: ["origin": .string(head.headerFields[.origin] ?? "(none)")])
+            return .dontUpgrade
+        }
+        let afterPrefix = path.dropFirst(Paths.appsPrefix.count + 1)
+        let slug = String(afterPrefix.prefix { $0 != "/" && $0 != "?" })
+        let rest = String(afterPrefix.dropFirst(slug.count))
+        guard let app = catalog.app(slug), rest.hasPrefix("/"), !ProxyController.hasDotSegment(rest),
+            case .active(let session)? = try? await resolver.resolve(cookie: Self.cookie(named: configuration.cookie.name, in: head.headerFields)),
+            AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups),
+            let httpURL = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: httpURL)
+        else { return .dontUpgrade }
+        do {
+            try await policy.check(httpURL)
+        } catch {
+            logger.notice("WebSocket refused", metadata: ["reason": .string(error.reason)])
+            return .dontUpgrade
+        }
+        var headers = HTTPFields()
+        headers[HTTPField.Name("X-Forwarded-User")!] = session.identity.sub
+        if let email = session.identity.email { headers[HTTPField.Name("X-Forwarded-Email")!] = email }
+        headers[HTTPField.Name("X-Forwarded-Proto")!] = configuration.publicURL.scheme ?? "https"
+        headers[HTTPField.Name("X-Forwarded-Host")!] = configuration.publicURL.host ?? ""
+        if let cookie = try? await jars.cookieHeader(sessionID: session.id, for: origin) { headers[.cookie] = cookie }
+        let upstreamURL = httpURL.absoluteString.replacingOccurrences(of: "http", with: "ws", options: .anchored)
+        let relay = Relay(
+            url: upstreamURL, headers: headers, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval, logger: logger)
+        return .upgrade([:]) { inbound, outbound, _ in try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
+    }
+
+    /// A browser sends its page's origin, which must be the gateway's. Non-browser WebSocket clients (never a
+    /// vehicle for another site's page) may name the gateway's host with a ws/wss scheme instead.
+    func isOwnOrigin(_ origin: String?) -> Bool {
+        guard let origin else { return false }
+        if origin == configuration.publicOrigin { return true }
+        guard let url = URL(string: origin), let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else { return false }
+        return url.host?.lowercased() == configuration.publicURL.host?.lowercased()
+    }
+
+    static func cookie(named name: String, in fields: HTTPFields) -> String? {
+        for header in fields[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0] == name { return String(parts[1]) }
+            }
+        }
+        return nil
+    }
+
+    /// One relayed connection.
+    struct Relay: Sendable {
+        let url: String
+        let headers: HTTPFields
+        let sessionID: String
+        let sessions: any SessionStore
+        let interval: Duration
+        let logger: Logger
+
+        func run(browserInbound: WebSocketInboundStream, browserOutbound: WebSocketOutboundWriter) async throws {
+            let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 16, additionalHeaders: headers)
+            try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { upstreamInbound, upstreamOutbound, _ in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await Self.pump(browserInbound, to: upstreamOutbound) }
+                    group.addTask { try await Self.pump(upstreamInbound, to: browserOutbound) }
+                    group.addTask { try await watchSession() }
+                    // Whichever ends first (a side closed, the session ended) ends the relay.
+                    try await group.next()
+                    group.cancelAll()
+                }
+                try? await upstreamOutbound.close(.normalClosure, reason: nil)
+            }
+            try? await browserOutbound.close(.normalClosure, reason: nil)
+        }
+
+        static func pump(_ inbound: WebSocketInboundStream, to outbound: WebSocketOutboundWriter) async throws {
+            for try await message in inbound.messages(maxSize: WebSocketProxy.maximumMessageBytes) {
+                switch message {
+                case .text(let text): try await outbound.write(.text(text))
+                case .binary(let buffer): try await outbound.write(.binary(buffer))
+                }
+            }
+        }
+
+        /// Returns when the member's session is gone (signed out, expired, ended on another replica).
+        func watchSession() async throws {
+            while true {
+                try await Task.sleep(for: interval)
+                if try await sessions.find(id: sessionID) == nil { return }
+            }
+        }
+    }
+}
