@@ -22,7 +22,7 @@ def visits(browser):
 def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser, dev_gateway):
     sign_in_as_alice(browser, dev_gateway, "/")
     app_links = [a.get_attribute("data-app") for a in browser.find_elements(By.CSS_SELECTOR, "#apps a")]
-    assert app_links == ["visits", "links", "gzip", "leave"]  # the chat app waits for registration
+    assert app_links == ["visits", "links", "gzip", "leave", "hosted"]  # the chat app waits for registration
 
     # The visit counter signs in with its own cookie, which lands in the server-side jar, not in the browser.
     browser.find_element(By.CSS_SELECTOR, 'a[data-app="visits"]').click()
@@ -85,3 +85,18 @@ def test_banner_leads_to_the_upgrade_entry(browser, dev_gateway):
     wait(browser, lambda b: path_of(b) == "/chats")
     assert "upgrade_banner_tapped" in dev_gateway.running.output()
     assert "upgrade_banner_shown" in dev_gateway.running.output()
+
+
+def test_host_mounted_app_on_its_own_host(browser, dev_gateway):
+    sign_in_as_alice(browser, dev_gateway, "/")
+    app_host = f"http://hosted.apps.localhost:{dev_gateway.port}"
+    browser.find_element(By.CSS_SELECTOR, 'a[data-app="hosted"]').click()
+    # The handoff: app host → gateway → app host, landing on the app with a grant of its own.
+    wait(browser, lambda b: b.current_url == app_host + "/")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Links and Forms"
+    assert browser.find_element(By.ID, "gatehouse-banner").is_displayed()
+    browser.find_element(By.ID, "about-link").click()
+    wait(browser, lambda b: b.current_url == app_host + "/about")
+    assert browser.find_element(By.ID, "about").text == "Reached through a rewritten link."
+    # The gateway's session cookie never reached the app host; the app host's grant is its own.
+    assert {c["name"] for c in browser.get_cookies()} == {"gatehouse_app"}

@@ -44,12 +44,27 @@ public enum GatehouseApplication {
         }
         let resolver = SessionResolver(store: sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger)
 
+        let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
+        let catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain)
+        let upstreamPolicy = UpstreamPolicy(allowlist: Allowlist(configuration.allowlist), configuration: proxy, resolver: SystemHostResolver())
+        let jars = SharedCookieJars(store: SQLiteCookieJarStore(database: database))
+        let banner = UpgradeBanner(renderer: renderer, events: events)
+        let proxyController = ProxyController(
+            catalog: catalog, forwarder: Forwarder(http: http, configuration: proxy), policy: upstreamPolicy, jars: jars, banner: banner,
+            configuration: configuration
+        )
+        let hostMounts = HostMountController(
+            catalog: catalog, proxy: proxyController, store: SQLiteHostMountStore(database: database), resolver: resolver,
+            configuration: configuration
+        )
+
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(
             middleware: SecurityHeadersMiddleware(
                 identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))
+        router.add(middleware: HostMountMiddleware(controller: hostMounts))
         router.add(middleware: FileMiddleware(configuration.directories.publicFiles, urlBasePath: Paths.publicAssets, searchForIndexHtml: false))
         router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
@@ -79,16 +94,10 @@ public enum GatehouseApplication {
         )
         auth.addRoutes(to: withSession)
         let signedIn = withSession.group(context: SignedInRequestContext.self)
-        PortalController(apps: configuration.apps, renderer: renderer).addRoutes(to: signedIn)
-        let banner = UpgradeBanner(renderer: renderer, events: events)
+        PortalController(catalog: catalog, renderer: renderer).addRoutes(to: signedIn)
         banner.addRoutes(to: signedIn)
-        let catalog = AppCatalog(apps: configuration.apps)
-        let upstreamPolicy = UpstreamPolicy(allowlist: Allowlist(configuration.allowlist), configuration: proxy, resolver: SystemHostResolver())
-        let jars = SharedCookieJars(store: SQLiteCookieJarStore(database: database))
-        ProxyController(
-            catalog: catalog, forwarder: Forwarder(http: http, configuration: proxy), policy: upstreamPolicy, jars: jars, banner: banner,
-            configuration: configuration
-        ).addRoutes(to: signedIn)
+        proxyController.addRoutes(to: signedIn)
+        hostMounts.addRoutes(to: signedIn)
         let webSockets = WebSocketProxy(
             catalog: catalog, policy: upstreamPolicy, jars: jars, resolver: resolver, sessions: sessions, configuration: configuration, logger: logger
         )

@@ -1,8 +1,8 @@
 /// A same-origin gateway path that a member is sent to after sign-in.
 ///
 /// Only a path that starts with exactly one `/` and carries nothing a browser or a server could read as another
-/// origin is accepted: no scheme, no `//` or `/\`, no backslash anywhere, no encoded slash, backslash or dot
-/// segment, no control characters or whitespace.
+/// origin is accepted: no scheme, no `//` or `/\`, no backslash anywhere, no encoded slash, backslash, percent or
+/// dot in the path, no dot segments, no control characters, whitespace or non-ASCII anywhere.
 public struct ReturnTarget: Sendable, Equatable, CustomStringConvertible {
     public let path: String
 
@@ -23,12 +23,13 @@ public struct ReturnTarget: Sendable, Equatable, CustomStringConvertible {
             // Control characters, space, DEL, backslash and anything outside ASCII are never part of a path we issue.
             if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\\") { return false }
         }
-        let lowered = candidate.lowercased()
-        // Encoded slash, backslash, percent, dot or control characters can be decoded into an escape later on.
+        let pathPart = candidate.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let lowered = pathPart.lowercased()
+        // In the path, an encoded slash, backslash, percent, dot or control character can be decoded into an
+        // escape later on; in the query (`?next=%2Fx`) it is only data.
         for encoded in ["%2f", "%5c", "%25", "%2e", "%00", "%09", "%0a", "%0d"] where lowered.contains(encoded) {
             return false
         }
-        let pathPart = candidate.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
         if pathPart.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) { return false }
         return true
     }

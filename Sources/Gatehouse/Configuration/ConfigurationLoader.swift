@@ -120,6 +120,7 @@ public struct ConfigurationLoader {
             session: session,
             storage: storage,
             apps: demoAppsPort.map(DemoApps.catalog(port:)) ?? configuredApps,
+            appsDomain: reader.optionalString("apps_domain") ?? (development ? "apps.localhost" : nil),
             allowlist: reader.stringList("allowlist", default: development ? ["127.0.0.1", "localhost"] : []),
             proxy: ProxyConfiguration(
                 connectTimeoutSeconds: reader.int("proxy.connect_timeout_seconds", default: 5, range: 1...120),

@@ -51,6 +51,14 @@ extension GatehouseConfiguration {
             check(Allowlist.isValidEntry(entry), "allowlist[\(index)]", "is not a host or *.domain wildcard: \"\(entry)\"")
         }
         problems += validateApps()
+        if let appsDomain {
+            let host = UpstreamHost(appsDomain)
+            check(host?.kind == .name && appsDomain.contains("."), "apps_domain", "must be a host name such as apps.example.org")
+            check(appsDomain.lowercased() != publicURL.host?.lowercased(), "apps_domain", "must differ from the public URL's host")
+        }
+        for (index, app) in apps.enumerated() where app.mount == .host && appsDomain == nil {
+            check(false, "apps[\(index)].mount", "host mounts need apps_domain")
+        }
 
         if developmentMode {
             check(

@@ -12,6 +12,8 @@ public struct GatehouseConfiguration: Sendable {
     public var session: SessionConfiguration
     public var storage: StorageConfiguration
     public var apps: [AppConfiguration]
+    /// Host-mounted apps live at `<slug>.<appsDomain>`.
+    public var appsDomain: String?
     public var allowlist: [String]
     public var proxy: ProxyConfiguration
     public var brand: BrandConfiguration
@@ -28,6 +30,7 @@ public struct GatehouseConfiguration: Sendable {
         session: SessionConfiguration = .init(),
         storage: StorageConfiguration = .init(),
         apps: [AppConfiguration] = [],
+        appsDomain: String? = nil,
         allowlist: [String] = [],
         proxy: ProxyConfiguration = .init(),
         brand: BrandConfiguration = .init(),
@@ -43,6 +46,7 @@ public struct GatehouseConfiguration: Sendable {
         self.session = session
         self.storage = storage
         self.apps = apps
+        self.appsDomain = appsDomain
         self.allowlist = allowlist
         self.proxy = proxy
         self.brand = brand

@@ -18,6 +18,7 @@ public enum DemoApps {
             AppConfiguration(slug: "links", name: "Links and Forms", icon: "L", upstream: URL(string: base + "/links/")!),
             AppConfiguration(slug: "gzip", name: "Compressed Page", icon: "G", upstream: URL(string: base + "/gzip/")!),
             AppConfiguration(slug: "leave", name: "Redirect Elsewhere", icon: "R", upstream: URL(string: base + "/leave/")!),
+            AppConfiguration(slug: "hosted", name: "Links on Their Own Host", icon: "H", upstream: URL(string: base + "/links/")!, mount: .host),
             AppConfiguration(slug: "chat", name: "Chat", icon: "C", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
         ]
     }

@@ -13,14 +13,14 @@ public struct UpgradeBanner: Sendable {
 
     /// The markup injected after `<body>`: an overlay with the "Add Features" action, a toast area, and the
     /// banner's own script and style carrying the response's nonce.
-    public func html(nonce: String, returnTo: String) throws -> String {
-        try renderer.fragment(
+    /// `gatewayBase` is empty on the gateway's own host and the gateway's origin on an app host.
+    public func html(nonce: String, returnTo: String, gatewayBase: String = "") throws -> String {
+        let upgrade = FormEncoding.url(Paths.upgrade, adding: [("from", "banner"), ("return_to", ReturnTarget(returnTo)?.path ?? Paths.portal)])
+        return try renderer.fragment(
             "banner",
             [
-                "nonce": nonce,
-                "upgradeURL": FormEncoding.url(
-                    Paths.upgrade, adding: [("from", "banner"), ("return_to", ReturnTarget(returnTo)?.path ?? Paths.portal)]),
-                "script": Paths.bannerScript, "style": Paths.bannerStyle,
+                "nonce": nonce, "upgradeURL": gatewayBase + upgrade,
+                "script": gatewayBase + Paths.bannerScript, "style": gatewayBase + Paths.bannerStyle,
             ])
     }
 

@@ -3,28 +3,91 @@ import Foundation
 /// The configured apps by slug, with what the proxy needs to map URLs between upstream and gateway.
 public struct AppCatalog: Sendable {
     public let apps: [AppConfiguration]
+    /// Where each app lives for a page of the gateway's own host (`/apps/<slug>` or an app host's origin).
     let mounts: [String: URLRewriter.Mount]
+    /// The same, absolute, for pages on an app host (where `/apps/…` would resolve against the wrong host).
+    let absoluteMounts: [String: URLRewriter.Mount]
+    let appsDomain: AppsDomain?
 
-    public init(apps: [AppConfiguration]) {
+    public init(apps: [AppConfiguration], publicOrigin: String = "", appsDomain: AppsDomain? = nil) {
         self.apps = apps
+        self.appsDomain = appsDomain
         var mounts: [String: URLRewriter.Mount] = [:]
-        for app in apps { mounts[app.slug] = URLRewriter.Mount(prefix: Paths.app(app.slug), upstream: app.upstream) }
+        var absoluteMounts: [String: URLRewriter.Mount] = [:]
+        for app in apps {
+            let prefix: String
+            if app.mount == .host, let appsDomain {
+                prefix = appsDomain.origin(of: app.slug)
+                absoluteMounts[app.slug] = URLRewriter.Mount(prefix: prefix, upstream: app.upstream)
+            } else {
+                prefix = Paths.app(app.slug)
+                absoluteMounts[app.slug] = URLRewriter.Mount(prefix: publicOrigin + prefix, upstream: app.upstream)
+            }
+            mounts[app.slug] = URLRewriter.Mount(prefix: prefix, upstream: app.upstream)
+        }
         self.mounts = mounts
+        self.absoluteMounts = absoluteMounts
     }
 
     public func app(_ slug: String) -> AppConfiguration? {
         apps.first { $0.slug == slug }
     }
 
-    /// The rewriter for pages and redirects of `slug`: its own URLs and every other mounted app's.
+    /// The rewriter for pages and redirects of `slug`: its own URLs and every other mounted app's. A host-mounted
+    /// app's own URLs become paths on its host; other apps' become absolute gateway URLs.
     public func urlRewriter(for slug: String) -> URLRewriter? {
-        guard let current = mounts[slug] else { return nil }
-        return URLRewriter(current: current, all: apps.compactMap { mounts[$0.slug] })
+        guard let app = app(slug), let mount = mounts[slug] else { return nil }
+        if app.mount == .host, appsDomain != nil {
+            let current = URLRewriter.Mount(prefix: "", upstream: app.upstream)
+            return URLRewriter(current: current, all: [current] + apps.filter { $0.slug != slug }.compactMap { absoluteMounts[$0.slug] })
+        }
+        return URLRewriter(current: mount, all: apps.compactMap { mounts[$0.slug] })
     }
 
-    /// The upstream URL for a gateway path below `/apps/<slug>` (`rest` starts with `/`, query included).
+    /// The upstream URL for a gateway path of an app (`rest` starts with `/`, query included).
     public func upstreamURL(for app: AppConfiguration, rest: String) -> URL? {
         let base = app.upstream.absoluteString.hasSuffix("/") ? String(app.upstream.absoluteString.dropLast()) : app.upstream.absoluteString
         return URL(string: base + rest)
+    }
+
+    /// Where the portal links to an app.
+    public func entryURL(for app: AppConfiguration) -> String {
+        if app.mount == .host, let appsDomain { return appsDomain.origin(of: app.slug) + "/" }
+        return Paths.app(app.slug) + "/"
+    }
+
+    /// The host-mounted app a request's `Host` names, if any.
+    public func hostMountedApp(authority: String?) -> AppConfiguration? {
+        guard let appsDomain, let authority, let slug = appsDomain.slug(inAuthority: authority), let app = app(slug), app.mount == .host else {
+            return nil
+        }
+        return app
+    }
+}
+
+/// `<slug>.<apps domain>`: where host-mounted apps live, on the gateway's own listener, scheme and port.
+public struct AppsDomain: Sendable, Equatable {
+    public let domain: String
+    let scheme: String
+    let port: Int?
+
+    public init(domain: String, publicURL: URL) {
+        self.domain = domain.lowercased()
+        self.scheme = publicURL.scheme?.lowercased() ?? "https"
+        self.port = publicURL.port
+    }
+
+    public func origin(of slug: String) -> String {
+        "\(scheme)://\(slug).\(domain)" + (port.map { ":\($0)" } ?? "")
+    }
+
+    /// The slug of `visits.apps.example.org[:port]`, or nil for any other host (and for deeper subdomains).
+    public func slug(inAuthority authority: String) -> String? {
+        var host = authority.lowercased()
+        if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") { host = String(host[..<colon]) }
+        if host.hasSuffix(".") { host.removeLast() }
+        guard host.hasSuffix("." + domain) else { return nil }
+        let slug = String(host.dropLast(domain.count + 1))
+        return slug.isEmpty || slug.contains(".") ? nil : slug
     }
 }

@@ -45,18 +45,23 @@ public struct ProxyController: Sendable {
 
     func handle(_ request: Request, context: SignedInRequestContext) async throws -> Response {
         let slug = context.parameters.get("slug") ?? ""
-        guard let app = catalog.app(slug), let urls = catalog.urlRewriter(for: slug) else { throw ProxyError.unknownApp(slug) }
-        let session = context.session
-        guard session.level >= app.minimumLevel else { throw AccessError.registrationRequired }
-        guard AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups) else {
-            throw AccessError.appNotAllowed(slug)
-        }
+        guard let app = catalog.app(slug), app.mount == .path || catalog.appsDomain == nil else { throw ProxyError.unknownApp(slug) }
         let prefix = Paths.app(slug)
-        let raw = request.uri.description
-        let rest = String(raw.dropFirst(prefix.count))
+        let rest = String(request.uri.description.dropFirst(prefix.count))
         guard rest.hasPrefix("/") else {
             // `/apps/wiki` → `/apps/wiki/`, so that the app's relative URLs resolve below its mount.
             return Response(status: .movedPermanently, headers: [.location: prefix + "/" + rest])
+        }
+        return try await forward(request, context: context, app: app, rest: rest)
+    }
+
+    /// Sends the request for `rest` (a path with its query) to `app`, whichever way the app is mounted.
+    func forward(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws -> Response {
+        guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
+        let session = context.session
+        guard session.level >= app.minimumLevel else { throw AccessError.registrationRequired }
+        guard AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups) else {
+            throw AccessError.appNotAllowed(app.slug)
         }
         guard !Self.hasDotSegment(rest) else { throw RequestError.badRequest("dot segment in app path") }
         guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
@@ -72,7 +77,9 @@ public struct ProxyController: Sendable {
         let upstream = try await forwarder.send(
             method: request.method, url: url, headers: headers, body: request.body, contentLength: request.headers[.contentLength].flatMap { Int($0) }
         )
-        return try await respond(upstream, to: request, url: url, origin: origin, urls: urls, context: context)
+        // On an app host the banner's files and links must name the gateway's own origin.
+        let gatewayBase = app.mount == .host && catalog.appsDomain != nil ? configuration.publicOrigin : ""
+        return try await respond(upstream, to: request, url: url, origin: origin, urls: urls, gatewayBase: gatewayBase, context: context)
     }
 
     /// `..` or `.` segments, plain or percent-encoded, would leave the app's base path on the upstream.
@@ -98,7 +105,8 @@ public struct ProxyController: Sendable {
     }
 
     func respond(
-        _ upstream: Forwarder.Upstream, to request: Request, url: URL, origin: CookieOrigin, urls: URLRewriter, context: SignedInRequestContext
+        _ upstream: Forwarder.Upstream, to request: Request, url: URL, origin: CookieOrigin, urls: URLRewriter, gatewayBase: String,
+        context: SignedInRequestContext
     ) async throws -> Response {
         try await jars.absorb(setCookies: upstream.headers[values: .setCookie], from: origin, sessionID: context.session.id)
         var headers = HeaderHygiene.responseHeaders(from: upstream.headers)
@@ -133,7 +141,9 @@ public struct ProxyController: Sendable {
             if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
             return Response(status: upstream.status, headers: headers, body: ResponseBody(asyncSequence: body))
         }
-        let injection = try nonce.map { try banner.html(nonce: $0, returnTo: request.uri.description) }
+        let injection = try nonce.map {
+            try banner.html(nonce: $0, returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.portal, gatewayBase: gatewayBase)
+        }
         if injection != nil { await banner.recordShown(sub: context.session.identity.sub) }
         headers[.contentEncoding] = nil
         let logger = context.logger

@@ -36,7 +36,12 @@ public struct SessionResolver: Sendable {
 
     public func resolve(cookie value: String?, now: Date = Date()) async throws -> Resolution {
         guard let value, !value.isEmpty, value.utf8.count <= 128 else { return .none }
-        guard var session = try await store.find(id: Self.sessionID(forCookie: value)) else { return .none }
+        return try await resolve(sessionID: Self.sessionID(forCookie: value), now: now)
+    }
+
+    /// The same for a session found another way (an app host's grant).
+    public func resolve(sessionID: String, now: Date = Date()) async throws -> Resolution {
+        guard var session = try await store.find(id: sessionID) else { return .none }
         let idleLimit = session.lastSeenAt.addingTimeInterval(TimeInterval(configuration.idleTimeoutSeconds))
         if now >= session.expiresAt || now >= idleLimit {
             await end(session, reason: now >= session.expiresAt ? "absolute_timeout" : "idle_timeout")

@@ -95,6 +95,21 @@ public final class SQLiteDatabase: Sendable {
             updated_at REAL NOT NULL
         );
         """,
+        """
+        CREATE TABLE app_handoffs (
+            code_hash TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            body TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE TABLE app_grants (
+            token_hash TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            slug TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX app_grants_session ON app_grants(session_id);
+        """,
     ]
 
     private func migrate() async throws {

@@ -15,6 +15,8 @@ public enum Paths {
 
     public static let appsPrefix = "/apps"
     public static let upgrade = "/upgrade"
+    /// Step 2 of the host-mount handoff (see `HostMountController`).
+    public static let appsOpen = "/apps-open"
     public static let bannerScript = "/static/gatehouse-banner.js"
     public static let bannerStyle = "/static/gatehouse-banner.css"
 

@@ -18,11 +18,11 @@ public struct PortalController: Sendable {
         }
     }
 
-    let apps: [AppConfiguration]
+    let catalog: AppCatalog
     let renderer: PageRenderer
 
-    public init(apps: [AppConfiguration], renderer: PageRenderer) {
-        self.apps = apps
+    public init(catalog: AppCatalog, renderer: PageRenderer) {
+        self.catalog = catalog
         self.renderer = renderer
     }
 
@@ -35,11 +35,11 @@ public struct PortalController: Sendable {
 
     func webApps(_ context: SignedInRequestContext) throws -> Response {
         let session = context.session
-        let listed = AccessPolicy.visibleApps(apps.filter { $0.minimumLevel == .sso }, for: session.identity, level: session.level)
+        let listed = AccessPolicy.visibleApps(catalog.apps.filter { $0.minimumLevel == .sso }, for: session.identity, level: session.level)
         let appValues: [[String: Any]] = listed.map { app in
             [
                 "slug": app.slug, "name": app.name, "icon": app.icon ?? String(app.name.prefix(1)),
-                "href": "/apps/\(app.slug)/", "label": renderer.strings.text("portal_open_app", ["name": app.name]),
+                "href": catalog.entryURL(for: app), "label": renderer.strings.text("portal_open_app", ["name": app.name]),
             ]
         }
         return try renderer.page(

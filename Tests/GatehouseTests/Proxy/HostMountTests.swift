@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import Gatehouse
+
+/// Host-mounted apps on `<slug>.apps.localhost`, reached on the gateway's loopback listener with a `Host` header.
+@Suite(.serialized) struct HostMountTests {
+    static func withHostMounts(_ body: (LiveGateway, EchoUpstream) async throws -> Void) async throws {
+        try await EchoUpstream.run { upstream in
+            try await LiveGateway.run(configure: {
+                $0.appsDomain = "apps.localhost"
+                $0.apps = [
+                    AppConfiguration(slug: "spa", name: "SPA", upstream: URL(string: upstream.origin + "/")!, mount: .host),
+                    AppConfiguration(slug: "other", name: "Other", upstream: URL(string: upstream.origin + "/")!, mount: .host),
+                    AppConfiguration(slug: "wiki", name: "Wiki", upstream: URL(string: upstream.origin + "/")!),
+                ]
+            }) { gateway in try await body(gateway, upstream) }
+        }
+    }
+
+    static func host(_ slug: String, _ gateway: LiveGateway) -> [(String, String)] {
+        [("Host", "\(slug).apps.localhost:\(gateway.port)")]
+    }
+
+    /// Steps 1–3 of the handoff for `slug`; returns the grant cookie.
+    static func handoff(_ gateway: LiveGateway, slug: String = "spa", session: [String: String], path: String = "/echo/x") async throws -> String {
+        let first = try await gateway.get(path, cookies: [:], headers: host(slug, gateway))
+        #expect(first.status == 303)
+        var appCookies = BrowserCookies()
+        appCookies.absorb(first)
+        let open = try #require(first.location)
+        #expect(open.hasPrefix(gateway.origin + "/apps-open/\(slug)?state="))
+        let back = try await gateway.get(open, cookies: session)
+        let handoff = try #require(back.location)
+        #expect(handoff.hasPrefix("http://\(slug).apps.localhost:\(gateway.port)/__gatehouse/handoff?code="))
+        let redeemed = try await gateway.get(
+            String(handoff.dropFirst("http://\(slug).apps.localhost:\(gateway.port)".count)), cookies: appCookies.values, headers: host(slug, gateway)
+        )
+        #expect(redeemed.status == 303 && redeemed.location == path)
+        let grant = try #require(redeemed.setCookies.first { $0.hasPrefix("gatehouse_app=") })
+        #expect(!grant.contains("Domain="))  // host-only: no other app host gets it
+        return String(grant.dropFirst("gatehouse_app=".count).prefix { $0 != ";" })
+    }
+
+    @Test func theHandoffCarriesTheSessionToTheAppHostOnly() async throws {
+        try await Self.withHostMounts { gateway, _ in
+            let session = try await ProxyTests.signedIn(gateway)
+            let grant = try await Self.handoff(gateway, session: session)
+            let reply = try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway))
+            #expect(reply.status == 200)
+            let received = try ProxyTests.report(reply)
+            #expect(received.headers["x-forwarded-user"] == [DevelopmentAccounts.all[0].sub])
+            #expect(received.headers["cookie"] == nil)  // the grant cookie never goes upstream
+
+            // The grant is for this app only.
+            let elsewhere = try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("other", gateway))
+            #expect(elsewhere.status == 303 && elsewhere.location?.contains("/apps-open/other") == true)
+            // The gateway's own pages are not reachable on an app host, and unknown app hosts do not exist.
+            #expect(try await gateway.get("/signin", cookies: [:], headers: Self.host("spa", gateway)).status == 303)
+            #expect(try await gateway.get("/", cookies: [:], headers: Self.host("nope", gateway)).status == 404)
+
+            // Signing out ends every grant of the session.
+            let portal = try await gateway.get("/", cookies: session)
+            #expect(portal.body.contains("href=\"http://spa.apps.localhost:\(gateway.port)/\""))
+            let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            _ = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: session)
+            #expect(try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway)).status == 303)
+        }
+    }
+
+    @Test func codesWorkOnceOnlyInTheBrowserThatAskedWithinAMinute() async throws {
+        try await Self.withHostMounts { gateway, _ in
+            let session = try await ProxyTests.signedIn(gateway)
+            let first = try await gateway.get("/", cookies: [:], headers: Self.host("spa", gateway))
+            var appCookies = BrowserCookies()
+            appCookies.absorb(first)
+            let back = try await gateway.get(try #require(first.location), cookies: session)
+            let handoff = String(try #require(back.location).dropFirst("http://spa.apps.localhost:\(gateway.port)".count))
+            // Planted in another browser (no state cookie, or another one): refused.
+            #expect(try await gateway.get(handoff, cookies: [:], headers: Self.host("spa", gateway)).status == 403)
+            let again = try await gateway.get("/", cookies: [:], headers: Self.host("spa", gateway))
+            var otherBrowser = BrowserCookies()
+            otherBrowser.absorb(again)
+            // The code was spent by the refused attempt; the right browser cannot use it afterwards either.
+            #expect(try await gateway.get(handoff, cookies: appCookies.values, headers: Self.host("spa", gateway)).status == 403)
+            // A code for one app does not open another.
+            let secondBack = try await gateway.get(try #require(again.location), cookies: session)
+            let secondHandoff = String(try #require(secondBack.location).dropFirst("http://spa.apps.localhost:\(gateway.port)".count))
+            #expect(try await gateway.get(secondHandoff, cookies: otherBrowser.values, headers: Self.host("other", gateway)).status == 403)
+            // Without a session the gateway asks for sign-in first, keeping the way back.
+            let signedOut = try await gateway.get(try #require(again.location), cookies: [:])
+            #expect(signedOut.location?.hasPrefix("/signin?return_to=%2Fapps-open%2Fspa") == true)
+        }
+    }
+
+    @Test func hostMountedPagesLinkToOtherAppsAbsolutely() {
+        let domain = AppsDomain(domain: "apps.example.org", publicURL: URL(string: "https://gate.example.org")!)
+        let catalog = AppCatalog(
+            apps: [
+                AppConfiguration(slug: "spa", name: "SPA", upstream: URL(string: "https://spa.internal.example.org/")!, mount: .host),
+                AppConfiguration(slug: "wiki", name: "Wiki", upstream: URL(string: "https://wiki.internal.example.org/")!),
+            ], publicOrigin: "https://gate.example.org", appsDomain: domain)
+        let spa = catalog.urlRewriter(for: "spa")!
+        #expect(spa.rewrite("/x") == "/x")
+        #expect(spa.rewrite("https://spa.internal.example.org/y") == "/y")
+        #expect(spa.rewrite("https://wiki.internal.example.org/z") == "https://gate.example.org/apps/wiki/z")
+        let wiki = catalog.urlRewriter(for: "wiki")!
+        #expect(wiki.rewrite("https://spa.internal.example.org/y") == "https://spa.apps.example.org/y")
+        #expect(domain.slug(inAuthority: "SPA.apps.example.org:443") == "spa")
+        #expect(domain.slug(inAuthority: "a.spa.apps.example.org") == nil)
+        #expect(domain.slug(inAuthority: "apps.example.org") == nil)
+        #expect(domain.slug(inAuthority: "spa.apps.example.org.evil.net") == nil)
+    }
+}
