@@ -53,9 +53,9 @@ public enum GatehouseApplication {
             catalog: catalog, forwarder: Forwarder(http: http, configuration: proxy), policy: upstreamPolicy, jars: jars, banner: banner,
             configuration: configuration
         )
+        let hostMountStore = SQLiteHostMountStore(database: database)
         let hostMounts = HostMountController(
-            catalog: catalog, proxy: proxyController, store: SQLiteHostMountStore(database: database), resolver: resolver,
-            configuration: configuration
+            catalog: catalog, proxy: proxyController, store: hostMountStore, resolver: resolver, configuration: configuration
         )
 
         let router = Router(context: GatewayRequestContext.self)
@@ -99,7 +99,8 @@ public enum GatehouseApplication {
         proxyController.addRoutes(to: signedIn)
         hostMounts.addRoutes(to: signedIn)
         let webSockets = WebSocketProxy(
-            catalog: catalog, policy: upstreamPolicy, jars: jars, resolver: resolver, sessions: sessions, configuration: configuration, logger: logger
+            catalog: catalog, policy: upstreamPolicy, jars: jars, resolver: resolver, sessions: sessions, hostMounts: hostMountStore,
+            configuration: configuration, logger: logger
         )
 
         var services: [any Service] = [

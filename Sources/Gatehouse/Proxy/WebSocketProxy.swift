@@ -14,6 +14,7 @@ public struct WebSocketProxy: Sendable {
     let jars: SharedCookieJars
     let resolver: SessionResolver
     let sessions: any SessionStore
+    let hostMounts: any HostMountStore
     let configuration: GatehouseConfiguration
     let logger: Logger
 
@@ -23,8 +24,9 @@ public struct WebSocketProxy: Sendable {
 
     public init(
         catalog: AppCatalog, policy: UpstreamPolicy, jars: SharedCookieJars, resolver: SessionResolver, sessions: any SessionStore,
-        configuration: GatehouseConfiguration, logger: Logger
+        hostMounts: any HostMountStore, configuration: GatehouseConfiguration, logger: Logger
     ) {
+        self.hostMounts = hostMounts
         self.catalog = catalog
         self.policy = policy
         self.jars = jars
@@ -39,17 +41,9 @@ public struct WebSocketProxy: Sendable {
     /// Whether to take over this connection; anything refused continues as a plain HTTP request (and fails there
     /// with the usual page).
     public func shouldUpgrade(_ head: HTTPRequest) async -> Decision {
-        guard let path = head.path, path.hasPrefix(Paths.appsPrefix + "/") else { return .dontUpgrade }
-        // Cross-site WebSocket hijacking: only pages of this gateway may open one with the member's cookie.
-        guard isOwnOrigin(head.headerFields[.origin]) else {
-            logger.notice("WebSocket refused: foreign origin", metadata: ["origin": .string(head.headerFields[.origin] ?? "(none)")])
-            return .dontUpgrade
-        }
-        let afterPrefix = path.dropFirst(Paths.appsPrefix.count + 1)
-        let slug = String(afterPrefix.prefix { $0 != "/" && $0 != "?" })
-        let rest = String(afterPrefix.dropFirst(slug.count))
-        guard let app = catalog.app(slug), rest.hasPrefix("/"), !ProxyController.hasDotSegment(rest),
-            case .active(let session)? = try? await resolver.resolve(cookie: Self.cookie(named: configuration.cookie.name, in: head.headerFields)),
+        guard let target = await target(of: head) else { return .dontUpgrade }
+        let (app, rest, session) = target
+        guard !ProxyController.hasDotSegment(rest), session.level >= app.minimumLevel,
             AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups),
             let httpURL = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: httpURL)
         else { return .dontUpgrade }
@@ -71,13 +65,41 @@ public struct WebSocketProxy: Sendable {
         return .upgrade([:]) { inbound, outbound, _ in try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
     }
 
-    /// A browser sends its page's origin, which must be the gateway's. Non-browser WebSocket clients (never a
-    /// vehicle for another site's page) may name the gateway's host with a ws/wss scheme instead.
-    func isOwnOrigin(_ origin: String?) -> Bool {
+    /// The app, its path and the member's session for an upgrade request: on an app host through its grant cookie,
+    /// on the gateway's host through `/apps/<slug>/…` and the session cookie. Cross-site WebSocket hijacking: the
+    /// request's `Origin` must be the page's own host (the app host, or the gateway).
+    func target(of head: HTTPRequest) async -> (AppConfiguration, String, Session)? {
+        guard let path = head.path else { return nil }
+        let origin = head.headerFields[.origin]
+        if let app = catalog.hostMountedApp(authority: head.authority), let appsDomain = catalog.appsDomain {
+            guard isOrigin(origin, of: appsDomain.origin(of: app.slug)),
+                let token = Self.cookie(named: HostMountController.grantCookie, in: head.headerFields),
+                let sessionID = try? await hostMounts.sessionID(grantTokenHash: SessionResolver.sessionID(forCookie: token), slug: app.slug),
+                case .active(let session)? = try? await resolver.resolve(sessionID: sessionID)
+            else { return nil }
+            return (app, path, session)
+        }
+        guard path.hasPrefix(Paths.appsPrefix + "/") else { return nil }
+        guard isOrigin(origin, of: configuration.publicOrigin) else {
+            logger.notice("WebSocket refused: foreign origin", metadata: ["origin": .string(origin ?? "(none)")])
+            return nil
+        }
+        let afterPrefix = path.dropFirst(Paths.appsPrefix.count + 1)
+        let slug = String(afterPrefix.prefix { $0 != "/" && $0 != "?" })
+        let rest = String(afterPrefix.dropFirst(slug.count))
+        guard let app = catalog.app(slug), app.mount == .path || catalog.appsDomain == nil, rest.hasPrefix("/"),
+            case .active(let session)? = try? await resolver.resolve(cookie: Self.cookie(named: configuration.cookie.name, in: head.headerFields))
+        else { return nil }
+        return (app, rest, session)
+    }
+
+    /// A browser sends its page's origin exactly. Non-browser WebSocket clients (never a vehicle for another site's
+    /// page) may name the same host with a ws/wss scheme instead.
+    func isOrigin(_ origin: String?, of expected: String) -> Bool {
         guard let origin else { return false }
-        if origin == configuration.publicOrigin { return true }
+        if origin == expected { return true }
         guard let url = URL(string: origin), let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else { return false }
-        return url.host?.lowercased() == configuration.publicURL.host?.lowercased()
+        return url.host?.lowercased() == URL(string: expected)?.host?.lowercased()
     }
 
     static func cookie(named name: String, in fields: HTTPFields) -> String? {
