@@ -109,26 +109,17 @@ public struct HTMLStreamRewriter: Sendable {
             }
         case .tag(let quote):
             pending.append(byte)
-            if let quote {
-                if byte == quote { state = .tag(quote: nil) }
-            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                state = .tag(quote: byte)
-            } else if byte == UInt8(ascii: ">") {
+            let (next, endsTag) = Self.advanceInTag(quote, byte)
+            if endsTag {
                 completeTag(into: &output)
                 return
             }
-            if pending.count > Self.maximumTagBytes {
-                flushPending(into: &output, then: .passThroughTag(quote: { if case .tag(let q) = state { return q } else { return nil } }()))
-            }
+            state = .tag(quote: next)
+            if pending.count > Self.maximumTagBytes { flushPending(into: &output, then: .passThroughTag(quote: next)) }
         case .passThroughTag(let quote):
             output.append(byte)
-            if let quote {
-                if byte == quote { state = .passThroughTag(quote: nil) }
-            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                state = .passThroughTag(quote: byte)
-            } else if byte == UInt8(ascii: ">") {
-                state = .text
-            }
+            let (next, endsTag) = Self.advanceInTag(quote, byte)
+            state = endsTag ? .text : .passThroughTag(quote: next)
         case .comment(let dashes):
             output.append(byte)
             if byte == UInt8(ascii: ">") && dashes >= 2 {
@@ -252,6 +243,13 @@ public struct HTMLStreamRewriter: Sendable {
         }
         if index < tag.count { result += tag[index...] }
         return result
+    }
+
+    /// Inside a tag: the quote in force after `byte`, and whether `byte` ends the tag (a `>` outside quotes).
+    static func advanceInTag(_ quote: UInt8?, _ byte: UInt8) -> (quote: UInt8?, endsTag: Bool) {
+        if let quote { return (byte == quote ? nil : quote, false) }
+        if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") { return (byte, false) }
+        return (nil, byte == UInt8(ascii: ">"))
     }
 
     static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z") }
