@@ -105,7 +105,7 @@ public enum GatehouseApplication {
 
         var services: [any Service] = [
             HTTPClientService(client: http),
-            ExpirySweeper(sessions: sessions, attempts: attempts, configuration: configuration.session, logger: logger),
+            ExpirySweeper(sessions: sessions, attempts: attempts, handoffs: hostMountStore, configuration: configuration.session, logger: logger),
             DatabaseService(database: database),
         ]
         if let port = configuration.demoAppsPort {

@@ -23,10 +23,12 @@ struct DatabaseService: Service {
     }
 }
 
-/// Removes ended sessions and abandoned sign-ins every few minutes.
+/// Removes ended sessions (their jars and app grants go with them), abandoned sign-ins and unused app handoffs
+/// every few minutes.
 struct ExpirySweeper: Service {
     let sessions: any SessionStore
     let attempts: any LoginAttemptStore
+    let handoffs: any HostMountStore
     let configuration: SessionConfiguration
     let logger: Logger
     var interval: Duration = .seconds(300)
@@ -48,8 +50,11 @@ struct ExpirySweeper: Service {
                 now: now, idleCutoff: now.addingTimeInterval(-TimeInterval(configuration.idleTimeoutSeconds))
             )
             let attemptsRemoved = try await attempts.deleteOlder(than: now.addingTimeInterval(-LoginAttempt.lifetime))
-            if sessionsRemoved + attemptsRemoved > 0 {
-                logger.info("swept", metadata: ["sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)"])
+            let handoffsRemoved = try await handoffs.deleteExpiredHandoffs(now: now)
+            if sessionsRemoved + attemptsRemoved + handoffsRemoved > 0 {
+                logger.info(
+                    "swept",
+                    metadata: ["sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)", "app_handoffs": "\(handoffsRemoved)"])
             }
         } catch {
             logger.error("expiry sweep failed", metadata: ["error": .string("\(error)")])

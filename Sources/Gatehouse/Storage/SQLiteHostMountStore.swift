@@ -31,4 +31,8 @@ public struct SQLiteHostMountStore: HostMountStore {
         try await database.query("SELECT session_id FROM app_grants WHERE token_hash = ? AND slug = ?", [.text(grantTokenHash), .text(slug)])
             .first?.column("session_id")?.string
     }
+
+    public func deleteExpiredHandoffs(now: Date) async throws -> Int {
+        try await database.query("DELETE FROM app_handoffs WHERE expires_at <= ? RETURNING code_hash", [.time(now)]).count
+    }
 }
