@@ -38,10 +38,17 @@ public enum RandomToken {
 
 public enum Base64URL {
     public static func encode(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        // Byte by byte rather than three string replacements: this runs for every nonce and session id.
+        var bytes = Array(data.base64EncodedData())
+        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
+        for index in bytes.indices {
+            if bytes[index] == UInt8(ascii: "+") {
+                bytes[index] = UInt8(ascii: "-")
+            } else if bytes[index] == UInt8(ascii: "/") {
+                bytes[index] = UInt8(ascii: "_")
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public static func decode(_ string: String) -> Data? {

@@ -23,14 +23,18 @@ public struct ReturnTarget: Sendable, Equatable, CustomStringConvertible {
             // Control characters, space, DEL, backslash and anything outside ASCII are never part of a path we issue.
             if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\\") { return false }
         }
-        let pathPart = candidate.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        let lowered = pathPart.lowercased()
+        let path = bytes.prefix { $0 != UInt8(ascii: "?") }
         // In the path, an encoded slash, backslash, percent, dot or control character can be decoded into an
         // escape later on; in the query (`?next=%2Fx`) it is only data.
-        for encoded in ["%2f", "%5c", "%25", "%2e", "%00", "%09", "%0a", "%0d"] where lowered.contains(encoded) {
+        let refusedEscapes: Set<String> = ["2f", "5c", "25", "2e", "00", "09", "0a", "0d"]
+        for index in path.indices where path[index] == UInt8(ascii: "%") && index + 2 < path.endIndex {
+            if refusedEscapes.contains(String(decoding: path[(index + 1)...(index + 2)], as: UTF8.self).lowercased()) { return false }
+        }
+        if path.split(separator: UInt8(ascii: "/")).contains(where: {
+            $0.elementsEqual([UInt8(ascii: ".")]) || $0.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+        }) {
             return false
         }
-        if pathPart.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) { return false }
         return true
     }
 }

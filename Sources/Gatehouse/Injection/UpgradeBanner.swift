@@ -1,10 +1,12 @@
 import HTTPTypes
 import Hummingbird
+import NIOConcurrencyHelpers
 
 /// The upgrade banner shown on proxied pages to members at level `sso` (SPEC §2), and its events.
 public struct UpgradeBanner: Sendable {
     let renderer: PageRenderer
     let events: EventRecorder
+    private let templates = NIOLockedValueBox<[String: [String]]>([:])
 
     public init(renderer: PageRenderer, events: EventRecorder) {
         self.renderer = renderer
@@ -12,16 +14,38 @@ public struct UpgradeBanner: Sendable {
     }
 
     /// The markup injected after `<body>`: an overlay with the "Add Features" action, a toast area, and the
-    /// banner's own script and style carrying the response's nonce.
-    /// `gatewayBase` is empty on the gateway's own host and the gateway's origin on an app host.
+    /// banner's own script and style carrying the response's nonce. `gatewayBase` is empty on the gateway's own
+    /// host and the gateway's origin on an app host.
     public func html(nonce: String, returnTo: String, gatewayBase: String = "") throws -> String {
         let upgrade = FormEncoding.url(Paths.upgrade, adding: [("from", "banner"), ("return_to", ReturnTarget(returnTo)?.path ?? Paths.portal)])
-        return try renderer.fragment(
+        // Rendered once per base and cut at its placeholders; a response only fills in its nonce (base64url) and
+        // the way back (percent-encoded, so only `&` needs escaping inside the attribute).
+        let values = [Self.noncePlaceholder: nonce, Self.upgradePlaceholder: (gatewayBase + upgrade).replacingOccurrences(of: "&", with: "&amp;")]
+        return try segments(gatewayBase: gatewayBase).map { values[$0] ?? $0 }.joined()
+    }
+
+    static let noncePlaceholder = "GATEHOUSE-NONCE-PLACEHOLDER"
+    static let upgradePlaceholder = "GATEHOUSE-UPGRADE-URL-PLACEHOLDER"
+
+    /// The rendered banner as text pieces and placeholders, in order.
+    func segments(gatewayBase: String) throws -> [String] {
+        if let cached = templates.withLockedValue({ $0[gatewayBase] }) { return cached }
+        var rest = try renderer.fragment(
             "banner",
             [
-                "nonce": nonce, "upgradeURL": gatewayBase + upgrade,
+                "nonce": Self.noncePlaceholder, "upgradeURL": Self.upgradePlaceholder,
                 "script": gatewayBase + Paths.bannerScript, "style": gatewayBase + Paths.bannerStyle,
-            ])
+            ])[...]
+        var segments: [String] = []
+        while let next = [Self.noncePlaceholder, Self.upgradePlaceholder].compactMap({ rest.range(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound }
+        ) {
+            segments.append(String(rest[..<next.lowerBound]))
+            segments.append(String(rest[next]))
+            rest = rest[next.upperBound...]
+        }
+        segments.append(String(rest))
+        templates.withLockedValue { $0[gatewayBase] = segments }
+        return segments
     }
 
     public func recordShown(sub: String) async {

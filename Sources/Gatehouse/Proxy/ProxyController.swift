@@ -84,13 +84,24 @@ public struct ProxyController: Sendable {
 
     /// `..` or `.` segments, plain or percent-encoded, would leave the app's base path on the upstream.
     static func hasDotSegment(_ rest: String) -> Bool {
-        let path = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        let decoded = path.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive)
-            .replacingOccurrences(of: "%2f", with: "/", options: .caseInsensitive).replacingOccurrences(
-                of: "%5c", with: "/", options: .caseInsensitive
-            )
-            .replacingOccurrences(of: "\\", with: "/")
-        return decoded.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." }
+        // Decode what could become a dot or a separator (`%2e`, `%2f`, `%5c`, `\`), then look at the segments.
+        var decoded: [UInt8] = []
+        let bytes = Array(rest.utf8.prefix { $0 != UInt8(ascii: "?") })
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count {
+                switch String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self).lowercased() {
+                case "2e": decoded.append(UInt8(ascii: ".")); index += 3; continue
+                case "2f", "5c": decoded.append(UInt8(ascii: "/")); index += 3; continue
+                default: break
+                }
+            }
+            decoded.append(bytes[index] == UInt8(ascii: "\\") ? UInt8(ascii: "/") : bytes[index])
+            index += 1
+        }
+        return decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains {
+            $0.elementsEqual([UInt8(ascii: ".")]) || $0.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+        }
     }
 
     func addForwardingHeaders(_ headers: inout HTTPFields, request: Request, context: SignedInRequestContext) {
