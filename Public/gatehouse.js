@@ -11,4 +11,80 @@
     area.appendChild(toast);
     window.setTimeout(function () { toast.remove(); }, 4000);
   };
+
+  function ready(callback) {
+    if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", callback); } else { callback(); }
+  }
+
+  ready(function () {
+    // A toast the server asked for: inserted after load so that screen readers announce it; the address loses its
+    // ?toast= so that a reload does not repeat it.
+    var pending = document.getElementById("pending-toast");
+    if (pending) {
+      var message = pending.content ? pending.content.textContent : pending.textContent;
+      window.setTimeout(function () { window.gatehouseToast(message.trim()); }, 100);
+      if (window.history && window.history.replaceState) {
+        var url = new URL(window.location.href);
+        url.searchParams.delete("toast");
+        window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+      }
+    }
+
+    // Validation errors: move focus to the summary so that keyboard and screen-reader users start there.
+    var summary = document.getElementById("error-summary");
+    if (summary) { summary.focus(); }
+
+    // The resend countdown: the button waits until the server would accept it.
+    var resend = document.querySelector("form.resend[data-resend-at]");
+    if (resend) {
+      var button = resend.querySelector("button");
+      var label = document.getElementById("resend-countdown");
+      var resendAt = Number(resend.getAttribute("data-resend-at")) * 1000;
+      var tick = function () {
+        var seconds = Math.ceil((resendAt - Date.now()) / 1000);
+        if (seconds > 0) {
+          button.disabled = true;
+          // Announce only at the start and every 15 seconds, not every second.
+          if (seconds % 15 === 0 || !label.textContent) {
+            label.textContent = label.getAttribute("data-wait").replace("{seconds}", String(seconds));
+          }
+          button.setAttribute("aria-label", button.textContent + " (" + seconds + ")");
+          window.setTimeout(tick, 1000);
+        } else {
+          button.disabled = false;
+          button.removeAttribute("aria-label");
+          label.textContent = label.getAttribute("data-ready");
+        }
+      };
+      label.textContent = "";
+      tick();
+    }
+
+    // Username availability while typing: debounced, through the JSON endpoint; the server checks again on submit.
+    var username = document.querySelector("input[data-check-url]");
+    if (username) {
+      var output = document.getElementById("username-availability");
+      var timer = null;
+      var latest = 0;
+      username.addEventListener("input", function () {
+        window.clearTimeout(timer);
+        var value = username.value.trim();
+        if (!value) { output.textContent = ""; output.className = "small"; return; }
+        timer = window.setTimeout(function () {
+          var request = ++latest;
+          output.textContent = username.getAttribute("data-checking");
+          output.className = "small muted";
+          fetch(username.getAttribute("data-check-url") + "?username=" + encodeURIComponent(value), {
+            headers: { "Accept": "application/json" }, credentials: "same-origin"
+          }).then(function (response) { return response.json(); }).then(function (answer) {
+            if (request !== latest) { return; }
+            output.textContent = answer.message;
+            output.className = answer.available ? "small available" : "small field-error";
+          }).catch(function () {
+            if (request === latest) { output.textContent = ""; }
+          });
+        }, 350);
+      });
+    }
+  });
 })();

@@ -9,7 +9,7 @@ struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "A web gateway: SSO sign-in, proxied web apps, chat features by auth level.",
-        subcommands: [Serve.self, CheckConfig.self, Development.self],
+        subcommands: [Serve.self, CheckConfig.self, Development.self, Funnel.self],
         defaultSubcommand: Development.self
     )
 }
@@ -78,6 +78,49 @@ struct CheckConfig: AsyncParsableCommand {
         } catch {
             print(error)
             throw ExitCode(2)
+        }
+    }
+}
+
+struct Funnel: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the upgrade funnel (sign-in to registration) for a time window, from the gateway's store.")
+
+    @Option(name: .long, help: "Path of the JSON configuration file (the same the gateway runs with).")
+    var config: String?
+
+    @Flag(name: .long, help: "Read the development-mode store (./data) when no configuration file is given.")
+    var development = false
+
+    @Option(name: .long, help: "The last N days (default 7).")
+    var days: String?
+
+    @Option(name: .long, help: "Start of the window, ISO 8601 (2026-11-01 or 2026-11-01T08:00:00Z).")
+    var since: String?
+
+    @Option(name: .long, help: "End of the window, ISO 8601 (default now).")
+    var until: String?
+
+    @Flag(name: .long, help: "Print JSON, as the operator endpoint does.")
+    var json = false
+
+    func run() async throws {
+        let configuration = loadConfiguration(path: config, development: development || config == nil)
+        let window: DateInterval
+        switch FunnelWindow.parse(days: days, since: since, until: until) {
+        case .success(let parsed): window = parsed
+        case .failure(let error):
+            FileHandle.standardError.write(Data("gatehouse funnel: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = .warning
+        let report = try await GatehouseApplication.funnelReport(configuration: configuration, window: window, logger: logger)
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: report.json(), options: [.sortedKeys, .prettyPrinted])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print(report.text())
         }
     }
 }

@@ -117,6 +117,7 @@ def write_config(path, port, issuer=None, development=False, extra=None):
         config["development"] = {"demo_apps_port": free_port()}
     else:
         config["oidc"] = {"issuer": issuer, "client_id": CLIENT_ID}
+        config["registration"] = {"code_sender": {"kind": "log"}}
     config.update(extra or {})
     path.write_text(json.dumps(config, indent=2))
     return path

@@ -28,7 +28,9 @@ public enum GatehouseApplication {
         let sessions = SQLiteSessionStore(database: database)
         let attempts = SQLiteLoginAttemptStore(database: database)
         let registrations = SQLiteRegistrationStore(database: database)
-        let events = EventRecorder(store: SQLiteEventStore(database: database), logger: logger)
+        let flows = SQLiteRegistrationFlowStore(database: database)
+        let eventStore = SQLiteEventStore(database: database)
+        let events = EventRecorder(store: eventStore, logger: logger)
 
         let proxy = configuration.proxy
         var clientConfiguration = HTTPClient.Configuration(
@@ -94,8 +96,16 @@ public enum GatehouseApplication {
         )
         auth.addRoutes(to: withSession)
         let signedIn = withSession.group(context: SignedInRequestContext.self)
-        PortalController(catalog: catalog, renderer: renderer).addRoutes(to: signedIn)
-        banner.addRoutes(to: signedIn)
+        PortalController(catalog: catalog, renderer: renderer, features: configuration.features).addRoutes(to: signedIn)
+        let inbox = configuration.developmentMode ? DevelopmentInbox() : nil
+        RegistrationController(
+            flows: flows, registrations: registrations,
+            sender: codeSender(configuration, http: http, inbox: inbox ?? DevelopmentInbox(), logger: logger),
+            hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: events, renderer: renderer,
+            configuration: configuration,
+            inbox: inbox
+        ).addRoutes(to: signedIn)
+        FunnelController(events: eventStore, registrations: registrations, configuration: configuration).addRoutes(to: signedIn)
         proxyController.addRoutes(to: signedIn)
         hostMounts.addRoutes(to: signedIn)
         let webSockets = WebSocketProxy(
@@ -105,9 +115,16 @@ public enum GatehouseApplication {
 
         var services: [any Service] = [
             HTTPClientService(client: http),
-            ExpirySweeper(sessions: sessions, attempts: attempts, handoffs: hostMountStore, configuration: configuration.session, logger: logger),
+            ExpirySweeper(
+                sessions: sessions, attempts: attempts, handoffs: hostMountStore, flows: flows, rules: configuration.registration.rules,
+                configuration: configuration.session, logger: logger),
             DatabaseService(database: database),
         ]
+        if let endpoint = configuration.registration.provisioning.endpoint {
+            services.append(
+                ProvisioningWebhook(
+                    store: registrations, http: http, configuration: configuration.registration.provisioning, endpoint: endpoint, logger: logger))
+        }
         if let port = configuration.demoAppsPort {
             services.append(DemoApps.application(port: port, logger: logger))
         }
@@ -120,6 +137,30 @@ public enum GatehouseApplication {
             logger: logger
         )
         return Built(application: application, developmentPassword: developmentPassword)
+    }
+
+    /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
+    static func codeSender(_ configuration: GatehouseConfiguration, http: HTTPClient, inbox: DevelopmentInbox, logger: Logger) -> any CodeSender {
+        if configuration.registration.codeSender == .http, let endpoint = configuration.registration.codeSenderEndpoint {
+            return HTTPCodeSender(http: http, configuration: endpoint)
+        }
+        return LogCodeSender(inbox: inbox, logger: logger)
+    }
+
+    /// The funnel report straight from the store, for `gatehouse funnel`.
+    public static func funnelReport(configuration: GatehouseConfiguration, window: DateInterval, logger: Logger) async throws -> FunnelReport {
+        let database = try await SQLiteDatabase.open(path: configuration.storage.sqlitePath, logger: logger)
+        do {
+            let controller = FunnelController(
+                events: SQLiteEventStore(database: database), registrations: SQLiteRegistrationStore(database: database), configuration: configuration
+            )
+            let report = try await controller.report(window)
+            try await database.close()
+            return report
+        } catch {
+            try? await database.close()
+            throw error
+        }
     }
 
     static func origin(_ url: URL) -> String? {

@@ -29,6 +29,8 @@ struct ExpirySweeper: Service {
     let sessions: any SessionStore
     let attempts: any LoginAttemptStore
     let handoffs: any HostMountStore
+    let flows: any RegistrationFlowStore
+    let rules: VerificationRules
     let configuration: SessionConfiguration
     let logger: Logger
     var interval: Duration = .seconds(300)
@@ -51,10 +53,16 @@ struct ExpirySweeper: Service {
             )
             let attemptsRemoved = try await attempts.deleteOlder(than: now.addingTimeInterval(-LoginAttempt.lifetime))
             let handoffsRemoved = try await handoffs.deleteExpiredHandoffs(now: now)
-            if sessionsRemoved + attemptsRemoved + handoffsRemoved > 0 {
+            // Stale flows would start over anyway; send records only matter inside the rate window.
+            let registrationRemoved = try await flows.deleteStale(
+                flowsBefore: now.addingTimeInterval(-RegistrationFlow.resumeWindow), sendsBefore: now.addingTimeInterval(-rules.rateWindow))
+            if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved > 0 {
                 logger.info(
                     "swept",
-                    metadata: ["sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)", "app_handoffs": "\(handoffsRemoved)"])
+                    metadata: [
+                        "sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)", "app_handoffs": "\(handoffsRemoved)",
+                        "registration_rows": "\(registrationRemoved)",
+                    ])
             }
         } catch {
             logger.error("expiry sweep failed", metadata: ["error": .string("\(error)")])

@@ -2,7 +2,8 @@ import HTTPTypes
 
 /// A signed-in member asked for something their level, roles or groups do not open.
 public enum AccessError: PresentableError, Equatable {
-    case registrationRequired
+    /// `returnTo`: the gateway path the member asked for, reached after the upgrade.
+    case registrationRequired(returnTo: String?)
     case appNotAllowed(String)
 
     public var status: HTTPResponse.Status { .forbidden }

@@ -156,13 +156,7 @@ public struct AuthController: Sendable {
     /// Ends the gateway session, then the provider's. A POST with the session's CSRF token from our own origin.
     @Sendable func signOut(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         guard let session = context.session else { return redirect(to: Paths.signIn) }
-        if let origin = request.headers[.origin], origin != configuration.publicOrigin {
-            throw RequestError.forbidden("sign-out from origin \(origin)")
-        }
-        let form = FormEncoding.decode(String(buffer: try await request.body.collect(upTo: 16 * 1024)))
-        guard let token = form["csrf"], Self.constantTimeEquals(token, session.csrfToken) else {
-            throw RequestError.forbidden("sign-out without a valid CSRF token")
-        }
+        _ = try await FormPost.read(request, session: session, publicOrigin: configuration.publicOrigin)
         _ = await events.transition(.signOut, from: session.level, sub: session.identity.sub)
         try await sessions.delete(id: session.id)
         await events.record(.ssoLogout, sub: session.identity.sub, detail: "signed_out")
@@ -174,11 +168,5 @@ public struct AuthController: Sendable {
 
     func redirect(to location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
-    }
-
-    static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let (a, b) = (Array(lhs.utf8), Array(rhs.utf8))
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

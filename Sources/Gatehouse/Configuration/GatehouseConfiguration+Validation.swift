@@ -60,6 +60,14 @@ extension GatehouseConfiguration {
             check(false, "apps[\(index)].mount", "host mounts need apps_domain")
         }
 
+        for (keyPath, slug) in [("features.chats", features.chats), ("features.calls", features.calls), ("features.stories", features.stories)] {
+            guard let slug else { continue }
+            let app = apps.first { $0.slug == slug }
+            check(app != nil, keyPath, "names no configured app: \"\(slug)\"")
+            check(app == nil || app?.minimumLevel == .registered, keyPath, "app \"\(slug)\" must have minimum_level registered")
+        }
+        check(!operatorRole.isEmpty, "operator.role", "must not be empty")
+
         if developmentMode {
             check(
                 Self.isLoopback(publicURL.host), "development.enabled",

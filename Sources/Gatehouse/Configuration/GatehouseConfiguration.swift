@@ -19,6 +19,10 @@ public struct GatehouseConfiguration: Sendable {
     public var brand: BrandConfiguration
     public var directories: DirectoriesConfiguration
     public var logLevel: String
+    public var registration: RegistrationConfiguration
+    public var features: FeaturesConfiguration
+    /// Members with this role (realm or client) may read the funnel report.
+    public var operatorRole: String
 
     public init(
         publicURL: URL,
@@ -35,7 +39,10 @@ public struct GatehouseConfiguration: Sendable {
         proxy: ProxyConfiguration = .init(),
         brand: BrandConfiguration = .init(),
         directories: DirectoriesConfiguration = .init(),
-        logLevel: String = "info"
+        logLevel: String = "info",
+        registration: RegistrationConfiguration = .init(),
+        features: FeaturesConfiguration = .init(),
+        operatorRole: String = "gatehouse-operator"
     ) {
         self.publicURL = publicURL
         self.listen = listen
@@ -52,6 +59,9 @@ public struct GatehouseConfiguration: Sendable {
         self.brand = brand
         self.directories = directories
         self.logLevel = logLevel
+        self.registration = registration
+        self.features = features
+        self.operatorRole = operatorRole
     }
 
     /// The origin members see, without a trailing slash (`https://gate.example.org`).

@@ -6,7 +6,7 @@ public struct RegisteredRequestContext: ChildRequestContext {
     public let session: Session
 
     public init(context: SignedInRequestContext) throws {
-        guard context.session.level == .registered else { throw AccessError.registrationRequired }
+        guard context.session.level == .registered else { throw AccessError.registrationRequired(returnTo: nil) }
         self.coreContext = context.coreContext
         self.session = context.session
     }

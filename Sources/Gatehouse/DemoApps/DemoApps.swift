@@ -6,7 +6,7 @@ import Logging
 
 /// Small upstream apps that development mode runs on its own loopback port, so that a newcomer sees every proxy
 /// behaviour in the browser: an app with its own sign-in cookie and a visit counter (the shared jar), links and a
-/// form (path rewriting), gzip, a redirect out of the allowlist, and a chat app for registered members.
+/// form (path rewriting), gzip, a redirect out of the allowlist, and chat, calls and stories apps for registered members.
 public enum DemoApps {
     public static let defaultPort = 8081
 
@@ -19,9 +19,16 @@ public enum DemoApps {
             AppConfiguration(slug: "gzip", name: "Compressed Page", icon: "G", upstream: URL(string: base + "/gzip/")!),
             AppConfiguration(slug: "leave", name: "Redirect Elsewhere", icon: "R", upstream: URL(string: base + "/leave/")!),
             AppConfiguration(slug: "hosted", name: "Links on Their Own Host", icon: "H", upstream: URL(string: base + "/links/")!, mount: .host),
-            AppConfiguration(slug: "chat", name: "Chat", icon: "C", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
+            AppConfiguration(slug: chatsSlug, name: "Chat", icon: "C", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
+            AppConfiguration(slug: callsSlug, name: "Calls", icon: "K", upstream: URL(string: base + "/calls/")!, minimumLevel: .registered),
+            AppConfiguration(slug: storiesSlug, name: "Stories", icon: "S", upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
         ]
     }
+
+    /// The demo apps behind the Chats, Calls and Stories tabs.
+    public static let chatsSlug = "chat"
+    public static let callsSlug = "calls"
+    public static let storiesSlug = "stories"
 
     public static func application(port: Int, logger: Logger) -> some ApplicationProtocol {
         let router = Router()
@@ -70,6 +77,15 @@ public enum DemoApps {
         }
         router.get("leave/") { _, _ in Response(status: .found, headers: [.location: "https://outside.example/landing"]) }
         router.get("chat/") { _, _ in page("Chat", "<p id=\"chat\">Welcome to the chat app. Only registered members get here.</p>") }
+        router.get("calls/") { request, _ in
+            // The call options the gateway's Calls tab passes along.
+            let query = request.uri.queryParameters
+            let options = ["call", "camera", "microphone", "audio_output"].map { name in
+                "<dt>\(name)</dt><dd id=\"call-\(name)\">\(escape(query.get(name) ?? "not given"))</dd>"
+            }
+            return page("Calls", "<p id=\"calls\">The call app received these options:</p><dl>\(options.joined())</dl>")
+        }
+        router.get("stories/") { _, _ in page("Stories", "<p id=\"stories\">Stories from your colleagues appear here.</p>") }
         return Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "gatehouse-demo-apps"), logger: logger)
     }

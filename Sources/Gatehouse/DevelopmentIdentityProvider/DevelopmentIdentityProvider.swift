@@ -134,7 +134,7 @@ public struct DevelopmentIdentityProvider: Sendable {
         guard let account = form["account"].flatMap(DevelopmentAccounts.account(username:)) else {
             return try picker(authorization, selected: nil, error: renderer.strings["dev_error_account"], status: .badRequest)
         }
-        guard let password = form["password"], AuthController.constantTimeEquals(password, demoPassword) else {
+        guard let password = form["password"], constantTimeEquals(password, demoPassword) else {
             return try picker(authorization, selected: account.username, error: renderer.strings["dev_error_password"], status: .unauthorized)
         }
         let code = await grants.issueCode(

@@ -2,7 +2,8 @@ import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
 
-/// The upgrade banner shown on proxied pages to members at level `sso` (SPEC §2), and its events.
+/// The upgrade banner shown on proxied pages to members at level `sso` (SPEC §2). Its "Add Features" leads to the
+/// upgrade flow's entry (`RegistrationController`), which records the tap.
 public struct UpgradeBanner: Sendable {
     let renderer: PageRenderer
     let events: EventRecorder
@@ -17,7 +18,7 @@ public struct UpgradeBanner: Sendable {
     /// banner's own script and style carrying the response's nonce. `gatewayBase` is empty on the gateway's own
     /// host and the gateway's origin on an app host.
     public func html(nonce: String, returnTo: String, gatewayBase: String = "") throws -> String {
-        let upgrade = FormEncoding.url(Paths.upgrade, adding: [("from", "banner"), ("return_to", ReturnTarget(returnTo)?.path ?? Paths.portal)])
+        let upgrade = Paths.upgradeEntry(from: "banner", returnTo: ReturnTarget(returnTo)?.path ?? Paths.portal)
         // Rendered once per base and cut at its placeholders; a response only fills in its nonce (base64url) and
         // the way back (percent-encoded, so only `&` needs escaping inside the attribute).
         let values = [Self.noncePlaceholder: nonce, Self.upgradePlaceholder: (gatewayBase + upgrade).replacingOccurrences(of: "&", with: "&amp;")]
@@ -58,16 +59,5 @@ public struct UpgradeBanner: Sendable {
         // Browsers without Fetch Metadata: a GET that accepts HTML and is not marked as script-initiated.
         return request.method == .get && request.headers[.accept]?.contains("text/html") == true
             && request.headers[HTTPField.Name("X-Requested-With")!] == nil
-    }
-
-    /// `/upgrade`: where "Add Features" leads. Records the tap and opens the Chats tab, whose onboarding prompt is
-    /// the entry to the upgrade flow.
-    public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
-        group.get(RouterPath(stringLiteral: Paths.upgrade)) { request, context -> Response in
-            if request.uri.queryParameters.get("from") == "banner" {
-                await events.record(.upgradeBannerTapped, sub: context.session.identity.sub)
-            }
-            return Response(status: .seeOther, headers: [.location: Paths.chats, .cacheControl: "no-store"])
-        }
     }
 }

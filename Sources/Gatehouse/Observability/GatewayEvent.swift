@@ -33,4 +33,6 @@ public struct GatewayEvent: Sendable, Equatable {
 public protocol EventStore: Sendable {
     func append(_ event: GatewayEvent) async throws
     func events(since: Date) async throws -> [GatewayEvent]
+    /// Events and distinct members per event name within `window`.
+    func counts(in window: DateInterval) async throws -> [EventName: EventCount]
 }

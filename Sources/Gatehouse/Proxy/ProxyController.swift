@@ -59,7 +59,9 @@ public struct ProxyController: Sendable {
     func forward(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws -> Response {
         guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
         let session = context.session
-        guard session.level >= app.minimumLevel else { throw AccessError.registrationRequired }
+        guard session.level >= app.minimumLevel else {
+            throw AccessError.registrationRequired(returnTo: app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug)
+        }
         guard AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups) else {
             throw AccessError.appNotAllowed(app.slug)
         }

@@ -1,7 +1,44 @@
 import Foundation
 
-/// Registration state per SSO subject: whoever finished the upgrade flow is `registered` at every later sign-in.
+/// How writing a registration ended.
+public enum RegisterOutcome: Sendable, Equatable {
+    case registered
+    /// Somebody else registered this username (in any letter case) first.
+    case usernameTaken
+    /// This member was registered already; nothing changed.
+    case alreadyRegistered
+}
+
+/// A registration the provisioning webhook has not accepted yet.
+public struct PendingProvisioning: Sendable, Equatable {
+    public var registration: Registration
+    public var attempts: Int
+}
+
+/// Registrations per SSO subject: whoever finished the upgrade flow is `registered` at every later sign-in.
 public protocol RegistrationStore: Sendable {
     func isRegistered(sub: String) async throws -> Bool
-    func markRegistered(sub: String, username: String, at: Date) async throws
+    func isUsernameTaken(_ username: String) async throws -> Bool
+    /// Stores the registration, raises every live session of the member to `registered` and ends the flow, all in
+    /// one statement: either all of it happens or none.
+    func register(_ registration: Registration) async throws -> RegisterOutcome
+
+    /// Registrations still to be sent to the provisioning webhook whose next attempt is due.
+    func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning]
+    func markProvisioned(sub: String, at: Date) async throws
+    func markProvisioningFailed(sub: String, attempts: Int, nextAttemptAt: Date, error: String) async throws
+    /// Registrations waiting for the webhook, and those it gave up on after `maximumAttempts`.
+    func provisioningBacklog(maximumAttempts: Int) async throws -> (waiting: Int, failed: Int)
+}
+
+/// Flows in progress and the record of codes sent (for the rate limits); both survive a restart.
+public protocol RegistrationFlowStore: Sendable {
+    func flow(sub: String) async throws -> RegistrationFlow?
+    func save(_ flow: RegistrationFlow) async throws
+    func deleteFlow(sub: String) async throws
+    func recordCodeSent(sub: String, phoneNumber: PhoneNumber, at: Date) async throws
+    func codesSent(sub: String, since: Date) async throws -> Int
+    func codesSent(phoneNumber: PhoneNumber, since: Date) async throws -> Int
+    /// Removes flows untouched since `flowsBefore` and send records older than `sendsBefore`; returns how many.
+    @discardableResult func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int
 }

@@ -110,7 +110,51 @@ public final class SQLiteDatabase: Sendable {
         );
         CREATE INDEX app_grants_session ON app_grants(session_id);
         """,
+        """
+        ALTER TABLE registrations ADD COLUMN phone_number TEXT;
+        ALTER TABLE registrations ADD COLUMN display_name TEXT;
+        ALTER TABLE registrations ADD COLUMN discoverability TEXT NOT NULL DEFAULT 'nobody';
+        ALTER TABLE registrations ADD COLUMN pin_hash TEXT;
+        ALTER TABLE registrations ADD COLUMN provisioned_at REAL;
+        ALTER TABLE registrations ADD COLUMN provision_attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE registrations ADD COLUMN provision_next_at REAL;
+        ALTER TABLE registrations ADD COLUMN provision_error TEXT;
+        CREATE UNIQUE INDEX registrations_username ON registrations(username COLLATE NOCASE);
+        CREATE TABLE registration_flows (
+            sub TEXT PRIMARY KEY,
+            body TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE verification_sends (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            sub TEXT NOT NULL,
+            phone_number TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX verification_sends_sub ON verification_sends(sub, at);
+        CREATE INDEX verification_sends_phone ON verification_sends(phone_number, at);
+        CREATE TRIGGER registration_completes AFTER INSERT ON registrations BEGIN
+            UPDATE sessions SET body = json_set(body, '$.level', 'registered') WHERE sub = NEW.sub;
+            DELETE FROM registration_flows WHERE sub = NEW.sub;
+        END;
+        """,
     ]
+
+    /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.
+    static func statements(_ migration: String) -> [String] {
+        var statements: [String] = []
+        var pending = ""
+        for piece in migration.split(separator: ";", omittingEmptySubsequences: false) {
+            pending += pending.isEmpty ? String(piece) : ";" + piece
+            let trimmed = pending.trimmingCharacters(in: .whitespacesAndNewlines)
+            let insideTrigger = trimmed.uppercased().hasPrefix("CREATE TRIGGER") && !trimmed.uppercased().hasSuffix("END")
+            if !insideTrigger {
+                if !trimmed.isEmpty { statements.append(trimmed) }
+                pending = ""
+            }
+        }
+        return statements
+    }
 
     private func migrate() async throws {
         try await query("PRAGMA journal_mode = WAL")
@@ -126,8 +170,8 @@ public final class SQLiteDatabase: Sendable {
         for (index, migration) in Self.migrations.enumerated() where index + 1 > current {
             try await query("BEGIN")
             do {
-                for statement in migration.split(separator: ";") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                    try await query(String(statement))
+                for statement in Self.statements(migration) {
+                    try await query(statement)
                 }
                 try await query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.integer(index + 1), .float(Date().timeIntervalSince1970)])

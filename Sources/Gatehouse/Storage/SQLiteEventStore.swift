@@ -22,4 +22,16 @@ public struct SQLiteEventStore: EventStore {
             )
         }
     }
+
+    public func counts(in window: DateInterval) async throws -> [EventName: EventCount] {
+        let rows = try await database.query(
+            "SELECT name, COUNT(*) AS events, COUNT(DISTINCT sub) AS members FROM events WHERE at >= ? AND at < ? GROUP BY name",
+            [.time(window.start), .time(window.end)])
+        var counts: [EventName: EventCount] = [:]
+        for row in rows {
+            guard let name = row.column("name")?.string.flatMap(EventName.init(rawValue:)) else { continue }
+            counts[name] = EventCount(events: row.column("events")?.integer ?? 0, members: row.column("members")?.integer ?? 0)
+        }
+        return counts
+    }
 }

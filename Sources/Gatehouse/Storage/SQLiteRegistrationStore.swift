@@ -10,10 +10,113 @@ public struct SQLiteRegistrationStore: RegistrationStore {
         try await !database.query("SELECT 1 FROM registrations WHERE sub = ?", [.text(sub)]).isEmpty
     }
 
-    public func markRegistered(sub: String, username: String, at date: Date) async throws {
+    public func isUsernameTaken(_ username: String) async throws -> Bool {
+        try await !database.query("SELECT 1 FROM registrations WHERE username = ? COLLATE NOCASE", [.text(username)]).isEmpty
+    }
+
+    /// The trigger `registration_completes` (migration 4) raises the sessions and deletes the flow inside this
+    /// statement; the unique index on the username decides races between two members.
+    public func register(_ registration: Registration) async throws -> RegisterOutcome {
+        do {
+            let inserted = try await database.query(
+                """
+                INSERT INTO registrations (sub, username, registered_at, phone_number, display_name, discoverability, pin_hash)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sub) DO NOTHING RETURNING sub
+                """,
+                [
+                    .text(registration.sub), .text(registration.username), .time(registration.registeredAt),
+                    .text(registration.phoneNumber.e164), .text(registration.displayName), .text(registration.discoverability.rawValue),
+                    .text(registration.pinHash),
+                ])
+            return inserted.isEmpty ? .alreadyRegistered : .registered
+        } catch StorageError.query(let message) where message.contains("registrations.username") {
+            return .usernameTaken
+        }
+    }
+
+    public func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning] {
         try await database.query(
-            "INSERT INTO registrations (sub, username, registered_at) VALUES (?, ?, ?) ON CONFLICT(sub) DO NOTHING",
-            [.text(sub), .text(username), .time(date)]
-        )
+            """
+            SELECT sub, username, registered_at, phone_number, display_name, discoverability, provision_attempts FROM registrations
+            WHERE provisioned_at IS NULL AND provision_attempts < ? AND (provision_next_at IS NULL OR provision_next_at <= ?)
+            ORDER BY registered_at LIMIT ?
+            """, [.integer(maximumAttempts), .time(now), .integer(limit)]
+        ).compactMap { row in
+            guard let sub = row.column("sub")?.string, let username = row.column("username")?.string,
+                let phone = row.column("phone_number")?.string, case .success(let phoneNumber) = PhoneNumber.parse(phone)
+            else { return nil }
+            let registration = Registration(
+                sub: sub, username: username, phoneNumber: phoneNumber, displayName: row.column("display_name")?.string ?? username,
+                discoverability: row.column("discoverability")?.string.flatMap(Discoverability.init(rawValue:)) ?? .nobody, pinHash: "",
+                registeredAt: Date(timeIntervalSince1970: row.column("registered_at")?.double ?? 0))
+            return PendingProvisioning(registration: registration, attempts: row.column("provision_attempts")?.integer ?? 0)
+        }
+    }
+
+    public func markProvisioned(sub: String, at date: Date) async throws {
+        try await database.query(
+            "UPDATE registrations SET provisioned_at = ?, provision_error = NULL WHERE sub = ?", [.time(date), .text(sub)])
+    }
+
+    public func markProvisioningFailed(sub: String, attempts: Int, nextAttemptAt: Date, error: String) async throws {
+        try await database.query(
+            "UPDATE registrations SET provision_attempts = ?, provision_next_at = ?, provision_error = ? WHERE sub = ?",
+            [.integer(attempts), .time(nextAttemptAt), .text(error), .text(sub)])
+    }
+
+    public func provisioningBacklog(maximumAttempts: Int) async throws -> (waiting: Int, failed: Int) {
+        let row = try await database.query(
+            """
+            SELECT COALESCE(SUM(provision_attempts < ?), 0) AS waiting, COALESCE(SUM(provision_attempts >= ?), 0) AS failed
+            FROM registrations WHERE provisioned_at IS NULL
+            """, [.integer(maximumAttempts), .integer(maximumAttempts)]
+        ).first
+        return (row?.column("waiting")?.integer ?? 0, row?.column("failed")?.integer ?? 0)
+    }
+}
+
+public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
+    let database: SQLiteDatabase
+
+    public init(database: SQLiteDatabase) { self.database = database }
+
+    public func flow(sub: String) async throws -> RegistrationFlow? {
+        guard let row = try await database.query("SELECT body FROM registration_flows WHERE sub = ?", [.text(sub)]).first else { return nil }
+        return try RowCoding.decode(RegistrationFlow.self, from: row)
+    }
+
+    public func save(_ flow: RegistrationFlow) async throws {
+        try await database.query(
+            """
+            INSERT INTO registration_flows (sub, body, updated_at) VALUES (?, ?, ?)
+            ON CONFLICT(sub) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+            """, [.text(flow.sub), .text(try RowCoding.encode(flow)), .time(flow.updatedAt)])
+    }
+
+    public func deleteFlow(sub: String) async throws {
+        try await database.query("DELETE FROM registration_flows WHERE sub = ?", [.text(sub)])
+    }
+
+    public func recordCodeSent(sub: String, phoneNumber: PhoneNumber, at date: Date) async throws {
+        try await database.query(
+            "INSERT INTO verification_sends (sub, phone_number, at) VALUES (?, ?, ?)", [.text(sub), .text(phoneNumber.e164), .time(date)])
+    }
+
+    public func codesSent(sub: String, since: Date) async throws -> Int {
+        try await count("SELECT COUNT(*) AS n FROM verification_sends WHERE sub = ? AND at >= ?", [.text(sub), .time(since)])
+    }
+
+    public func codesSent(phoneNumber: PhoneNumber, since: Date) async throws -> Int {
+        try await count("SELECT COUNT(*) AS n FROM verification_sends WHERE phone_number = ? AND at >= ?", [.text(phoneNumber.e164), .time(since)])
+    }
+
+    public func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int {
+        let flows = try await database.query("DELETE FROM registration_flows WHERE updated_at < ? RETURNING sub", [.time(flowsBefore)]).count
+        let sends = try await database.query("DELETE FROM verification_sends WHERE at < ? RETURNING id", [.time(sendsBefore)]).count
+        return flows + sends
+    }
+
+    private func count(_ sql: String, _ binds: [SQLiteData]) async throws -> Int {
+        try await database.query(sql, binds).first?.column("n")?.integer ?? 0
     }
 }

@@ -23,7 +23,11 @@ public struct SQLiteSessionStore: SessionStore {
 
     public func update(_ session: Session) async throws {
         try await database.query(
-            "UPDATE sessions SET body = ?, last_seen_at = ?, expires_at = ? WHERE id = ?",
+            // A registration that finished while this copy was read stays: the level never falls back by an update.
+            """
+            UPDATE sessions SET body = CASE WHEN json_extract(body, '$.level') = 'registered'
+                THEN json_set(?1, '$.level', 'registered') ELSE ?1 END, last_seen_at = ?2, expires_at = ?3 WHERE id = ?4
+            """,
             [.text(try RowCoding.encode(session)), .time(session.lastSeenAt), .time(session.expiresAt), .text(session.id)]
         )
     }

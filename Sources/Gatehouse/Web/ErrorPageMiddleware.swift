@@ -17,6 +17,8 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let required as SignInRequired {
             return signIn(required, request: request)
+        } catch AccessError.registrationRequired(let returnTo) where !Self.wantsJSON(request) {
+            return onboarding(returnTo: returnTo, request: request, context: context)
         } catch {
             return respond(to: error, request: request, context: context)
         }
@@ -33,6 +35,21 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         if required.sessionExpired { pairs.append(("expired", "1")) }
         let location = pairs.isEmpty ? Paths.signIn : FormEncoding.url(Paths.signIn, adding: pairs)
         return Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    /// A chat app opened at level `sso` shows the onboarding prompt instead of an error (SPEC §2).
+    func onboarding(returnTo: String?, request: Request, context: Context) -> Response {
+        let target = returnTo.flatMap(ReturnTarget.init)?.path ?? Paths.chats
+        do {
+            return try renderer.page(
+                "onboarding", title: renderer.strings["feature_locked_title"], status: .forbidden,
+                [
+                    "featureTitle": renderer.strings["feature_locked_title"], "featureText": renderer.strings["feature_locked_text"],
+                    "upgradeURL": Paths.upgradeEntry(from: "app", returnTo: target), "addHint": renderer.strings["feature_add_hint"],
+                ])
+        } catch {
+            return respond(to: error, request: request, context: context)
+        }
     }
 
     func respond(to error: any Error, request: Request, context: Context) -> Response {
@@ -75,10 +92,7 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
     func json(status: HTTPResponse.Status, reason: String, message: String, requestID: String?) -> Response {
         var object: [String: String] = ["error": reason, "message": message]
         object["request_id"] = requestID
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return (try? JSONResponse.make(object, status: status)) ?? Response(status: status)
     }
 
     /// API callers ask for JSON and not for HTML; browsers always accept `text/html`.

@@ -14,11 +14,26 @@ public enum Paths {
     public static let publicAssets = "/static"
 
     public static let appsPrefix = "/apps"
+    /// The upgrade flow: its entry, one page per step, and the rest.
     public static let upgrade = "/upgrade"
+    public static func upgrade(_ step: RegistrationStep) -> String { "\(upgrade)/\(step.rawValue)" }
+    public static let upgradeResend = "/upgrade/code/resend"
+    public static let upgradeUsernameCheck = "/upgrade/username/check"
+    public static let upgradeCancel = "/upgrade/cancel"
+    public static let upgradeDone = "/upgrade/done"
+    /// Development mode: the codes the development sender delivered.
+    public static let developmentInbox = "/dev/inbox"
+    /// Operators: the funnel report as JSON.
+    public static let operatorFunnel = "/operator/funnel"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     public static let bannerScript = "/static/gatehouse-banner.js"
     public static let bannerStyle = "/static/gatehouse-banner.css"
+
+    /// Where "Add Features" leads: the flow's entry, told where the member came from and where they were heading.
+    public static func upgradeEntry(from origin: String, returnTo: String) -> String {
+        FormEncoding.url(upgrade, adding: [("from", origin), ("return_to", returnTo)])
+    }
 
     /// Where a path-mounted app lives on the gateway, without a trailing slash.
     public static func app(_ slug: String) -> String { "\(appsPrefix)/\(slug)" }

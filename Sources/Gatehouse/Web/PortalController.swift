@@ -20,20 +20,27 @@ public struct PortalController: Sendable {
 
     let catalog: AppCatalog
     let renderer: PageRenderer
+    let features: FeaturesConfiguration
 
-    public init(catalog: AppCatalog, renderer: PageRenderer) {
+    public init(catalog: AppCatalog, renderer: PageRenderer, features: FeaturesConfiguration) {
         self.catalog = catalog
         self.renderer = renderer
+        self.features = features
     }
 
+    /// Toasts other pages may ask the web apps to show (`/?toast=…`); anything else is ignored.
+    static let toasts: Set = ["registration_failed", "network_error", "app_failed"]
+
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
-        group.get(RouterPath(stringLiteral: Paths.portal)) { _, context in try self.webApps(context) }
+        group.get(RouterPath(stringLiteral: Paths.portal)) { request, context in
+            try self.webApps(context, toast: request.uri.queryParameters.get("toast"))
+        }
         for tab in [Tab.chats, .calls, .stories] {
             group.get(RouterPath(stringLiteral: tab.path)) { _, context in try self.feature(tab, context) }
         }
     }
 
-    func webApps(_ context: SignedInRequestContext) throws -> Response {
+    func webApps(_ context: SignedInRequestContext, toast: String? = nil) throws -> Response {
         let session = context.session
         let listed = AccessPolicy.visibleApps(catalog.apps.filter { $0.minimumLevel == .sso }, for: session.identity, level: session.level)
         let appValues: [[String: Any]] = listed.map { app in
@@ -47,18 +54,54 @@ public struct PortalController: Sendable {
             values(.webApps, session) { values in
                 values["apps"] = appValues
                 values["hasApps"] = !appValues.isEmpty
+                values["toast"] = toast.flatMap { Self.toasts.contains($0) ? renderer.strings["toast_\($0)"] : nil }
             })
     }
 
+    /// Chats, Calls and Stories: the onboarding prompt at level `sso`; the configured app once registered (Calls
+    /// first asks audio or video).
     func feature(_ tab: Tab, _ context: SignedInRequestContext) throws -> Response {
         let session = context.session
+        let app = self.app(for: tab)
+        if session.level == .registered, let app, tab != .calls {
+            return Response(status: .seeOther, headers: [.location: catalog.entryURL(for: app), .cacheControl: "no-store"])
+        }
+        let title = renderer.strings["feature_\(tab.rawValue)_title"]
         return try renderer.page(
-            "feature", title: renderer.strings["feature_\(tab.rawValue)_title"],
+            "feature", title: title,
             values(tab, session) { values in
-                values["featureTitle"] = renderer.strings["feature_\(tab.rawValue)_title"]
+                values["featureTitle"] = title
                 values["featureText"] = renderer.strings["feature_\(tab.rawValue)_text"]
-                values["registered"] = session.level == .registered
+                guard session.level == .registered else {
+                    values["locked"] = true
+                    values["upgradeURL"] = Paths.upgradeEntry(from: tab.rawValue, returnTo: tab.path)
+                    values["addHint"] = renderer.strings["feature_add_hint"]
+                    return
+                }
+                guard let app else {
+                    values["notConfigured"] = true
+                    return
+                }
+                values["callOptions"] = [
+                    "options": CallOption.allCases.map { option in
+                        [
+                            "id": "start-\(option.rawValue)-call", "href": FormEncoding.url(catalog.entryURL(for: app), adding: option.parameters),
+                            "label": renderer.strings["calls_\(option.rawValue)"], "hint": renderer.strings["calls_\(option.rawValue)_hint"],
+                        ]
+                    }
+                ]
             })
+    }
+
+    func app(for tab: Tab) -> AppConfiguration? {
+        let slug: String? =
+            switch tab {
+            case .webApps: nil
+            case .chats: features.chats
+            case .calls: features.calls
+            case .stories: features.stories
+            }
+        return slug.flatMap(catalog.app)
     }
 
     /// What every portal page shows: the member, the tabs and the sign-out form.
@@ -69,10 +112,26 @@ public struct PortalController: Sendable {
             "hasRoles": !session.identity.roles.isEmpty,
             "csrf": session.csrfToken,
             "tabs": Tab.allCases.map { tab -> [String: Any] in
-                ["href": tab.path, "label": renderer.strings["tab_\(tab.rawValue)"], "current": tab == current]
+                [
+                    "id": "tab-" + tab.rawValue.replacingOccurrences(of: "_", with: "-"), "href": tab.path,
+                    "label": renderer.strings["tab_\(tab.rawValue)"], "current": tab == current,
+                ]
             },
         ]
         customize(&values)
         return values
+    }
+}
+
+/// How a call starts (SPEC §6); the call app receives the choice as query parameters.
+enum CallOption: String, CaseIterable {
+    case audio
+    case video
+
+    var parameters: [(String, String)] {
+        switch self {
+        case .audio: [("call", "audio"), ("camera", "off"), ("microphone", "on"), ("audio_output", "earpiece")]
+        case .video: [("call", "video"), ("camera", "on"), ("microphone", "on"), ("audio_output", "speaker")]
+        }
     }
 }

@@ -29,9 +29,24 @@ import Testing
              "allowlist": ["*.homesteadheritage.org"],
              "apps": [{"slug": "wiki", "name": "Wiki", "upstream": "https://wiki.homesteadheritage.org", "required_roles": ["user"]},
                       {"slug": "chat", "name": "Chat", "upstream": "https://chat.homesteadheritage.org", "minimum_level": "registered"}],
-             "brand": {"chat_product_name": "Signal"}}
+             "brand": {"chat_product_name": "Signal"},
+             "features": {"chats": "chat"},
+             "registration": {"code_sender": {"kind": "http", "url": "https://sms.homesteadheritage.org/send", "authorization_header": "X-Api-Key"},
+                              "provisioning": {"url": "https://signal.homesteadheritage.org/provision", "max_attempts": 5}},
+             "operator": {"role": "gateway-operators"}}
             """
-        let configuration = try loader(["g.json": json], environment: ["GATEHOUSE_OIDC_CLIENT_SECRET": "s3cret"]).load(path: "g.json")
+        let configuration = try ConfigurationLoader(
+            environment: [
+                "GATEHOUSE_OIDC_CLIENT_SECRET": "s3cret", "GATEHOUSE_REGISTRATION_CODE_SENDER_AUTHORIZATION": "sms-key",
+                "GATEHOUSE_REGISTRATION_PROVISIONING_AUTHORIZATION_FILE": "/run/secrets/provisioning",
+            ],
+            readFile: { path in
+                guard let text = ["g.json": json, "/run/secrets/provisioning": "Bearer provisioning-token\n"][path] else {
+                    throw CocoaLikeMissingFile()
+                }
+                return text
+            }
+        ).load(path: "g.json")
         #expect(configuration.oidc.clientID == "signal_homesteadheritage_org")
         #expect(configuration.oidc.clientSecret == "s3cret")
         #expect(configuration.oidc.scopes == ["openid", "profile", "email", "phone", "roles", "groups"])
@@ -39,10 +54,20 @@ import Testing
         #expect(configuration.cookieIsSecure)
         #expect(configuration.redirectURI == "https://gate.homesteadheritage.org/auth/callback")
         #expect(!configuration.developmentMode)
+        #expect(configuration.features == FeaturesConfiguration(chats: "chat"))
+        #expect(configuration.operatorRole == "gateway-operators")
+        let registration = configuration.registration
+        #expect(registration.codeSender == .http)
+        #expect(registration.codeSenderEndpoint?.url.absoluteString == "https://sms.homesteadheritage.org/send")
+        #expect(registration.codeSenderEndpoint?.authorizationHeader == "X-Api-Key")
+        #expect(registration.codeSenderEndpoint?.authorization == "sms-key")
+        #expect(registration.provisioning.endpoint?.authorization == "Bearer provisioning-token")
+        #expect(registration.provisioning.maximumAttempts == 5)
     }
 
     @Test func environmentOverridesTheFile() throws {
-        let json = #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"}}"#
+        let json =
+            #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"log"}}}"#
         let configuration = try loader(
             ["g.json": json],
             environment: [
@@ -55,7 +80,8 @@ import Testing
     }
 
     @Test func secretsComeFromFilesNamedInTheEnvironment() throws {
-        let json = #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"}}"#
+        let json =
+            #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"log"}}}"#
         let configuration = try loader(
             ["g.json": json, "/run/secrets/oidc": "from-file\n"], environment: ["GATEHOUSE_OIDC_CLIENT_SECRET_FILE": "/run/secrets/oidc"]
         ).load(path: "g.json")
@@ -75,6 +101,10 @@ import Testing
              "apps": [{"slug": "Bad Slug", "name": "", "upstream": "https://evil.example.net", "minimum_level": "none", "mount": "side"},
                       {"slug": "ok", "name": "OK", "upstream": "not a url"}, "not an object"],
              "log_level": "chatty",
+             "features": {"chats": "ok", "calls": "nowhere"},
+             "registration": {"code_sender": {"kind": "sms", "authorization": "in-the-file"}, "pin_bcrypt_cost": 4,
+                              "provisioning": {"url": "http://provision.example.org"}},
+             "operator": {"role": ""},
              "typo_key": true}
             """
         let keyPaths = problems(json)
@@ -82,6 +112,8 @@ import Testing
             "public_url", "listen.port", "oidc.issuer", "oidc.client_id", "oidc.client_secret", "oidc.scopes", "oidc.redirect_path",
             "cookie.name", "session.absolute_timeout_seconds", "storage.kind", "allowlist[0]", "apps[0].slug", "apps[0].name",
             "apps[0].upstream", "apps[0].minimum_level", "apps[0].mount", "apps[1].upstream", "apps[2]", "log_level", "typo_key",
+            "features.chats", "features.calls", "registration.code_sender.kind", "registration.code_sender.authorization",
+            "registration.pin_bcrypt_cost", "registration.provisioning.url", "operator.role",
         ] {
             #expect(keyPaths.contains(expected), "missing problem at \(expected); got \(keyPaths)")
         }
@@ -97,6 +129,14 @@ import Testing
     @Test func invalidJSONAndMissingFilesAreReported() {
         #expect(problems("{not json") == ["(file)"])
         #expect(throws: ConfigurationError.self) { try loader([:]).load(path: "missing.json") }
+    }
+
+    @Test func codesMustGoSomewhereOutsideDevelopment() {
+        let base = #""public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"}"#
+        #expect(problems("{\(base)}") == ["registration.code_sender.kind"])
+        #expect(problems(#"{\#(base),"registration":{"code_sender":{"kind":"http"}}}"#) == ["registration.code_sender.url"])
+        #expect(problems(#"{\#(base),"registration":{"code_sender":{"kind":"http","url":"https://sms.example.org/v1"}}}"#).isEmpty)
+        #expect(problems("{}", development: true).isEmpty)
     }
 
     @Test func developmentModeOnlyOnLoopback() {

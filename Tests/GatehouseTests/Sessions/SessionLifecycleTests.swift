@@ -127,17 +127,6 @@ import Testing
         #expect(events.first?.detail == "upgradeCompleted from none")
         try await harness.database.close()
     }
-
-    @Test func registrationIsRememberedPerSubject() async throws {
-        let harness = try await Harness()
-        let registrations = SQLiteRegistrationStore(database: harness.database)
-        #expect(try await !registrations.isRegistered(sub: "a"))
-        try await registrations.markRegistered(sub: "a", username: "ada", at: Date())
-        try await registrations.markRegistered(sub: "a", username: "ada", at: Date())
-        #expect(try await registrations.isRegistered(sub: "a"))
-        #expect(try await !registrations.isRegistered(sub: "b"))
-        try await harness.database.close()
-    }
 }
 
 actor Counter {

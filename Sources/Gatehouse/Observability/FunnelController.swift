@@ -1,0 +1,39 @@
+import Foundation
+import Hummingbird
+
+/// `/operator/funnel`: the funnel report as JSON for members with the operator role; always JSON, errors too.
+public struct FunnelController: Sendable {
+    let events: any EventStore
+    let registrations: any RegistrationStore
+    let configuration: GatehouseConfiguration
+
+    public init(events: any EventStore, registrations: any RegistrationStore, configuration: GatehouseConfiguration) {
+        self.events = events
+        self.registrations = registrations
+        self.configuration = configuration
+    }
+
+    public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
+        group.get(RouterPath(stringLiteral: Paths.operatorFunnel)) { request, context -> Response in
+            guard context.session.identity.roles.contains(configuration.operatorRole) else {
+                return try JSONResponse.make(
+                    ["error": "forbidden", "message": "The funnel report is for members with the role \(configuration.operatorRole)."],
+                    status: .forbidden)
+            }
+            let query = request.uri.queryParameters
+            switch FunnelWindow.parse(days: query.get("days"), since: query.get("since"), until: query.get("until")) {
+            case .failure(let error):
+                return try JSONResponse.make(["error": "bad_request", "message": error.description], status: .badRequest)
+            case .success(let window):
+                return try JSONResponse.make(try await report(window).json())
+            }
+        }
+    }
+
+    public func report(_ window: DateInterval) async throws -> FunnelReport {
+        let backlog =
+            configuration.registration.provisioning.endpoint == nil
+            ? nil : try await registrations.provisioningBacklog(maximumAttempts: configuration.registration.provisioning.maximumAttempts)
+        return FunnelReport(window: window, counts: try await events.counts(in: window), provisioning: backlog)
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+
+@testable import Gatehouse
+
+/// The pure rules of the upgrade flow: phone numbers, usernames, PINs, codes and the step machine.
+@Suite struct RegistrationRulesTests {
+    @Test(arguments: [
+        ("+15550100001", "+15550100001"), (" +1 555-010-0001 ", "+15550100001"), ("+44 (20) 7946.0958", "+442079460958"),
+        ("+2901234", "+2901234"), ("+123456789012345", "+123456789012345"),
+    ])
+    func phoneNumbersAreNormalisedToE164(_ input: String, _ expected: String) throws {
+        #expect(try PhoneNumber.parse(input).get().e164 == expected)
+    }
+
+    @Test(arguments: [
+        ("", PhoneNumber.Problem.empty), ("   ", .empty), ("5550100001", .missingCountryCode), ("0044 20 7946 0958", .missingCountryCode),
+        ("+1 555 CALL", .invalidCharacters), ("+1555010000１", .invalidCharacters), ("tel:+15550100001", .invalidCharacters),
+        ("+1+5550100001", .invalidCharacters), ("+123456", .wrongLength), ("+1234567890123456", .wrongLength), ("+05550100001", .wrongLength),
+        ("+", .wrongLength), ("+1\n5550100001", .invalidCharacters),
+    ])
+    func badPhoneNumbersSayWhatIsWrong(_ input: String, _ problem: PhoneNumber.Problem) {
+        #expect(PhoneNumber.parse(input) == .failure(problem))
+    }
+
+    @Test(arguments: ["ada", "Ada.Lovelace", "a_b.c9", String(repeating: "a", count: 32)])
+    func usernamesWithinTheRules(_ name: String) {
+        #expect(UsernameRules.problem(with: name, productName: "Signal") == nil)
+    }
+
+    @Test(arguments: [
+        ("ab", UsernameRules.Problem.tooShort), (String(repeating: "a", count: 33), .tooLong), ("ada lovelace", .invalidCharacters),
+        ("adé", .invalidCharacters), ("ada-l", .invalidCharacters), ("ada@x", .invalidCharacters), ("<script>", .invalidCharacters),
+        ("1ada", .mustStartWithLetter), ("_ada", .mustStartWithLetter), (".ada", .mustStartWithLetter), ("ada.", .misplacedDot),
+        ("ad..a", .misplacedDot), ("Admin", .reserved), ("SUPPORT", .reserved), ("signal", .reserved), ("chatter", .reserved),
+    ])
+    func usernamesOutsideTheRules(_ name: String, _ problem: UsernameRules.Problem) {
+        #expect(UsernameRules.problem(with: name, productName: "Chatter") == problem)
+    }
+
+    @Test(arguments: [
+        ("2580", "2580", nil), ("758302", "758302", nil), ("123", "123", PINRules.Problem.tooShort), ("1234567890123", "1234567890123", .tooLong),
+        ("12a4", "12a4", .notDigits), ("", "", .tooShort), ("1111", "1111", .tooSimple), ("1234", "1234", .tooSimple), ("9876", "9876", .tooSimple),
+        ("2580", "2581", .mismatch), ("2468", "2468", nil),
+    ])
+    func pinRules(_ pin: String, _ confirmation: String, _ problem: PINRules.Problem?) {
+        #expect(PINRules.problem(pin: pin, confirmation: confirmation) == problem)
+    }
+
+    @Test func aPINIsStoredOnlyAsBcrypt() async throws {
+        let hasher = PINHasher(cost: 10)
+        let hash = try await hasher.hash("2580")
+        #expect(hash.hasPrefix("$2b$10$") && !hash.contains("2580"))
+        #expect(try await hasher.verify("2580", hash: hash))
+        #expect(try await !hasher.verify("2581", hash: hash))
+    }
+
+    static let rules = VerificationRules()
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func codesAreSixRandomDigitsStoredOnlyHashed() {
+        var seen: Set<String> = []
+        for _ in 0..<200 {
+            let (code, pending) = PendingCode.issue(now: Self.start, rules: Self.rules)
+            #expect(code.count == 6 && code.allSatisfy(\.isASCIIDigit))
+            #expect(!pending.hash.contains(code) && !pending.salt.contains(code) && pending.hash.count == 64)
+            seen.insert(code)
+        }
+        #expect(seen.count > 190)
+    }
+
+    @Test func aCodeExpiresAfterTenMinutes() {
+        var pending = PendingCode.issue(code: "123456", now: Self.start, rules: Self.rules)
+        #expect(pending.check("123456", now: Self.start.addingTimeInterval(600), rules: Self.rules) == .expired)
+        #expect(pending.check("123456", now: Self.start.addingTimeInterval(599), rules: Self.rules) == .accepted)
+    }
+
+    @Test func fiveWrongTriesBurnTheCode() {
+        var pending = PendingCode.issue(code: "123456", now: Self.start, rules: Self.rules)
+        let later = Self.start.addingTimeInterval(5)
+        #expect(pending.check("12345", now: later, rules: Self.rules) == .malformed)
+        #expect(pending.check("abcdef", now: later, rules: Self.rules) == .malformed)
+        for remaining in [4, 3, 2, 1] {
+            #expect(pending.check("654321", now: later, rules: Self.rules) == .wrong(remainingTries: remaining))
+        }
+        #expect(pending.check("654321", now: later, rules: Self.rules) == .burned)
+    }
+
+    @Test func theResendWindowIsSixtySeconds() {
+        let pending = PendingCode.issue(code: "123456", now: Self.start, rules: Self.rules)
+        #expect(pending.resendAvailableAt(rules: Self.rules) == Self.start.addingTimeInterval(60))
+    }
+
+    static func flowAtCode(_ code: String = "123456") throws -> RegistrationFlow {
+        var flow = RegistrationFlow(sub: "s", returnTo: "/chats", now: start)
+        try flow.codeSent(to: PhoneNumber.parse("+15550100001").get(), code: PendingCode.issue(code: code, now: start, rules: rules), now: start)
+        return flow
+    }
+
+    @Test func aUsedCodeNeverWorksTwice() throws {
+        var flow = try Self.flowAtCode()
+        #expect(try flow.verify("123456", now: Self.start, rules: Self.rules) == .accepted)
+        #expect(flow.step == .username && flow.code == nil)
+        #expect(throws: WrongStep(current: .username)) { try flow.verify("123456", now: Self.start, rules: Self.rules) }
+    }
+
+    @Test func aBurnedCodeIsForgotten() throws {
+        var flow = try Self.flowAtCode()
+        for _ in 0..<4 { _ = try flow.verify("000000", now: Self.start, rules: Self.rules) }
+        #expect(try flow.verify("000000", now: Self.start, rules: Self.rules) == .burned)
+        #expect(flow.code == nil && flow.step == .code)
+        #expect(try flow.verify("123456", now: Self.start, rules: Self.rules) == .expired)
+    }
+
+    @Test func theFlowMovesOneStepAtATime() throws {
+        var flow = RegistrationFlow(sub: "s", returnTo: "/chats", now: Self.start)
+        #expect(flow.step == .phone)
+        #expect(throws: WrongStep(current: .phone)) { try flow.chooseUsername("ada", now: Self.start) }
+        #expect(throws: WrongStep(current: .phone)) { try flow.setPIN(hash: "h", now: Self.start) }
+        #expect(throws: WrongStep(current: .phone)) { try flow.verify("123456", now: Self.start, rules: Self.rules) }
+        #expect(throws: WrongStep(current: .phone)) {
+            try flow.registration(displayName: "A", discoverability: .nobody, now: Self.start)
+        }
+
+        flow = try Self.flowAtCode()
+        #expect(flow.allows(.phone) && flow.allows(.code) && !flow.allows(.username))
+        _ = try flow.verify("123456", now: Self.start, rules: Self.rules)
+        #expect(!flow.allows(.phone))
+        #expect(throws: WrongStep(current: .username)) {
+            try flow.codeSent(
+                to: PhoneNumber.parse("+15550100002").get(), code: PendingCode.issue(code: "1", now: Self.start, rules: Self.rules), now: Self.start)
+        }
+        try flow.chooseUsername("ada", now: Self.start)
+        try flow.setPIN(hash: "$2b$hash", now: Self.start)
+        #expect(flow.step == .profile)
+        let registration = try flow.registration(displayName: "Ada", discoverability: .everybody, now: Self.start)
+        #expect(registration.username == "ada" && registration.phoneNumber.e164 == "+15550100001" && registration.pinHash == "$2b$hash")
+
+        flow.usernameTaken(now: Self.start)
+        #expect(flow.step == .username && flow.username == nil && flow.pinHash == "$2b$hash")
+    }
+
+    @Test func aFlowResumesWithinThirtyMinutesOnly() {
+        let flow = RegistrationFlow(sub: "s", returnTo: "/chats", now: Self.start)
+        #expect(!flow.isStale(now: Self.start.addingTimeInterval(30 * 60)))
+        #expect(flow.isStale(now: Self.start.addingTimeInterval(30 * 60 + 1)))
+    }
+
+    @Test func theFunnelCountsMembersAndConversion() throws {
+        let window = DateInterval(start: Self.start, duration: 86400)
+        let report = FunnelReport(
+            window: window,
+            counts: [
+                .ssoLoginSuccess: EventCount(events: 12, members: 10), .upgradeBannerShown: EventCount(events: 40, members: 8),
+                .upgradeBannerTapped: EventCount(events: 5, members: 4), .registrationStarted: EventCount(events: 4, members: 4),
+                .registrationCompleted: EventCount(events: 2, members: 2), .registrationFailed: EventCount(events: 1, members: 1),
+            ])
+        #expect(report.steps.map(\.event) == FunnelReport.steps)
+        #expect(report.steps.map(\.conversion) == [nil, 0.8, 0.5, 1.0, 0.5])
+        #expect(report.overallConversion == 0.2)
+        let json = report.json()
+        let steps = try #require(json["steps"] as? [[String: Any]])
+        #expect(steps.last?["members"] as? Int == 2)
+        #expect((json["other_events"] as? [String: [String: Int]])?["registration_failed"]?["events"] == 1)
+        #expect(report.text().contains("registration_completed"))
+    }
+
+    @Test func funnelWindows() throws {
+        let now = Self.start
+        #expect(
+            try FunnelWindow.parse(days: "3", since: nil, until: nil, now: now).get()
+                == DateInterval(start: now.addingTimeInterval(-3 * 86400), end: now))
+        #expect(try FunnelWindow.parse(days: nil, since: "2026-11-01", until: "2026-11-02T12:00:00Z", now: now).get().duration == 36 * 3600)
+        for (days, since, until) in [
+            ("0", nil, nil), ("x", nil, nil), ("3", "2026-11-01", nil), (nil, "yesterday", nil), (nil, "2026-11-02", "2026-11-01"),
+        ] {
+            #expect(throws: FunnelWindowError.self) { try FunnelWindow.parse(days: days, since: since, until: until, now: now).get() }
+        }
+    }
+}

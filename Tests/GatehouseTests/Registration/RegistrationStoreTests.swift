@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+@testable import Gatehouse
+
+/// The SQLite side of registration: one statement that registers, raises the member's sessions and ends the flow.
+@Suite struct RegistrationStoreTests {
+    static func registration(sub: String, username: String) throws -> Registration {
+        Registration(
+            sub: sub, username: username, phoneNumber: try PhoneNumber.parse("+15550100001").get(), displayName: "D", discoverability: .nobody,
+            pinHash: "$2b$10$x", registeredAt: Date())
+    }
+
+    static func session(cookie: String, sub: String) -> Session {
+        var session = SessionLifecycleTests.session(cookie: cookie)
+        session.identity.sub = sub
+        return session
+    }
+
+    @Test func registeringRaisesEverySessionOfTheMemberAndEndsTheFlow() async throws {
+        let harness = try await SessionLifecycleTests.Harness()
+        let registrations = SQLiteRegistrationStore(database: harness.database)
+        let flows = SQLiteRegistrationFlowStore(database: harness.database)
+        for (cookie, sub) in [("a1", "a"), ("a2", "a"), ("b1", "b")] { try await harness.sessions.insert(Self.session(cookie: cookie, sub: sub)) }
+        try await flows.save(RegistrationFlow(sub: "a", returnTo: "/chats", now: Date()))
+        let stale = try #require(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "a1")))
+
+        #expect(try await registrations.register(Self.registration(sub: "a", username: "Ada")) == .registered)
+        #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "a1"))?.level == .registered)
+        #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "a2"))?.level == .registered)
+        #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "b1"))?.level == .sso)
+        #expect(try await flows.flow(sub: "a") == nil)
+
+        // A request that read the session before the registration cannot write the old level back.
+        var touched = stale
+        touched.lastSeenAt = Date().addingTimeInterval(5)
+        try await harness.sessions.update(touched)
+        #expect(try await harness.sessions.find(id: stale.id)?.level == .registered)
+
+        #expect(try await registrations.register(Self.registration(sub: "a", username: "other")) == .alreadyRegistered)
+        #expect(try await registrations.register(Self.registration(sub: "b", username: "ADA")) == .usernameTaken)
+        #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "b1"))?.level == .sso)
+        #expect(try await !registrations.isRegistered(sub: "b"))
+        #expect(try await registrations.isRegistered(sub: "a"))
+        #expect(try await registrations.isUsernameTaken("ada"))
+        try await harness.database.close()
+    }
+
+    @Test func codeSendsAreCountedPerMemberAndPerNumber() async throws {
+        let harness = try await SessionLifecycleTests.Harness()
+        let flows = SQLiteRegistrationFlowStore(database: harness.database)
+        let number = try PhoneNumber.parse("+15550100001").get()
+        let now = Date()
+        try await flows.recordCodeSent(sub: "a", phoneNumber: number, at: now.addingTimeInterval(-4000))
+        try await flows.recordCodeSent(sub: "a", phoneNumber: number, at: now)
+        try await flows.recordCodeSent(sub: "b", phoneNumber: number, at: now)
+        let hourAgo = now.addingTimeInterval(-3600)
+        #expect(try await flows.codesSent(sub: "a", since: hourAgo) == 1)
+        #expect(try await flows.codesSent(phoneNumber: number, since: hourAgo) == 2)
+        try await flows.save(RegistrationFlow(sub: "old", returnTo: "/", now: now.addingTimeInterval(-3600)))
+        try await flows.save(RegistrationFlow(sub: "new", returnTo: "/", now: now))
+        #expect(try await flows.deleteStale(flowsBefore: now.addingTimeInterval(-1800), sendsBefore: hourAgo) == 2)
+        #expect(try await flows.flow(sub: "old") == nil)
+        #expect(try await flows.flow(sub: "new") != nil)
+        try await harness.database.close()
+    }
+
+    @Test func provisioningQueueBacksOffAndGivesUp() async throws {
+        let harness = try await SessionLifecycleTests.Harness()
+        let registrations = SQLiteRegistrationStore(database: harness.database)
+        _ = try await registrations.register(Self.registration(sub: "a", username: "ada"))
+        let now = Date()
+        #expect(try await registrations.dueForProvisioning(now: now, maximumAttempts: 2, limit: 10).map(\.registration.username) == ["ada"])
+        try await registrations.markProvisioningFailed(sub: "a", attempts: 1, nextAttemptAt: now.addingTimeInterval(60), error: "HTTP 500")
+        #expect(try await registrations.dueForProvisioning(now: now, maximumAttempts: 2, limit: 10).isEmpty)
+        #expect(try await registrations.dueForProvisioning(now: now.addingTimeInterval(61), maximumAttempts: 2, limit: 10).first?.attempts == 1)
+        #expect(try await registrations.provisioningBacklog(maximumAttempts: 2) == (waiting: 1, failed: 0))
+        try await registrations.markProvisioningFailed(sub: "a", attempts: 2, nextAttemptAt: now, error: "HTTP 500")
+        #expect(try await registrations.dueForProvisioning(now: now.addingTimeInterval(3600), maximumAttempts: 2, limit: 10).isEmpty)
+        #expect(try await registrations.provisioningBacklog(maximumAttempts: 2) == (waiting: 0, failed: 1))
+        try await harness.database.close()
+    }
+}

@@ -1,0 +1,344 @@
+"""The upgrade flow in a real browser: from the banner to the unlocked chat features, by mouse and by keyboard only,
+with axe-core checking every page Gatehouse renders (WCAG 2.1 AA, zero violations)."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+
+from test_browser_journey import open_development_sign_in, path_of, wait
+
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+class Checker:
+    """Runs axe on every gateway page visited and keeps screenshots for the README."""
+
+    def __init__(self, browser, gateway, folder):
+        self.browser = browser
+        self.gateway = gateway
+        self.folder = folder
+        self.checked = []
+
+    def page(self, name=None):
+        from axe_core_python.selenium import Axe
+
+        url = self.browser.current_url
+        if url.startswith(self.gateway.url) and "/apps/" not in url:
+            results = Axe().run(self.browser, options={"runOnly": {"type": "tag", "values": AXE_TAGS}})
+            problems = [
+                f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}" for v in results["violations"]
+            ]
+            assert not problems, f"axe violations on {url}:\n" + "\n".join(problems)
+            self.checked.append(path_of(self.browser))
+        if name:
+            self.browser.save_screenshot(str(self.folder / f"{name}.png"))
+
+
+@pytest.fixture
+def checker(browser, dev_gateway, tmp_path):
+    folder = Path(os.environ.get("GATEHOUSE_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return Checker(browser, dev_gateway, folder)
+
+
+def sign_in(browser, gateway, account, deep_link="/", lands_on=None):
+    open_development_sign_in(browser, gateway, deep_link)
+    browser.find_element(By.ID, f"account-{account}").click()
+    browser.find_element(By.ID, "password").send_keys(gateway.dev_password)
+    browser.find_element(By.ID, "dev-continue").click()
+    wait(browser, lambda b: path_of(b) == (lands_on or deep_link))
+
+
+def sign_out(browser):
+    browser.find_element(By.ID, "sign-out").click()
+    wait(browser, lambda b: path_of(b) == "/signed-out")
+
+
+def latest_code(browser, gateway, checker=None):
+    browser.get(gateway.url + "/dev/inbox")
+    if checker:
+        checker.page("dev-inbox")
+    return browser.find_element(By.CSS_SELECTOR, "#inbox li .code").text
+
+
+def submit(browser, field_id, text, button_id):
+    field = browser.find_element(By.ID, field_id)
+    field.clear()
+    field.send_keys(text)
+    browser.find_element(By.ID, button_id).click()
+
+
+def error_text(browser):
+    return wait(browser, EC.presence_of_element_located((By.ID, "error-summary"))).text
+
+
+def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway, checker):
+    gw = dev_gateway
+    # Somebody registered first takes a name that must be refused later, whatever its letter case.
+    register_by_http(gw, "olive", "olive.taken")
+
+    sign_in(browser, gw, "alice")
+    checker.page("portal")
+    browser.find_element(By.CSS_SELECTOR, 'a[data-app="links"]').click()
+    banner = wait(browser, EC.presence_of_element_located((By.ID, "gatehouse-banner")))
+    assert "Add Signal Features" in banner.text and "Unlock messaging, calls & stories" in banner.text
+    checker.page("banner")
+
+    # The chat tabs show the onboarding prompt while the member is at `sso`.
+    browser.get(gw.url + "/chats")
+    assert browser.find_element(By.ID, "feature-locked").is_displayed()
+    checker.page("onboarding-prompt")
+    # A direct URL into a chat app shows the same prompt, not an error.
+    browser.get(gw.url + "/apps/chat/")
+    assert browser.find_element(By.ID, "add-features").is_displayed()
+    checker.page()
+
+    browser.get(gw.url + "/apps/links/")
+    wait(browser, EC.element_to_be_clickable((By.ID, "gatehouse-banner-button"))).click()
+
+    # Step 1: the phone number comes from the organization account, with a note saying so.
+    wait(browser, lambda b: path_of(b) == "/upgrade/phone")
+    assert browser.find_element(By.ID, "phone").get_attribute("value") == "+15550100001"
+    assert browser.find_element(By.ID, "phone-from-sso").is_displayed()
+    checker.page("step-1-phone")
+    submit(browser, "phone", "5550100001", "send-code")
+    assert "country code" in error_text(browser)
+    assert browser.find_element(By.ID, "phone").get_attribute("value") == "5550100001"
+    assert browser.find_element(By.ID, "phone").get_attribute("aria-invalid") == "true"
+    checker.page("step-1-phone-error")
+    submit(browser, "phone", "+1 555 010 0001", "send-code")
+
+    # Step 2: the code from the development inbox; a wrong one first.
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+    assert "+15550100001" in browser.find_element(By.ID, "code-intro").text
+    assert browser.find_element(By.ID, "resend-code").get_attribute("disabled")  # the countdown runs
+    checker.page("step-2-code")
+    code = latest_code(browser, gw, checker)
+    browser.back()
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+    wrong = "000000" if code != "000000" else "111111"
+    submit(browser, "code", wrong, "verify-code")
+    assert "4 tries left" in error_text(browser)
+    checker.page()
+    submit(browser, "code", code, "verify-code")
+
+    # Step 3: the username; reserved and taken names are refused, a free one accepted.
+    wait(browser, lambda b: path_of(b) == "/upgrade/username")
+    field = browser.find_element(By.ID, "username")
+    field.send_keys("Olive.Taken")
+    wait(browser, lambda b: "taken" in b.find_element(By.ID, "username-availability").text)
+    checker.page("step-3-username-taken")
+    browser.find_element(By.ID, "choose-username").click()
+    assert "taken" in error_text(browser)
+    submit(browser, "username", "admin", "choose-username")
+    assert "reserved" in error_text(browser)
+    field = browser.find_element(By.ID, "username")
+    field.clear()
+    field.send_keys("alice.archer")
+    wait(browser, lambda b: "available" in b.find_element(By.ID, "username-availability").text)
+    browser.find_element(By.ID, "choose-username").click()
+
+    # Step 4: the PIN, twice.
+    wait(browser, lambda b: path_of(b) == "/upgrade/pin")
+    checker.page("step-4-pin")
+    browser.find_element(By.ID, "pin").send_keys("2580")
+    browser.find_element(By.ID, "pin-confirmation").send_keys("2581")
+    browser.find_element(By.ID, "set-pin").click()
+    assert "not the same" in error_text(browser)
+    checker.page()
+    browser.find_element(By.ID, "pin").send_keys("2580")
+    browser.find_element(By.ID, "pin-confirmation").send_keys("2580")
+    browser.find_element(By.ID, "set-pin").click()
+
+    # Step 5: the profile, name from the organization account.
+    wait(browser, lambda b: path_of(b) == "/upgrade/profile")
+    assert browser.find_element(By.ID, "display-name").get_attribute("value") == "Alice Archer"
+    checker.page("step-5-profile")
+    browser.find_element(By.ID, "finish").click()
+    assert "Choose who can find you" in error_text(browser)
+    assert browser.find_element(By.ID, "display-name").get_attribute("value") == "Alice Archer"
+    browser.find_element(By.ID, "discoverable-everybody").click()
+    browser.find_element(By.ID, "finish").click()
+
+    # Done: back where the member was heading, with no banner and the chat features open.
+    wait(browser, lambda b: path_of(b).startswith("/upgrade/done"))
+    assert "alice.archer" in browser.find_element(By.ID, "done-text").text
+    checker.page("done")
+    browser.find_element(By.ID, "continue").click()
+    wait(browser, lambda b: path_of(b) == "/apps/links/")
+    assert not browser.find_elements(By.ID, "gatehouse-banner")
+    assert_registered_features(browser, gw, checker)
+
+    # The next sign-in is `registered` straight away.
+    browser.get(gw.url + "/")
+    sign_out(browser)
+    # The Chats deep link opens the chat app itself now.
+    sign_in(browser, gw, "alice", "/chats", lands_on="/apps/chat/")
+    browser.get(gw.url + "/apps/links/")
+    assert not browser.find_elements(By.ID, "gatehouse-banner")
+    assert {"/", "/chats", "/upgrade/phone", "/upgrade/code", "/upgrade/username", "/upgrade/pin", "/upgrade/profile"} <= set(
+        p.split("?")[0] for p in checker.checked
+    )
+
+
+def assert_registered_features(browser, gw, checker):
+    browser.get(gw.url + "/chats")
+    wait(browser, lambda b: path_of(b) == "/apps/chat/")
+    assert "Only registered members" in browser.find_element(By.ID, "chat").text
+    browser.get(gw.url + "/calls")
+    checker.page("calls")
+    browser.find_element(By.ID, "start-audio-call").click()
+    wait(browser, lambda b: b.find_elements(By.ID, "call-camera"))
+    assert browser.find_element(By.ID, "call-call").text == "audio"
+    assert browser.find_element(By.ID, "call-camera").text == "off"
+    assert browser.find_element(By.ID, "call-microphone").text == "on"
+    assert browser.find_element(By.ID, "call-audio_output").text == "earpiece"
+    browser.get(gw.url + "/calls")
+    browser.find_element(By.ID, "start-video-call").click()
+    wait(browser, lambda b: b.find_elements(By.ID, "call-camera"))
+    assert browser.find_element(By.ID, "call-camera").text == "on"
+    browser.get(gw.url + "/stories")
+    wait(browser, lambda b: path_of(b) == "/apps/stories/")
+
+
+def keys(browser, *sequence):
+    ActionChains(browser).send_keys(*sequence).perform()
+
+
+def tab_to(browser, element_id, limit=60):
+    """Moves focus with Tab only, as a keyboard user would, until `element_id` has it."""
+    for _ in range(limit):
+        keys(browser, Keys.TAB)
+        if browser.switch_to.active_element.get_attribute("id") == element_id:
+            return
+    raise AssertionError(f"Tab never reached #{element_id} on {browser.current_url}")
+
+
+def test_member_without_a_phone_claim_upgrades_with_the_keyboard_only(browser, dev_gateway, checker):
+    gw = dev_gateway
+    sign_in(browser, gw, "bob")
+    # From the portal, by keyboard: the Chats tab, then "Add Features".
+    tab_to(browser, "tab-chats")
+    keys(browser, Keys.ENTER)
+    wait(browser, lambda b: path_of(b) == "/chats")
+    tab_to(browser, "add-features")
+    keys(browser, Keys.ENTER)
+
+    wait(browser, lambda b: path_of(b) == "/upgrade/phone")
+    assert browser.find_element(By.ID, "phone").get_attribute("value") == ""
+    assert not browser.find_elements(By.ID, "phone-from-sso")
+    checker.page("step-1-phone-manual")
+    tab_to(browser, "phone")
+    keys(browser, "+44 20 7946 0958", Keys.ENTER)
+
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+    tab_to(browser, "dev-inbox-link")
+    keys(browser, Keys.ENTER)
+    wait(browser, lambda b: path_of(b) == "/dev/inbox")
+    code = browser.find_element(By.CSS_SELECTOR, "#inbox li .code").text
+    assert "+442079460958" in browser.find_element(By.ID, "inbox").text
+    tab_to(browser, "inbox-back")
+    keys(browser, Keys.ENTER)
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+    tab_to(browser, "code")
+    keys(browser, code, Keys.ENTER)
+
+    wait(browser, lambda b: path_of(b) == "/upgrade/username")
+    tab_to(browser, "username")
+    keys(browser, "bob_baker", Keys.ENTER)
+
+    wait(browser, lambda b: path_of(b) == "/upgrade/pin")
+    tab_to(browser, "pin")
+    keys(browser, "1234", Keys.TAB, "1234", Keys.ENTER)
+    assert "too easy" in error_text(browser)
+    # Focus went to the error summary; on to the fields again.
+    tab_to(browser, "pin")
+    keys(browser, "9157", Keys.TAB, "9157", Keys.ENTER)
+
+    wait(browser, lambda b: path_of(b) == "/upgrade/profile")
+    tab_to(browser, "discoverable-everybody")
+    keys(browser, Keys.ARROW_DOWN)  # arrows move within the radio group and select
+    assert browser.find_element(By.ID, "discoverable-nobody").is_selected()
+    tab_to(browser, "finish")
+    keys(browser, Keys.ENTER)
+
+    wait(browser, lambda b: path_of(b).startswith("/upgrade/done"))
+    tab_to(browser, "continue")
+    keys(browser, Keys.ENTER)
+    # Heading for Chats: the chat app opens.
+    wait(browser, lambda b: path_of(b) == "/apps/chat/")
+
+
+def test_cancelled_and_failed_flows_leave_the_member_at_sso(browser, dev_gateway, checker):
+    gw = dev_gateway
+    sign_in(browser, gw, "olive")
+    browser.get(gw.url + "/stories")
+    browser.find_element(By.ID, "add-features").click()
+    wait(browser, lambda b: path_of(b) == "/upgrade/phone")
+
+    # Cancel: back to the web apps, nothing kept, still at `sso`.
+    browser.find_element(By.ID, "cancel").click()
+    wait(browser, lambda b: path_of(b) == "/")
+    browser.get(gw.url + "/stories")
+    assert browser.find_element(By.ID, "feature-locked").is_displayed()
+
+    # Start again and get to the code step; a restart of the gateway does not lose the flow.
+    browser.find_element(By.ID, "add-features").click()
+    wait(browser, lambda b: path_of(b) == "/upgrade/phone")
+    browser.find_element(By.ID, "send-code").click()
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+    gw.restart()
+    browser.get(gw.url + "/stories")
+    browser.find_element(By.ID, "add-features").click()
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+
+    # Five wrong codes burn the code and fail the flow: back to the web apps with the toast.
+    for attempt in range(5):
+        submit(browser, "code", "99999" + str(attempt), "verify-code")
+        if attempt < 4:
+            error_text(browser)
+    wait(browser, lambda b: path_of(b) == "/")
+    toast = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#toasts .toast"))[0]
+    assert toast.text == "Signal registration failed. Please try again."
+    assert browser.find_element(By.ID, "toasts").get_attribute("role") == "status"
+    assert browser.find_element(By.ID, "toasts").get_attribute("aria-live") == "polite"
+    checker.page("failure-toast")
+    time.sleep(4.5)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#toasts .toast")
+    # Still `sso`: the banner is back on proxied pages.
+    browser.get(gw.url + "/apps/links/")
+    assert browser.find_elements(By.ID, "gatehouse-banner")
+
+
+def register_by_http(gw, account, username):
+    """Registers a demo member without a browser: sign-in form, then every step as plain form posts."""
+    import re
+
+    session = requests.Session()
+    response = session.get(gw.url + "/signin/start", allow_redirects=True)
+    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', response.text))
+    fields.update({"account": account, "password": gw.dev_password, "action": "continue"})
+    action = re.search(r'<form method="post" action="([^"]+)"', response.text).group(1)
+    response = session.post(gw.url + action, data=fields, allow_redirects=True)
+    assert response.url.rstrip("/") == gw.url, response.url
+    response = session.get(gw.url + "/upgrade?from=portal")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', response.text).group(1)
+
+    def post(path, data):
+        return session.post(gw.url + path, data={"csrf": csrf, **data}, allow_redirects=True)
+
+    post("/upgrade/phone", {"phone": "+15550100003"})
+    inbox = session.get(gw.url + "/dev/inbox").text
+    code = re.search(r'class="code">(\d{6})<', inbox).group(1)
+    post("/upgrade/code", {"code": code})
+    post("/upgrade/username", {"username": username})
+    post("/upgrade/pin", {"pin": "8642", "pin_confirmation": "8642"})
+    response = post("/upgrade/profile", {"display_name": "Olive", "discoverability": "nobody"})
+    assert "/upgrade/done" in response.url or "/apps/chat/" in response.url, response.url
