@@ -41,7 +41,7 @@
       var label = document.getElementById("resend-countdown");
       var resendAt = Number(resend.getAttribute("data-resend-at")) * 1000;
       var tick = function () {
-        var seconds = Math.ceil((resendAt - Date.now()) / 1000);
+        var seconds = Math.floor((resendAt - Date.now()) / 1000);
         if (seconds > 0) {
           button.disabled = true;
           // Announce only at the start and every 15 seconds, not every second.

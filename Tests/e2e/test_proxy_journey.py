@@ -82,7 +82,8 @@ def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser
 def test_banner_leads_to_the_upgrade_entry(browser, dev_gateway):
     sign_in_as_alice(browser, dev_gateway, "/apps/links/")
     browser.find_element(By.ID, "gatehouse-banner-button").click()
-    wait(browser, lambda b: path_of(b) == "/chats")
+    # The upgrade flow starts at its first step (its own journey is in test_upgrade_journey.py).
+    wait(browser, lambda b: path_of(b) == "/upgrade/phone")
     assert "upgrade_banner_tapped" in dev_gateway.running.output()
     assert "upgrade_banner_shown" in dev_gateway.running.output()
 

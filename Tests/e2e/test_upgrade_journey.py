@@ -69,10 +69,13 @@ def latest_code(browser, gateway, checker=None):
 
 
 def submit(browser, field_id, text, button_id):
+    """Fills one field and submits, returning once the next page has replaced this one."""
+    page = browser.find_element(By.TAG_NAME, "html")
     field = browser.find_element(By.ID, field_id)
     field.clear()
     field.send_keys(text)
     browser.find_element(By.ID, button_id).click()
+    wait(browser, EC.staleness_of(page))
 
 
 def error_text(browser):
@@ -135,7 +138,9 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     field.send_keys("Olive.Taken")
     wait(browser, lambda b: "taken" in b.find_element(By.ID, "username-availability").text)
     checker.page("step-3-username-taken")
+    page = browser.find_element(By.TAG_NAME, "html")
     browser.find_element(By.ID, "choose-username").click()
+    wait(browser, EC.staleness_of(page))
     assert "taken" in error_text(browser)
     submit(browser, "username", "admin", "choose-username")
     assert "reserved" in error_text(browser)
@@ -149,8 +154,7 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     wait(browser, lambda b: path_of(b) == "/upgrade/pin")
     checker.page("step-4-pin")
     browser.find_element(By.ID, "pin").send_keys("2580")
-    browser.find_element(By.ID, "pin-confirmation").send_keys("2581")
-    browser.find_element(By.ID, "set-pin").click()
+    submit(browser, "pin-confirmation", "2581", "set-pin")
     assert "not the same" in error_text(browser)
     checker.page()
     browser.find_element(By.ID, "pin").send_keys("2580")
@@ -161,7 +165,9 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     wait(browser, lambda b: path_of(b) == "/upgrade/profile")
     assert browser.find_element(By.ID, "display-name").get_attribute("value") == "Alice Archer"
     checker.page("step-5-profile")
+    page = browser.find_element(By.TAG_NAME, "html")
     browser.find_element(By.ID, "finish").click()
+    wait(browser, EC.staleness_of(page))
     assert "Choose who can find you" in error_text(browser)
     assert browser.find_element(By.ID, "display-name").get_attribute("value") == "Alice Archer"
     browser.find_element(By.ID, "discoverable-everybody").click()
@@ -256,7 +262,9 @@ def test_member_without_a_phone_claim_upgrades_with_the_keyboard_only(browser, d
 
     wait(browser, lambda b: path_of(b) == "/upgrade/pin")
     tab_to(browser, "pin")
+    page = browser.find_element(By.TAG_NAME, "html")
     keys(browser, "1234", Keys.TAB, "1234", Keys.ENTER)
+    wait(browser, EC.staleness_of(page))
     assert "too easy" in error_text(browser)
     # Focus went to the error summary; on to the fields again.
     tab_to(browser, "pin")
@@ -342,3 +350,60 @@ def register_by_http(gw, account, username):
     post("/upgrade/pin", {"pin": "8642", "pin_confirmation": "8642"})
     response = post("/upgrade/profile", {"display_name": "Olive", "discoverability": "nobody"})
     assert "/upgrade/done" in response.url or "/apps/chat/" in response.url, response.url
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_gatehouse_renders_passes_axe(browser, dev_gateway, checker, scheme):
+    """The pages outside the upgrade flow too: sign-in with its messages, the development provider, errors, and the
+    portal, in light and dark mode."""
+    gw = dev_gateway
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+    shot = (lambda name: f"{name}-dark" if scheme == "dark" else name)
+    for path in ("/signin", "/signin?expired=1", "/signin?error=access_denied", "/signed-out"):
+        browser.get(gw.url + path)
+        checker.page(shot("signin") if path == "/signin" else None)
+    open_development_sign_in(browser, gw, "/")
+    checker.page(shot("dev-sign-in"))
+    browser.find_element(By.ID, "account-bob").click()
+    browser.find_element(By.ID, "password").send_keys("wrong")
+    browser.find_element(By.ID, "dev-continue").click()
+    wait(browser, EC.presence_of_element_located((By.ID, "dev-error")))
+    checker.page()
+    browser.find_element(By.ID, "password").clear()
+    browser.find_element(By.ID, "password").send_keys(gw.dev_password)
+    browser.find_element(By.ID, "dev-continue").click()
+    wait(browser, lambda b: path_of(b) == "/")
+    checker.page(shot("portal"))
+    for path in ("/chats", "/calls", "/stories", "/nowhere", "/apps/leave/", "/apps/unknown/", "/apps/chat/", "/upgrade/done", "/dev/inbox"):
+        browser.get(gw.url + path)
+        checker.page()
+    browser.get(gw.url + "/?toast=registration_failed")
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#toasts .toast"))
+    checker.page()
+    if scheme == "dark":
+        background = browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(17, 20, 24)", background
+
+
+def test_funnel_command_reads_the_same_store(browser, dev_gateway):
+    import json
+    import subprocess
+
+    from conftest import BINARY
+
+    gw = dev_gateway
+    register_by_http(gw, "olive", "olive.funnel")
+    config = gw.command[gw.command.index("--config") + 1]
+    result = subprocess.run(
+        [str(BINARY), "funnel", "--development", "--config", config, "--days", "1", "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    steps = {step["event"]: step for step in report["steps"]}
+    assert steps["sso_login_success"]["members"] == 1
+    assert steps["registration_started"]["members"] == 1
+    assert steps["registration_completed"]["members"] == 1
+    text = subprocess.run([str(BINARY), "funnel", "--development", "--config", config], capture_output=True, text=True, timeout=60)
+    assert text.returncode == 0 and "registration_completed" in text.stdout
+    bad = subprocess.run([str(BINARY), "funnel", "--development", "--config", config, "--days", "0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "days must be" in bad.stderr
