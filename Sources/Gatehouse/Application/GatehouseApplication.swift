@@ -105,7 +105,8 @@ public enum GatehouseApplication {
             configuration: configuration,
             inbox: inbox
         ).addRoutes(to: signedIn)
-        FunnelController(events: eventStore, registrations: registrations, configuration: configuration).addRoutes(to: signedIn)
+        FunnelController(events: eventStore, registrations: registrations, configuration: configuration, strings: renderer.strings).addRoutes(
+            to: signedIn)
         proxyController.addRoutes(to: signedIn)
         hostMounts.addRoutes(to: signedIn)
         let webSockets = WebSocketProxy(

@@ -6,24 +6,28 @@ public struct FunnelController: Sendable {
     let events: any EventStore
     let registrations: any RegistrationStore
     let configuration: GatehouseConfiguration
+    let strings: StringsTable?
 
-    public init(events: any EventStore, registrations: any RegistrationStore, configuration: GatehouseConfiguration) {
+    public init(events: any EventStore, registrations: any RegistrationStore, configuration: GatehouseConfiguration, strings: StringsTable? = nil) {
         self.events = events
         self.registrations = registrations
         self.configuration = configuration
+        self.strings = strings
     }
 
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.operatorFunnel)) { request, context -> Response in
             guard context.session.identity.roles.contains(configuration.operatorRole) else {
                 return try JSONResponse.make(
-                    ["error": "forbidden", "message": "The funnel report is for members with the role \(configuration.operatorRole)."],
+                    ["error": "forbidden", "message": strings?.text("operator_forbidden", ["role": configuration.operatorRole]) ?? "forbidden"],
                     status: .forbidden)
             }
             let query = request.uri.queryParameters
             switch FunnelWindow.parse(days: query.get("days"), since: query.get("since"), until: query.get("until")) {
             case .failure(let error):
-                return try JSONResponse.make(["error": "bad_request", "message": error.description], status: .badRequest)
+                return try JSONResponse.make(
+                    ["error": "bad_request", "message": strings?.text("operator_bad_window", ["detail": error.description]) ?? error.description],
+                    status: .badRequest)
             case .success(let window):
                 return try JSONResponse.make(try await report(window).json())
             }

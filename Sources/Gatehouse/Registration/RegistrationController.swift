@@ -337,14 +337,13 @@ public struct RegistrationController: Sendable {
             try await flows.save(flow)
             return redirect(FormEncoding.url(Paths.upgrade(.username), adding: [("taken", "1")]))
         }
-        return redirect(FormEncoding.url(Paths.upgradeDone, adding: [("next", flow.returnTo), ("username", registration.username)]))
+        return redirect(FormEncoding.url(Paths.upgradeDone, adding: [("next", flow.returnTo)]))
     }
 
     func done(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard context.session.level == .registered else { return redirect(Paths.upgrade) }
-        let query = request.uri.queryParameters
-        let next = query.get("next").flatMap(ReturnTarget.init)?.path ?? Paths.chats
-        let username = query.get("username").flatMap { UsernameRules.problem(with: $0) == nil ? $0 : nil }
+        let next = request.uri.queryParameters.get("next").flatMap(ReturnTarget.init)?.path ?? Paths.chats
+        let username = try await registrations.username(sub: context.session.identity.sub)
         return try renderer.page(
             "upgrade-done", title: strings["upgrade_done_heading"],
             [

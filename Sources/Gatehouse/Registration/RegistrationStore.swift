@@ -18,6 +18,8 @@ public struct PendingProvisioning: Sendable, Equatable {
 /// Registrations per SSO subject: whoever finished the upgrade flow is `registered` at every later sign-in.
 public protocol RegistrationStore: Sendable {
     func isRegistered(sub: String) async throws -> Bool
+    /// The username a registered member chose.
+    func username(sub: String) async throws -> String?
     func isUsernameTaken(_ username: String) async throws -> Bool
     /// Stores the registration, raises every live session of the member to `registered` and ends the flow, all in
     /// one statement: either all of it happens or none.

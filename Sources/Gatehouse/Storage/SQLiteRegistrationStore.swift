@@ -10,6 +10,10 @@ public struct SQLiteRegistrationStore: RegistrationStore {
         try await !database.query("SELECT 1 FROM registrations WHERE sub = ?", [.text(sub)]).isEmpty
     }
 
+    public func username(sub: String) async throws -> String? {
+        try await database.query("SELECT username FROM registrations WHERE sub = ?", [.text(sub)]).first?.column("username")?.string
+    }
+
     public func isUsernameTaken(_ username: String) async throws -> Bool {
         try await !database.query("SELECT 1 FROM registrations WHERE username = ? COLLATE NOCASE", [.text(username)]).isEmpty
     }
