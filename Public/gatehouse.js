@@ -81,7 +81,11 @@
             output.textContent = answer.message;
             output.className = answer.available ? "small available" : "small field-error";
           }).catch(function () {
-            if (request === latest) { output.textContent = ""; }
+            // The server checks again on submit; the member only learns that the live check could not run.
+            if (request === latest) {
+              output.textContent = "";
+              window.gatehouseToast(username.getAttribute("data-network-error"));
+            }
           });
         }, 350);
       });

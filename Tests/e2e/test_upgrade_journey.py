@@ -144,6 +144,12 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     assert "taken" in error_text(browser)
     submit(browser, "username", "admin", "choose-username")
     assert "reserved" in error_text(browser)
+    # The live check without a network: a toast says so; the form still works.
+    browser.set_network_conditions(offline=True, latency=0, download_throughput=0, upload_throughput=0)
+    browser.find_element(By.ID, "username").send_keys("x")
+    toast = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#toasts .toast"))[0]
+    assert toast.text == "Network error. Please check your connection."
+    browser.set_network_conditions(offline=False, latency=0, download_throughput=-1, upload_throughput=-1)
     field = browser.find_element(By.ID, "username")
     field.clear()
     field.send_keys("alice.archer")
