@@ -143,7 +143,12 @@ public struct RegistrationController: Sendable {
         _ body: (RegistrationFlow, [String: String]) async throws -> Response
     ) async throws -> Response {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
-        return try await step(requested, context) { flow in try await body(flow, form) }
+        do {
+            return try await step(requested, context) { flow in try await body(flow, form) }
+        } catch let wrong as WrongStep {
+            // Another tab moved the flow on between reading and writing: show the step it is at now.
+            return redirect(Paths.upgrade(wrong.current))
+        }
     }
 
     // MARK: - Phone number and code
@@ -210,7 +215,6 @@ public struct RegistrationController: Sendable {
     func submitCode(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         try await submit(.code, request, context) { flow, form in
             var flow = flow
-            guard flow.step == .code else { return redirect(Paths.upgrade(flow.step)) }
             let entered = form["code"] ?? ""
             let result = try flow.verify(entered, now: now(), rules: rules)
             let error: String
