@@ -39,8 +39,8 @@ public struct DevelopmentIdentityProvider: Sendable {
 
     public func addRoutes(to router: Router<GatewayRequestContext>) {
         let group = router.group(RouterPath(stringLiteral: Paths.developmentIdentityProvider))
-        group.get(".well-known/openid-configuration") { _, _ in try Self.json(self.discoveryDocument) }
-        group.get("jwks") { _, _ in try Self.json(["keys": [self.publicJWK]]) }
+        group.get(".well-known/openid-configuration") { _, _ in try JSONResponse.make(self.discoveryDocument) }
+        group.get("jwks") { _, _ in try JSONResponse.make(["keys": [self.publicJWK]]) }
         group.get("authorize") { request, _ in try self.authorizePage(request) }
         group.post("authorize") { request, _ in try await self.authorize(request) }
         group.post("token") { request, _ in try await self.token(request) }
@@ -180,7 +180,7 @@ public struct DevelopmentIdentityProvider: Sendable {
             ),
             kid: JWKIdentifier(string: Self.keyID)
         )
-        return try Self.json([
+        return try JSONResponse.make([
             "access_token": issued.access, "token_type": "Bearer", "expires_in": Int(Self.accessTokenLifetime),
             "refresh_token": issued.refresh, "id_token": idToken, "scope": scopes.sorted().joined(separator: " "),
         ])
@@ -195,7 +195,7 @@ public struct DevelopmentIdentityProvider: Sendable {
             response.headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
             return response
         }
-        return try Self.json(account.claims(scopes: grant.scopes, clientID: clientID))
+        return try JSONResponse.make(account.claims(scopes: grant.scopes, clientID: clientID))
     }
 
     /// RP-initiated logout: only back to the registered post-logout URI.
@@ -220,14 +220,8 @@ public struct DevelopmentIdentityProvider: Sendable {
         Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    static func json(_ object: Any, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return Response(
-            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
     static func oauthError(_ code: String, status: HTTPResponse.Status = .badRequest) throws -> Response {
-        try json(["error": code], status: status)
+        try JSONResponse.make(["error": code], status: status)
     }
 }
 

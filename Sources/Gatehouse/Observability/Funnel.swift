@@ -13,7 +13,7 @@ public struct EventCount: Sendable, Equatable {
 
 /// The upgrade funnel for operators (SPEC §7): members at each step from sign-in to registration, the conversion
 /// from each step to the next, and the other events of the window.
-public struct FunnelReport: Sendable, Equatable {
+public struct FunnelReport: Sendable {
     public struct Step: Sendable, Equatable {
         public var event: EventName
         public var count: EventCount
@@ -30,11 +30,6 @@ public struct FunnelReport: Sendable, Equatable {
     public var steps: [Step]
     public var otherEvents: [(EventName, EventCount)]
     public var provisioning: (waiting: Int, failed: Int)?
-
-    public static func == (lhs: FunnelReport, rhs: FunnelReport) -> Bool {
-        lhs.window == rhs.window && lhs.steps == rhs.steps && lhs.otherEvents.map(\.0) == rhs.otherEvents.map(\.0)
-            && lhs.otherEvents.map(\.1) == rhs.otherEvents.map(\.1)
-    }
 
     public init(window: DateInterval, counts: [EventName: EventCount], provisioning: (waiting: Int, failed: Int)? = nil) {
         self.window = window

@@ -233,7 +233,7 @@ public struct RegistrationController: Sendable {
                 error = strings["upgrade_code_error_malformed"]
             }
             try await flows.save(flow)
-            return try codePage(flow, context, entered: entered, errors: [FieldError("code", error)], status: nil, httpStatus: .unprocessableContent)
+            return try codePage(flow, context, entered: entered, errors: [FieldError("code", error)])
         }
     }
 
@@ -378,8 +378,7 @@ public struct RegistrationController: Sendable {
 
     func page(
         _ step: RegistrationStep, _ flow: RegistrationFlow, _ context: SignedInRequestContext, errors: [FieldError] = [],
-        _ values: [String: Any] = [:],
-        status: HTTPResponse.Status? = nil
+        _ values: [String: Any] = [:]
     ) throws -> Response {
         var values = values
         values["csrf"] = context.session.csrfToken
@@ -390,7 +389,7 @@ public struct RegistrationController: Sendable {
         for error in errors { values["\(error.key)Error"] = error.message }
         let title = strings["upgrade_\(step.rawValue)_heading"] + " · " + strings["upgrade_title"]
         return try renderer.page(
-            "upgrade-\(step.rawValue)", title: title, status: status ?? (errors.isEmpty ? .ok : .unprocessableContent), values)
+            "upgrade-\(step.rawValue)", title: title, status: errors.isEmpty ? .ok : .unprocessableContent, values)
     }
 
     func phonePage(_ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String? = nil, error: String? = nil) throws -> Response {
@@ -402,8 +401,7 @@ public struct RegistrationController: Sendable {
     }
 
     func codePage(
-        _ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String = "", errors: [FieldError] = [], status: String? = nil,
-        httpStatus: HTTPResponse.Status? = nil
+        _ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String = "", errors: [FieldError] = [], status: String? = nil
     ) throws -> Response {
         let resendAt = flow.code?.resendAvailableAt(rules: rules) ?? now()
         let wait = Int(resendAt.timeIntervalSince(now()).rounded(.up))
@@ -413,7 +411,7 @@ public struct RegistrationController: Sendable {
             "resendText": wait > 0 ? strings.text("upgrade_code_resend_wait", ["seconds": "\(wait)"]) : strings["upgrade_code_resend_ready"],
         ]
         values["status"] = status
-        return try page(.code, flow, context, errors: errors, values, status: httpStatus)
+        return try page(.code, flow, context, errors: errors, values)
     }
 
     func profilePage(
