@@ -100,7 +100,7 @@ public enum GatehouseApplication {
         let inbox = configuration.developmentMode ? DevelopmentInbox() : nil
         RegistrationController(
             flows: flows, registrations: registrations,
-            sender: codeSender(configuration, http: http, inbox: inbox ?? DevelopmentInbox(), logger: logger),
+            sender: codeSender(configuration, http: http, inbox: inbox, logger: logger),
             hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: events, renderer: renderer,
             configuration: configuration,
             inbox: inbox
@@ -141,7 +141,7 @@ public enum GatehouseApplication {
     }
 
     /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
-    static func codeSender(_ configuration: GatehouseConfiguration, http: HTTPClient, inbox: DevelopmentInbox, logger: Logger) -> any CodeSender {
+    static func codeSender(_ configuration: GatehouseConfiguration, http: HTTPClient, inbox: DevelopmentInbox?, logger: Logger) -> any CodeSender {
         if configuration.registration.codeSender == .http, let endpoint = configuration.registration.codeSenderEndpoint {
             return HTTPCodeSender(http: http, configuration: endpoint)
         }
