@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
@@ -14,17 +15,24 @@ public enum GatehouseApplication {
     }
 
     public static func build(configuration: GatehouseConfiguration, logger: Logger) async throws -> Built {
+        try await build(configuration: configuration, logger: logger, hostResolver: SystemHostResolver())
+    }
+
+    static func build(configuration: GatehouseConfiguration, logger: Logger, hostResolver: any HostResolver) async throws -> Built {
         let renderer = try await PageRenderer.load(configuration: configuration)
         let database = try await SQLiteDatabase.open(path: configuration.storage.sqlitePath, logger: logger)
         do {
-            return try await build(configuration: configuration, database: database, renderer: renderer, logger: logger)
+            return try await build(configuration: configuration, database: database, renderer: renderer, logger: logger, hostResolver: hostResolver)
         } catch {
             try? await database.close()
             throw error
         }
     }
 
-    static func build(configuration: GatehouseConfiguration, database: SQLiteDatabase, renderer: PageRenderer, logger: Logger) async throws -> Built {
+    static func build(
+        configuration: GatehouseConfiguration, database: SQLiteDatabase, renderer: PageRenderer, logger: Logger,
+        hostResolver: any HostResolver = SystemHostResolver()
+    ) async throws -> Built {
         let sessions = SQLiteSessionStore(database: database)
         let attempts = SQLiteLoginAttemptStore(database: database)
         let registrations = SQLiteRegistrationStore(database: database)
@@ -39,7 +47,11 @@ public enum GatehouseApplication {
             decompression: .disabled
         )
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = proxy.maximumConnectionsPerHost
+        // A refused connection fails at once instead of being retried until the connect timeout.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        let upstreamClients = UpstreamClients(
+            plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
         let oidc = OIDCClient(configuration: configuration.oidc, http: http)
         let refresher = TokenRefresher(store: sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) { token throws(OIDCError) in
             try await oidc.refresh(refreshToken: token)
@@ -48,11 +60,13 @@ public enum GatehouseApplication {
 
         let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
         let catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain)
-        let upstreamPolicy = UpstreamPolicy(allowlist: Allowlist(configuration.allowlist), configuration: proxy, resolver: SystemHostResolver())
-        let jars = SharedCookieJars(store: SQLiteCookieJarStore(database: database))
+        let allowlist = Allowlist(configuration.allowlist)
+        let upstreamPolicy = UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver)
+        let jars = SharedCookieJars(
+            store: SQLiteCookieJarStore(database: database), domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
         let banner = UpgradeBanner(renderer: renderer, events: events)
         let proxyController = ProxyController(
-            catalog: catalog, forwarder: Forwarder(http: http, configuration: proxy), policy: upstreamPolicy, jars: jars, banner: banner,
+            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), policy: upstreamPolicy, jars: jars, banner: banner,
             configuration: configuration
         )
         let hostMountStore = SQLiteHostMountStore(database: database)
@@ -115,7 +129,7 @@ public enum GatehouseApplication {
         )
 
         var services: [any Service] = [
-            HTTPClientService(client: http),
+            HTTPClientService(client: http, upstreamClients: upstreamClients),
             ExpirySweeper(
                 sessions: sessions, attempts: attempts, handoffs: hostMountStore, flows: flows, rules: configuration.registration.rules,
                 configuration: configuration.session, logger: logger),
@@ -131,13 +145,31 @@ public enum GatehouseApplication {
         }
         let application = Application(
             router: router,
-            server: .http1WebSocketUpgrade { head, _, _ in await webSockets.shouldUpgrade(head) },
+            server: server(configuration.listen, webSockets: webSockets),
             configuration: .init(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
             services: services,
             logger: logger
         )
         return Built(application: application, developmentPassword: developmentPassword)
+    }
+
+    /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard after it.
+    static func server(_ listen: ListenConfiguration, webSockets: WebSocketProxy) -> HTTPServerBuilder {
+        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldSize: listen.maximumHeaderBytes, maxHeaderListSize: listen.maximumHeaderBytes, maxHeaderFieldCount: 256)
+        let limits = RequestFramingGuard.Limits(
+            headerTimeout: .seconds(Int64(listen.headerTimeoutSeconds)), idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
+            maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
+        return HTTPServerBuilder { responder in
+            GuardedHTTPChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, configuration: .init(http1: .init(httpDecoderConfiguration: decoder))
+                ) { head, channel, _ in
+                    await webSockets.shouldUpgrade(head, remoteAddress: channel.remoteAddress?.ipAddress)
+                },
+                limits: limits)
+        }
     }
 
     /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).

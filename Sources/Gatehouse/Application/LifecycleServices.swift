@@ -3,12 +3,14 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Keeps the one shared HTTP client until graceful shutdown, then shuts it down.
+/// Keeps the shared HTTP clients until graceful shutdown, then shuts them down.
 struct HTTPClientService: Service {
     let client: HTTPClient
+    let upstreamClients: UpstreamClients
 
     func run() async throws {
         try? await gracefulShutdown()
+        await upstreamClients.shutdown()
         try await client.shutdown()
     }
 }

@@ -74,7 +74,7 @@ public struct AuthController: Sendable {
             )
             try await attempts.insert(attempt)
         } catch let error as OIDCError {
-            return await failure(error, returnTo: returnTo, context: context)
+            return await failure(error, returnTo: returnTo, request: request, context: context)
         }
         var response = redirect(to: location)
         response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.setting(binding, maxAge: Int(LoginAttempt.lifetime))))
@@ -90,6 +90,11 @@ public struct AuthController: Sendable {
         }
         let returnTo = attempt?.returnTo ?? Paths.portal
         do {
+            // One value per parameter: a second `code` or `state` is somebody splicing responses together.
+            for name in ["code", "state", "error", "iss"] where query.getAll(name).count > 1 {
+                throw OIDCError.invalidProviderResponse("the callback repeats \(name)")
+            }
+            try await checkResponseIssuer(query.get("iss"))
             if let code = query.get("error") {
                 throw OIDCError.providerError(
                     code: String(code.prefix(64)), description: query.get("error_description").map { String($0.prefix(200)) })
@@ -109,7 +114,18 @@ public struct AuthController: Sendable {
                 identity: identity, tokens: tokens, idToken: idToken, returnTo: returnTo, replacing: context.session, context: context
             )
         } catch let error as OIDCError {
-            return await failure(error, returnTo: returnTo, context: context)
+            return await failure(error, returnTo: returnTo, request: request, context: context)
+        }
+    }
+
+    /// RFC 9207 (mix-up defence): a provider that says it names itself in authorization responses must do so,
+    /// exactly; an `iss` that is present must match whatever the provider says.
+    func checkResponseIssuer(_ iss: String?) async throws(OIDCError) {
+        let expected = oidc.configuration.issuer
+        if let iss {
+            guard iss == expected else { throw .invalidProviderResponse("the response's iss \(iss) is not \(expected)") }
+        } else if try await oidc.metadata().authorizationResponseIssParameterSupported == true {
+            throw .invalidProviderResponse("the response carries no iss although the provider promises one")
         }
     }
 
@@ -143,9 +159,18 @@ public struct AuthController: Sendable {
     }
 
     /// Back to the sign-in page with the reason; nothing of the attempt remains.
-    func failure(_ error: OIDCError, returnTo: String, context: GatewayRequestContext) async -> Response {
+    func failure(_ error: OIDCError, returnTo: String, request: Request, context: GatewayRequestContext) async -> Response {
         context.logger.notice("sign-in failed", metadata: ["reason": .string(error.reason), "error": .string(error.description)])
         await events.record(.ssoLoginFailure, detail: error.reason)
+        if ErrorPageMiddleware<GatewayRequestContext>.wantsJSON(request) {
+            let status: HTTPResponse.Status = error.reason == "provider_unreachable" ? .badGateway : .badRequest
+            var response =
+                (try? JSONResponse.make(
+                    ["error": error.reason, "message": renderer.strings["signin_error_\(error.reason)"], "request_id": context.id], status: status))
+                ?? Response(status: status)
+            response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.clearing()))
+            return response
+        }
         var pairs = [("error", error.reason)]
         if returnTo != Paths.portal { pairs.append(("return_to", returnTo)) }
         var response = redirect(to: FormEncoding.url(Paths.signIn, adding: pairs))

@@ -63,9 +63,15 @@ public struct ConfigurationLoader {
         if URL(string: publicText) == nil { reader.report("public_url", "is not a URL: \(publicText)") }
         let origin = publicText.hasSuffix("/") ? String(publicText.dropLast()) : publicText
 
+        let listenDefaults = ListenConfiguration()
         let listen = ListenConfiguration(
-            host: reader.string("listen.host", default: "127.0.0.1"),
-            port: reader.int("listen.port", default: publicURL.port ?? 8080, range: 1...65535)
+            host: reader.string("listen.host", default: listenDefaults.host),
+            port: reader.int("listen.port", default: publicURL.port ?? listenDefaults.port, range: 1...65535),
+            headerTimeoutSeconds: reader.int("listen.header_timeout_seconds", default: listenDefaults.headerTimeoutSeconds, range: 1...300),
+            idleTimeoutSeconds: reader.int("listen.idle_timeout_seconds", default: listenDefaults.idleTimeoutSeconds, range: 1...3600),
+            maximumHeaderBytes: reader.int("listen.max_header_bytes", default: listenDefaults.maximumHeaderBytes, range: 4096...(1 << 20)),
+            maximumRequestTargetBytes: reader.int(
+                "listen.max_request_target_bytes", default: listenDefaults.maximumRequestTargetBytes, range: 256...(1 << 20))
         )
         let oidc = OIDCConfiguration(
             issuer: reader.optionalString("oidc.issuer") ?? (development ? origin + Paths.developmentIdentityProvider : ""),
@@ -108,6 +114,7 @@ public struct ConfigurationLoader {
             strings: reader.stringMap("brand.strings")
         )
         let configuredApps = AppCatalogReader.read(&reader)
+        let proxyDefaults = ProxyConfiguration()
         let demoPort = reader.int("development.demo_apps_port", default: listen.port + 1, range: 1...65535)
         let demoAppsPort = development && reader.fileValue("apps") == nil ? demoPort : nil
         return GatehouseConfiguration(
@@ -129,7 +136,10 @@ public struct ConfigurationLoader {
                 maximumConnectionsPerHost: reader.int("proxy.max_connections_per_host", default: 64, range: 1...4096),
                 allowHTTPLoopback: reader.bool("proxy.allow_http_loopback", default: development),
                 allowPrivateAddresses: reader.bool("proxy.allow_private_addresses", default: false),
-                contentSecurityPolicy: reader.optionalString("proxy.content_security_policy")
+                contentSecurityPolicy: reader.optionalString("proxy.content_security_policy"),
+                maximumInflatedBytes: reader.int("proxy.max_inflated_bytes", default: proxyDefaults.maximumInflatedBytes, range: 1024...(1 << 34)),
+                maximumInflationRatio: reader.int("proxy.max_inflation_ratio", default: proxyDefaults.maximumInflationRatio, range: 2...100_000),
+                cookieBoundaries: reader.stringList("proxy.cookie_boundaries", default: [])
             ),
             brand: brand,
             directories: directories,

@@ -83,9 +83,25 @@ public struct GatehouseConfiguration: Sendable {
 public struct ListenConfiguration: Sendable {
     public var host: String
     public var port: Int
-    public init(host: String = "127.0.0.1", port: Int = 8080) {
+    /// A request's head must arrive within this many seconds of its first byte (else `408`).
+    public var headerTimeoutSeconds: Int
+    /// A connection without a request for this long is closed.
+    public var idleTimeoutSeconds: Int
+    /// The request line and header fields together (else `431`).
+    public var maximumHeaderBytes: Int
+    /// The request target (path and query; else `414`).
+    public var maximumRequestTargetBytes: Int
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, headerTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 75,
+        maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024
+    ) {
         self.host = host
         self.port = port
+        self.headerTimeoutSeconds = headerTimeoutSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.maximumHeaderBytes = maximumHeaderBytes
+        self.maximumRequestTargetBytes = maximumRequestTargetBytes
     }
 }
 
@@ -171,10 +187,13 @@ public struct AppConfiguration: Sendable, Equatable {
     public var requiredRoles: [String]
     public var requiredGroups: [String]
     public var mount: Mount
+    /// What of the browser's request, beyond what browsers send anyway, reaches this app, and how the gateway tells
+    /// it who the member is.
+    public var headers: AppHeaderConfiguration
 
     public init(
         slug: String, name: String, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
-        requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path
+        requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, headers: AppHeaderConfiguration = .init()
     ) {
         self.slug = slug
         self.name = name
@@ -184,6 +203,40 @@ public struct AppConfiguration: Sendable, Equatable {
         self.requiredRoles = requiredRoles
         self.requiredGroups = requiredGroups
         self.mount = mount
+        self.headers = headers
+    }
+}
+
+/// Per app: the request headers the gateway passes beyond the browser's ordinary ones, and the identity headers it sets.
+public struct AppHeaderConfiguration: Sendable, Equatable {
+    /// A claim of the member's identity the gateway can send.
+    public enum Claim: String, Sendable, CaseIterable {
+        case sub
+        case email
+        case preferredUsername = "preferred_username"
+        case name
+        case groups
+        case roles
+    }
+
+    /// The header names (any case) the gateway sets, each with the claim it carries.
+    public static let defaultIdentity: [String: Claim] = [
+        "X-Forwarded-User": .sub, "X-Forwarded-Email": .email, "X-Forwarded-Preferred-Username": .preferredUsername,
+        "X-Forwarded-Groups": .groups,
+    ]
+
+    /// The browser's `Authorization` header reaches the app (off by default: the gateway, not the browser, says
+    /// who the member is).
+    public var passAuthorization: Bool
+    /// Further request headers the app needs from the browser (an app's own CSRF header, say).
+    public var passHeaders: [String]
+    /// Identity headers by name; an app trusting `X-Webauth-User` names it here and gets it from the gateway only.
+    public var identity: [String: Claim]
+
+    public init(passAuthorization: Bool = false, passHeaders: [String] = [], identity: [String: Claim] = Self.defaultIdentity) {
+        self.passAuthorization = passAuthorization
+        self.passHeaders = passHeaders
+        self.identity = identity
     }
 }
 
@@ -200,11 +253,18 @@ public struct ProxyConfiguration: Sendable {
     public var allowPrivateAddresses: Bool
     /// Replaces the gateway's default policy for proxied pages; upstream policies are enforced as well.
     public var contentSecurityPolicy: String?
+    /// A compressed page the gateway inflates (to inject into it) may grow to at most this many bytes…
+    public var maximumInflatedBytes: Int
+    /// …and, past its first MiB, to at most this many times what arrived compressed.
+    public var maximumInflationRatio: Int
+    /// Domains no app may set a cookie on, beyond the parents of wildcard allowlist entries (which always are).
+    public var cookieBoundaries: [String]
 
     public init(
         connectTimeoutSeconds: Int = 5, readTimeoutSeconds: Int = 30, maximumRequestBodyBytes: Int = 25 << 20,
         maximumConnectionsPerHost: Int = 64, allowHTTPLoopback: Bool = false, allowPrivateAddresses: Bool = false,
-        contentSecurityPolicy: String? = nil
+        contentSecurityPolicy: String? = nil, maximumInflatedBytes: Int = 64 << 20, maximumInflationRatio: Int = 100,
+        cookieBoundaries: [String] = []
     ) {
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.readTimeoutSeconds = readTimeoutSeconds
@@ -213,6 +273,9 @@ public struct ProxyConfiguration: Sendable {
         self.allowHTTPLoopback = allowHTTPLoopback
         self.allowPrivateAddresses = allowPrivateAddresses
         self.contentSecurityPolicy = contentSecurityPolicy
+        self.maximumInflatedBytes = maximumInflatedBytes
+        self.maximumInflationRatio = maximumInflationRatio
+        self.cookieBoundaries = cookieBoundaries
     }
 }
 

@@ -2,7 +2,8 @@ import CompressNIO
 import NIOCore
 
 /// Turns an upstream HTML body, chunk by chunk, into what the browser gets: inflated when the upstream compressed
-/// it, then rewritten (URLs, banner). Memory stays at one chunk plus one tag whatever the document's size.
+/// it, then rewritten (URLs, banner). Memory stays at one chunk plus one tag whatever the document's size, and
+/// inflation stops at the configured size and ratio, so a small bomb cannot become gigabytes.
 struct HTMLResponseTransform {
     enum Encoding {
         case identity
@@ -10,15 +11,26 @@ struct HTMLResponseTransform {
         case deflate
     }
 
+    /// How far a compressed body may grow.
+    struct InflationLimits {
+        var maximumBytes: Int
+        var maximumRatio: Int
+        /// The ratio is judged only past this much output: tiny, very repetitive pages are fine.
+        var ratioFloor = 1 << 20
+    }
+
     private var rewriter: HTMLStreamRewriter
     private var decompressor: ZlibDecompressor?
     private let encoding: Encoding
-    private var sawFirstByte = false
+    private let limits: InflationLimits
+    private var compressedBytes = 0
+    private var inflatedBytes = 0
     private let allocator = ByteBufferAllocator()
 
-    init(rewriter: HTMLStreamRewriter, encoding: Encoding) {
+    init(rewriter: HTMLStreamRewriter, encoding: Encoding, limits: InflationLimits) {
         self.rewriter = rewriter
         self.encoding = encoding
+        self.limits = limits
     }
 
     /// `gzip`, `x-gzip`, `deflate` or none; any other coding is not something the gateway may rewrite.
@@ -31,7 +43,7 @@ struct HTMLResponseTransform {
         }
     }
 
-    mutating func process(_ chunk: ByteBuffer) throws -> ByteBuffer {
+    mutating func process(_ chunk: ByteBuffer) throws(ProxyError) -> ByteBuffer {
         let plain = try inflate(chunk)
         return ByteBuffer(bytes: rewriter.feed(plain.readableBytesView))
     }
@@ -40,24 +52,44 @@ struct HTMLResponseTransform {
         ByteBuffer(bytes: rewriter.finish())
     }
 
-    private mutating func inflate(_ chunk: ByteBuffer) throws -> ByteBuffer {
+    private mutating func inflate(_ chunk: ByteBuffer) throws(ProxyError) -> ByteBuffer {
         guard encoding != .identity else { return chunk }
         var input = chunk
-        if decompressor == nil {
-            guard let first = input.readableBytesView.first else { return ByteBuffer() }
-            // `Content-Encoding: deflate` is meant to be zlib-wrapped; some servers send raw deflate.
-            let algorithm: ZlibAlgorithm = encoding == .gzip ? .gzip : (first & 0x0F == 8 ? .zlib : .deflate)
-            decompressor = try ZlibDecompressor(algorithm: algorithm)
-        }
-        var output = allocator.buffer(capacity: max(4096, input.readableBytes * 4))
-        while input.readableBytes > 0 {
-            do {
-                try decompressor!.inflate(from: &input, to: &output)
-                break
-            } catch let error as CompressNIOError where error == .bufferOverflow {
-                output.reserveCapacity(minimumWritableBytes: output.capacity)
+        do {
+            if decompressor == nil {
+                guard let first = input.readableBytesView.first else { return ByteBuffer() }
+                // `Content-Encoding: deflate` is meant to be zlib-wrapped; some servers send raw deflate.
+                let algorithm: ZlibAlgorithm = encoding == .gzip ? .gzip : (first & 0x0F == 8 ? .zlib : .deflate)
+                decompressor = try ZlibDecompressor(algorithm: algorithm)
             }
+            compressedBytes += input.readableBytes
+            var output = allocator.buffer(capacity: max(4096, min(input.readableBytes * 4, 1 << 20)))
+            while input.readableBytes > 0 {
+                do {
+                    try decompressor!.inflate(from: &input, to: &output)
+                    break
+                } catch let error as CompressNIOError where error == .bufferOverflow {
+                    try checkLimits(adding: output.readableBytes)
+                    output.reserveCapacity(minimumWritableBytes: output.capacity)
+                }
+            }
+            try checkLimits(adding: output.readableBytes)
+            inflatedBytes += output.readableBytes
+            return output
+        } catch let error as ProxyError {
+            throw error
+        } catch {
+            throw .upstreamUnreachable("the page's \(encoding) body is corrupt: \(error)")
         }
-        return output
+    }
+
+    private func checkLimits(adding pending: Int) throws(ProxyError) {
+        let total = inflatedBytes + pending
+        if total > limits.maximumBytes {
+            throw .inflationLimit("inflated past \(limits.maximumBytes) bytes from \(compressedBytes)")
+        }
+        if total > limits.ratioFloor, total > compressedBytes * limits.maximumRatio {
+            throw .inflationLimit("\(compressedBytes) compressed bytes inflated past \(limits.maximumRatio)×")
+        }
     }
 }

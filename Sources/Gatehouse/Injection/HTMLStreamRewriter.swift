@@ -1,5 +1,8 @@
+import Foundation
+
 /// Rewrites an HTML document chunk by chunk, never holding more than one tag: inserts `injection` right after the
-/// opening `<body …>` tag (or at the end when there is none) and passes URL attributes through `urls`.
+/// opening `<body …>` tag (or at the end when there is none), passes URL attributes through `urls`, and drops
+/// `<meta>` tags that would set cookies or refresh to somewhere outside the gateway.
 ///
 /// It understands just enough HTML to be right where it matters: tags split across chunks, any letter case,
 /// attribute values containing `>` or `<body`, comments, `<!doctype>`/`<?…>`, and raw-text elements (`script`,
@@ -172,7 +175,12 @@ public struct HTMLStreamRewriter: Sendable {
             output += tag
             return
         }
-        output += urls.map { Self.rewriteAttributes(tag, nameEnd: nameEnd, urls: $0) } ?? tag
+        if name == Array("meta".utf8) {
+            guard let kept = Self.rewriteMeta(tag, nameEnd: nameEnd, urls: urls) else { return }  // neutralised: dropped
+            output += kept
+        } else {
+            output += urls.map { Self.rewriteAttributes(tag, nameEnd: nameEnd, urls: $0) } ?? tag
+        }
         if name == Array("body".utf8), !hasInjected, let injection {
             output += injection
             hasInjected = true
@@ -183,8 +191,83 @@ public struct HTMLStreamRewriter: Sendable {
         }
     }
 
+    /// A `<meta>` tag as the browser may see it, or `nil` to drop it: `http-equiv="set-cookie"` would set a cookie
+    /// around the jar, and a refresh to a URL outside the gateway would leave it; a refresh inside is mapped.
+    static func rewriteMeta(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter?) -> [UInt8]? {
+        var equiv: String?
+        _ = rewriteAttributes(tag, nameEnd: nameEnd) { name, value in
+            if name == Array("http-equiv".utf8) { equiv = value.trimmingCharacters(in: .whitespaces).lowercased() }
+            return value
+        }
+        switch equiv {
+        case "set-cookie":
+            return nil
+        case "refresh":
+            guard let urls else { return tag }
+            var keep = true
+            let rewritten = rewriteAttributes(tag, nameEnd: nameEnd) { name, value in
+                guard name == Array("content".utf8) else { return value }
+                // The browser reads the value with character references decoded (`https&#58;//…`).
+                guard let decoded = decodeCharacterReferences(value), let mapped = urls.rewriteRefresh(decoded) else {
+                    keep = false
+                    return value
+                }
+                return mapped == decoded ? value : escapeAttribute(mapped)
+            }
+            return keep ? rewritten : nil
+        default:
+            return tag
+        }
+    }
+
+    static let namedReferences: [String: String] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "colon": ":", "sol": "/", "bsol": "\\", "period": ".",
+        "semi": ";", "comma": ",", "equals": "=", "tab": "\t", "newline": "\n", "num": "#", "quest": "?", "nbsp": "\u{A0}",
+    ]
+
+    /// An attribute value with the character references decoded that can spell a URL's scheme or punctuation, or
+    /// `nil` when a numeric one is invalid (then the caller treats the value as unsafe rather than guess).
+    static func decodeCharacterReferences(_ value: String) -> String? {
+        guard value.contains("&") else { return value }
+        var result = ""
+        var rest = Substring(value)
+        while let ampersand = rest.firstIndex(of: "&") {
+            result += rest[..<ampersand]
+            let after = rest[rest.index(after: ampersand)...]
+            let body = after.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "#") }
+            var consumed = body.endIndex
+            if consumed < after.endIndex, after[consumed] == ";" { consumed = after.index(after: consumed) }
+            if body.hasPrefix("#") {
+                let digits = body.dropFirst()
+                let number = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
+                guard let number, let scalar = Unicode.Scalar(number) else { return nil }
+                result.unicodeScalars.append(scalar)
+            } else if let named = namedReferences[body.lowercased()] {
+                result += named
+            } else {
+                // Not a reference that can spell a URL's punctuation (`&c=2` in a query): the browser keeps it as text.
+                result += "&" + after[..<consumed]
+            }
+            rest = after[consumed...]
+        }
+        return result + rest
+    }
+
+    static func escapeAttribute(_ value: String) -> String {
+        value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
+    }
+
     /// Rewrites the values of URL attributes in one start tag, leaving every other byte as it was.
     static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter) -> [UInt8] {
+        rewriteAttributes(tag, nameEnd: nameEnd) { name, value in
+            guard urlAttributes.contains(name) else { return value }
+            return name == Array("srcset".utf8) ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
+        }
+    }
+
+    /// Passes every attribute value of one start tag (with its lower-case name) through `rewrite`, leaving every
+    /// other byte as it was.
+    static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, _ rewrite: ([UInt8], String) -> String) -> [UInt8] {
         var result = Array(tag[..<nameEnd])
         var index = nameEnd
         while index < tag.count {
@@ -226,14 +309,9 @@ public struct HTMLStreamRewriter: Sendable {
                 valueEnd = end
             }
             let value = String(decoding: tag[valueStart..<valueEnd], as: UTF8.self)
-            let rewritten: String
-            if urlAttributes.contains(attributeName) {
-                rewritten = attributeName == Array("srcset".utf8) ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
-            } else {
-                rewritten = value
-            }
             if let quote { result.append(quote) }
-            result += Array(rewritten.utf8)
+            let rewritten = rewrite(attributeName, value)
+            if rewritten == value { result += tag[valueStart..<valueEnd] } else { result += Array(rewritten.utf8) }
             if let quote, valueEnd < tag.count {
                 result.append(quote)
                 index = valueEnd + 1

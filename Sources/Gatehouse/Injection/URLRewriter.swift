@@ -78,16 +78,66 @@ public struct URLRewriter: Sendable, Equatable {
         }.joined(separator: ",")
     }
 
-    /// `Refresh: 5; url=/next`: rewrites the URL part.
-    public func rewriteRefresh(_ value: String) -> String {
-        guard let range = value.range(of: "url=", options: .caseInsensitive) else { return value }
-        var target = String(value[range.upperBound...]).trimmingCharacters(in: .whitespaces)
-        var quote = ""
-        if let first = target.first, first == "'" || first == "\"" {
-            quote = String(first)
-            target = String(target.dropFirst())
-            if target.hasSuffix(quote) { target.removeLast() }
+    /// Where a navigation target (`Location`, `Refresh`, `Link`, a meta refresh) leads through the gateway: URLs of
+    /// mounted apps become gateway URLs, relative references stay as they are; `nil` for anything that would leave
+    /// the gateway (another host, another scheme, an upstream path outside every app).
+    public func navigationTarget(_ value: String) -> String? {
+        // Browsers drop tabs and newlines anywhere in a URL and spaces and control characters around it.
+        let cleaned = String(value.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" })
+            .trimmingCharacters(in: CharacterSet.whitespaces.union(.controlCharacters))
+        if let mapped = rewrite(cleaned) { return mapped }
+        if cleaned.hasPrefix("/") || cleaned.hasPrefix("\\") || Self.hasScheme(cleaned) { return nil }
+        return cleaned
+    }
+
+    /// `scheme:` at the start (RFC 3986 §3.1), as a browser would read it.
+    static func hasScheme(_ value: String) -> Bool {
+        guard let colon = value.firstIndex(of: ":") else { return false }
+        let scheme = value[..<colon]
+        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }
+    }
+
+    /// `Refresh: 5; url=/next` (header or meta refresh) with its URL mapped, or `nil` when the URL would leave the
+    /// gateway. A plain reload (`Refresh: 5`) stays as it is.
+    public func rewriteRefresh(_ value: String) -> String? {
+        guard let separator = value.firstIndex(where: { $0 == ";" || $0 == "," }) else {
+            // No URL part; anything but a number would be a URL without `url=`, which browsers accept too.
+            return value.trimmingCharacters(in: .whitespaces).allSatisfy { $0.isNumber || $0 == "." } ? value : nil
         }
-        return value[..<range.upperBound] + quote + (rewrite(target) ?? target) + quote
+        var rest = value[value.index(after: separator)...].drop { $0 == " " || $0 == "\t" }
+        if rest.lowercased().hasPrefix("url") {
+            let afterName = rest.dropFirst(3).drop { $0 == " " }
+            if afterName.first == "=" { rest = afterName.dropFirst().drop { $0 == " " } }
+        }
+        var target = rest
+        if let quote = target.first, quote == "'" || quote == "\"" {
+            target = target.dropFirst()
+            if let end = target.firstIndex(of: quote) { target = target[..<end] }
+        }
+        guard let mapped = navigationTarget(String(target)) else { return nil }
+        // Everything around the URL stays as the upstream wrote it.
+        return value[..<target.startIndex] + mapped + value[target.endIndex...]
+    }
+
+    /// A `Link` header: every `<URI>; params` entry whose URI stays inside the gateway, mapped; the others dropped.
+    /// `nil` when nothing is left.
+    public func rewriteLink(_ value: String) -> String? {
+        var entries: [String] = []
+        var rest = Substring(value)
+        while let open = rest.firstIndex(of: "<") {
+            guard let close = rest[open...].firstIndex(of: ">") else { break }
+            let target = String(rest[rest.index(after: open)..<close])
+            // Parameters run to the next comma outside quotes.
+            var index = rest.index(after: close)
+            var inQuotes = false
+            while index < rest.endIndex, inQuotes || rest[index] != "," {
+                if rest[index] == "\"" { inQuotes.toggle() }
+                index = rest.index(after: index)
+            }
+            if let mapped = navigationTarget(target) { entries.append("<\(mapped)>" + rest[rest.index(after: close)..<index]) }
+            rest = index < rest.endIndex ? rest[rest.index(after: index)...] : ""
+        }
+        return entries.isEmpty ? nil : entries.joined(separator: ", ")
     }
 }

@@ -19,7 +19,7 @@ public struct CookieJar: Sendable, Codable, Equatable {
 
     /// Suffixes under which every label belongs to a different owner; a cookie for one of them would reach
     /// strangers. Bare top-level domains are refused by the dot rule; these are the common two-label ones.
-    static let publicSuffixes: Set = [
+    static let publicSuffixes: Set<String> = [
         "co.uk", "org.uk", "ac.uk", "gov.uk", "com.au", "net.au", "org.au", "co.nz", "co.jp", "com.br", "com.cn", "co.in",
         "github.io", "herokuapp.com", "appspot.com", "cloudfront.net", "azurewebsites.net", "blogspot.com", "vercel.app",
         "netlify.app", "pages.dev", "workers.dev",
@@ -57,13 +57,12 @@ public struct CookieJar: Sendable, Codable, Equatable {
         return String(path[..<slash])
     }
 
-    static func isPublicSuffix(_ domain: String) -> Bool {
-        !domain.contains(".") || publicSuffixes.contains(domain)
-    }
-
-    /// Stores (or deletes, or refuses) what one `Set-Cookie` header says, as a browser would for `origin`.
+    /// Stores (or deletes, or refuses) what one `Set-Cookie` header says, as a browser would for `origin`, with
+    /// `domains` deciding which `Domain` attributes the origin may use.
     @discardableResult
-    public mutating func store(setCookie header: String, from origin: CookieOrigin, now: Date = Date()) -> Outcome {
+    public mutating func store(
+        setCookie header: String, from origin: CookieOrigin, domains: CookieDomainPolicy = .browser, now: Date = Date()
+    ) -> Outcome {
         let sections = header.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         guard let pair = sections.first, let equals = pair.firstIndex(of: "=") else { return .rejected("no name=value") }
         let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
@@ -112,11 +111,14 @@ public struct CookieJar: Sendable, Codable, Equatable {
         let domain: String
         if domainAttribute.isEmpty {
             (hostOnly, domain) = (true, origin.host)
-        } else if Self.isPublicSuffix(domainAttribute) {
-            guard domainAttribute == origin.host else { return .rejected("public suffix \(domainAttribute)") }
+        } else if domains.isBoundary(domainAttribute) {
+            guard domainAttribute == origin.host else { return .rejected("public suffix or boundary \(domainAttribute)") }
             (hostOnly, domain) = (true, origin.host)
         } else {
             guard Self.domainMatches(origin.host, domainAttribute) else { return .rejected("domain \(domainAttribute) is not \(origin.host)'s") }
+            guard domains.allows(domain: domainAttribute, setBy: origin.host) else {
+                return .rejected("domain \(domainAttribute) is wider than the allowlist entry admitting \(origin.host)")
+            }
             (hostOnly, domain) = (false, domainAttribute)
         }
         if secure && !origin.isSecure { return .rejected("Secure cookie from an insecure origin") }

@@ -9,11 +9,11 @@ import NIOHTTP1
 /// Sends one request upstream on the shared, pooled HTTP client and hands back the response head with its body
 /// still streaming. Never follows redirects, never decompresses on its own.
 public struct Forwarder: Sendable {
-    let http: HTTPClient
+    let clients: UpstreamClients
     let configuration: ProxyConfiguration
 
-    public init(http: HTTPClient, configuration: ProxyConfiguration) {
-        self.http = http
+    public init(clients: UpstreamClients, configuration: ProxyConfiguration) {
+        self.clients = clients
         self.configuration = configuration
     }
 
@@ -23,37 +23,54 @@ public struct Forwarder: Sendable {
         public var body: HTTPClientResponse.Body
     }
 
-    /// Sends `method url` with `headers` and the browser's `body`, copied through a channel this call owns: handing
-    /// `request.body` to the client directly crashes Hummingbird when the upstream answers before reading it all.
-    public func send(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: RequestBody?, contentLength: Int?) async throws(ProxyError)
-        -> Upstream
+    /// Sends `method` to the checked `target` with `headers` and the browser's `body`, copied through a channel this
+    /// call owns: handing `request.body` to the client directly crashes Hummingbird when the upstream answers before
+    /// reading it all. A request with a body contacts the upstream only once the body's first bytes (or its end)
+    /// arrived intact, so a malformed body is refused before any request head goes upstream.
+    public func send(method: HTTPRequest.Method, target: UpstreamTarget, headers: HTTPFields, body: RequestBody?, contentLength: Int?)
+        async throws(ProxyError) -> Upstream
     {
         if let contentLength, contentLength > configuration.maximumRequestBodyBytes {
             throw .requestBodyTooLarge(configuration.maximumRequestBodyBytes)
         }
-        var request = HTTPClientRequest(url: url.absoluteString)
+        var request = HTTPClientRequest(url: target.url.absoluteString)
         request.method = HTTPMethod(rawValue: method.rawValue)
         for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
 
         var pump: Task<Void, Never>?
         if let body, method != .get, method != .head {
             let channel = AsyncThrowingChannel<ByteBuffer, any Error>()
+            let (started, startedContinuation) = AsyncStream<(any Error)?>.makeStream()
             let limit = configuration.maximumRequestBodyBytes
             pump = Task {
                 do {
                     var total = 0
+                    var isFirst = true
                     for try await chunk in body {
                         total += chunk.readableBytes
                         if total > limit { throw ProxyError.requestBodyTooLarge(limit) }
+                        if isFirst {
+                            startedContinuation.yield(nil)
+                            isFirst = false
+                        }
                         await channel.send(chunk)
                     }
+                    startedContinuation.yield(nil)
                     channel.finish()
                 } catch {
+                    startedContinuation.yield(error)
                     channel.fail(error)
                 }
+                startedContinuation.finish()
+            }
+            var first = started.makeAsyncIterator()
+            if case .some(.some(let error)) = await first.next() {
+                await pump?.value
+                throw error as? ProxyError ?? .requestBodyInvalid("\(error)")
             }
             request.body = .stream(channel, length: contentLength.map { .known(Int64($0)) } ?? .unknown)
         }
+        let http = await clients.client(for: target)
         let outcome: Result<HTTPClientResponse, any Error>
         do {
             outcome = .success(try await http.execute(request, timeout: .seconds(Int64(configuration.readTimeoutSeconds))))
@@ -73,10 +90,11 @@ public struct Forwarder: Sendable {
             return Upstream(status: HTTPResponse.Status(code: Int(response.status.code)), headers: fields, body: response.body)
         case .failure(let error as ProxyError):
             throw error
-        case .failure(let error as HTTPClientError) where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout:
-            throw .upstreamTimeout("\(url.host ?? ""): \(error)")
+        case .failure(let error as HTTPClientError) where error == .deadlineExceeded || error == .readTimeout:
+            // The app took the connection but not its time: slow, which is not the same as down.
+            throw .upstreamTimeout("\(target.host): \(error)")
         case .failure(let error):
-            throw .upstreamUnreachable("\(url.host ?? ""): \(error)")
+            throw .upstreamUnreachable("\(target.host): \(error)")
         }
     }
 }

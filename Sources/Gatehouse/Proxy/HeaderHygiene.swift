@@ -1,6 +1,12 @@
+import Foundation
 import HTTPTypes
 
 /// Which headers cross the gateway, in either direction.
+///
+/// Towards an app the rule is an allowlist: what browsers legitimately send (content negotiation, caching,
+/// conditional and range requests, fetch metadata, client hints), plus what the app's configuration passes, plus the
+/// gateway's own forwarding and identity headers. Anything else a client sends (`X-Webauth-User`, `X-Original-URL`,
+/// `CF-Connecting-IP`, whatever an app might trust next) never reaches the app.
 public enum HeaderHygiene {
     /// RFC 9110 §7.6.1 connection-specific fields, plus those HTTP/1.1 proxies conventionally drop.
     static let hopByHop: Set = [
@@ -8,46 +14,100 @@ public enum HeaderHygiene {
         "transfer-encoding", "upgrade",
     ]
 
-    /// Identity a client could claim for itself; the gateway removes them all and adds its own.
-    static let identityPrefixes = ["x-forwarded-", "x-auth-request-", "x-remote-", "x-real-", "x-gatehouse-"]
-    static let identityNames: Set = ["forwarded", "remote-user", "x-user", "x-email", "x-client-ip", "true-client-ip", "client-ip"]
+    /// Request headers browsers send on their own account, passed to every app.
+    static let browserRequestHeaders: Set = [
+        "accept", "accept-language", "cache-control", "pragma", "content-type", "content-language", "content-encoding",
+        "if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range", "range", "origin", "referer",
+        "user-agent", "dnt", "sec-gpc", "save-data", "upgrade-insecure-requests", "x-requested-with", "priority",
+        "sec-fetch-dest", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-user", "sec-purpose", "purpose",
+    ]
+    /// Client hints (`Sec-CH-UA`, …) are a family of their own.
+    static let browserRequestPrefixes = ["sec-ch-"]
+
+    /// Names the gateway sets itself on every forwarded request; they can never be passed from the browser.
+    static let forwardingNames: Set = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"]
+    /// Names no configuration can pass from the browser: the gateway decides them (the jar, the upstream's host,
+    /// framing) or they belong to the hop.
+    static let neverPassed: Set = ["cookie", "host", "content-length", "accept-encoding", "authorization", "forwarded"]
 
     /// Lower-case with `_` read as `-`: `X_Forwarded_User` is `x-forwarded-user` to many upstream frameworks.
     static func canonical(_ name: HTTPField.Name) -> String {
-        name.canonicalName.replacingOccurrences(of: "_", with: "-")
+        canonical(name.canonicalName)
+    }
+
+    static func canonical(_ name: String) -> String {
+        name.lowercased().replacingOccurrences(of: "_", with: "-")
     }
 
     static func connectionListed(_ fields: HTTPFields) -> Set<String> {
-        Set(fields[values: .connection].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        Set(fields[values: .connection].flatMap { $0.split(separator: ",") }.map { canonical($0.trimmingCharacters(in: .whitespaces)) })
     }
 
-    static func isIdentityHeader(_ name: String) -> Bool {
-        identityNames.contains(name) || identityPrefixes.contains { name.hasPrefix($0) }
+    /// Why an app's `pass_headers` entry cannot be honoured, or `nil` when it can (reported by configuration validation).
+    public static func problem(passing name: String, identityNames: some Sequence<String>) -> String? {
+        let lowered = canonical(name)
+        guard HTTPField.Name(name) != nil else { return "is not a header name" }
+        if lowered == "authorization" { return "use pass_authorization for the Authorization header" }
+        if hopByHop.contains(lowered) || neverPassed.contains(lowered) || forwardingNames.contains(lowered) {
+            return "is set by the gateway itself and cannot be passed from the browser"
+        }
+        if identityNames.contains(where: { canonical($0) == lowered }) { return "is an identity header the gateway sets for this app" }
+        return nil
     }
 
-    /// The browser's headers as the upstream may see them: no hop-by-hop or `Connection`-listed fields, no
-    /// identity claims, no cookies (the jar supplies those), no `Host` (the upstream's own is set).
-    public static func requestHeaders(from fields: HTTPFields) -> HTTPFields {
+    /// The browser's headers as `app` may see them: the browser's ordinary headers and what the app passes, minus
+    /// hop-by-hop and `Connection`-listed fields. Cookies come from the jar, `Host` from the upstream URL, identity
+    /// from `addGatewayHeaders`.
+    public static func requestHeaders(from fields: HTTPFields, for rules: AppHeaderConfiguration) -> HTTPFields {
         let listed = connectionListed(fields)
+        let passed = Set(rules.passHeaders.map(canonical))
+        let identity = Set(rules.identity.keys.map(canonical))
         var result = HTTPFields()
         for field in fields {
-            let name = canonical(field.name)
-            if hopByHop.contains(name) || listed.contains(name) || isIdentityHeader(name) { continue }
-            if name == "cookie" || name == "host" || name == "accept-encoding" || name == "content-length" { continue }
-            result.append(field)
+            // The spelling as sent, not with `_` read as `-`: a browser never sends `_`, so such a name is dropped.
+            let name = field.name.canonicalName
+            if hopByHop.contains(name) || listed.contains(name) || identity.contains(canonical(name)) { continue }
+            let ordinary = browserRequestHeaders.contains(name) || browserRequestPrefixes.contains { name.hasPrefix($0) }
+            if ordinary || passed.contains(name) || (name == "authorization" && rules.passAuthorization) {
+                result.append(field)
+            }
         }
         return result
     }
 
-    /// The upstream's headers as the browser may see them: no hop-by-hop or `Connection`-listed fields; cookies,
-    /// CSP and lengths are handled by the caller.
+    /// The gateway's own headers for a request to an app: where the request came from and who the member is, named
+    /// as the app's configuration says.
+    public static func addGatewayHeaders(
+        _ headers: inout HTTPFields, identity member: MemberIdentity, clientAddress: String?, publicURL: URL, rules: AppHeaderConfiguration
+    ) {
+        headers[HTTPField.Name("X-Forwarded-For")!] = clientAddress ?? "unknown"
+        headers[HTTPField.Name("X-Forwarded-Proto")!] = publicURL.scheme ?? "https"
+        headers[HTTPField.Name("X-Forwarded-Host")!] = publicURL.host ?? ""
+        for (name, claim) in rules.identity.sorted(by: { $0.key < $1.key }) {
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            let value: String? =
+                switch claim {
+                case .sub: member.sub
+                case .email: member.email
+                case .preferredUsername: member.preferredUsername
+                case .name: member.name
+                case .groups: member.groups.isEmpty ? nil : member.groups.joined(separator: ",")
+                case .roles: member.roles.isEmpty ? nil : member.roles.joined(separator: ",")
+                }
+            headers[fieldName] = value
+        }
+    }
+
+    /// The upstream's headers as the browser may see them: no hop-by-hop or `Connection`-listed fields, no
+    /// `Set-Cookie2` (obsolete, and a way around the jar); cookies, CSP, lengths, `Location`, `Refresh` and `Link`
+    /// are handled by the caller.
     public static func responseHeaders(from fields: HTTPFields) -> HTTPFields {
         let listed = connectionListed(fields)
         var result = HTTPFields()
         for field in fields {
             let name = canonical(field.name)
             if hopByHop.contains(name) || listed.contains(name) { continue }
-            if name == "set-cookie" || name == "content-security-policy" || name == "content-length" { continue }
+            if ["set-cookie", "set-cookie2", "content-security-policy", "content-length", "refresh", "link"].contains(name) { continue }
             result.append(field)
         }
         return result

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -69,15 +70,17 @@ public struct ProxyController: Sendable {
         guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
             throw RequestError.badRequest("unusable path")
         }
-        try await policy.check(url)
+        let target = try await policy.check(url)
 
-        var headers = HeaderHygiene.requestHeaders(from: request.headers)
-        addForwardingHeaders(&headers, request: request, context: context)
+        var headers = HeaderHygiene.requestHeaders(from: request.headers, for: app.headers)
+        HeaderHygiene.addGatewayHeaders(
+            &headers, identity: session.identity, clientAddress: context.remoteAddress, publicURL: configuration.publicURL, rules: app.headers)
         if let cookie = try await jars.cookieHeader(sessionID: session.id, for: origin) { headers[.cookie] = cookie }
         if let encodings = HeaderHygiene.acceptEncoding(browser: request.headers[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
 
         let upstream = try await forwarder.send(
-            method: request.method, url: url, headers: headers, body: request.body, contentLength: request.headers[.contentLength].flatMap { Int($0) }
+            method: request.method, target: target, headers: headers, body: request.body,
+            contentLength: request.headers[.contentLength].flatMap { Int($0) }
         )
         // On an app host the banner's files and links must name the gateway's own origin.
         let gatewayBase = app.mount == .host && catalog.appsDomain != nil ? configuration.publicOrigin : ""
@@ -106,17 +109,6 @@ public struct ProxyController: Sendable {
         }
     }
 
-    func addForwardingHeaders(_ headers: inout HTTPFields, request: Request, context: SignedInRequestContext) {
-        let identity = context.session.identity
-        headers[HTTPField.Name("X-Forwarded-For")!] = context.remoteAddress ?? "unknown"
-        headers[HTTPField.Name("X-Forwarded-Proto")!] = configuration.publicURL.scheme ?? "https"
-        headers[HTTPField.Name("X-Forwarded-Host")!] = configuration.publicURL.host ?? ""
-        headers[HTTPField.Name("X-Forwarded-User")!] = identity.sub
-        if let email = identity.email { headers[HTTPField.Name("X-Forwarded-Email")!] = email }
-        if let username = identity.preferredUsername { headers[HTTPField.Name("X-Forwarded-Preferred-Username")!] = username }
-        if !identity.groups.isEmpty { headers[HTTPField.Name("X-Forwarded-Groups")!] = identity.groups.joined(separator: ",") }
-    }
-
     func respond(
         _ upstream: Forwarder.Upstream, to request: Request, url: URL, origin: CookieOrigin, urls: URLRewriter, gatewayBase: String,
         context: SignedInRequestContext
@@ -134,14 +126,26 @@ public struct ProxyController: Sendable {
         if let contentLocation = upstream.headers[.contentLocation] {
             headers[.contentLocation] = urls.rewrite(contentLocation) ?? contentLocation
         }
-        if let refresh = upstream.headers[HTTPField.Name("Refresh")!] {
-            headers[HTTPField.Name("Refresh")!] = urls.rewriteRefresh(refresh)
+        // `Refresh` and `Link` navigate and fetch like `Location` does: mapped, or dropped when they lead outside.
+        for refresh in upstream.headers[values: Self.refresh] {
+            if let mapped = urls.rewriteRefresh(refresh) {
+                headers.append(HTTPField(name: Self.refresh, value: mapped))
+            } else {
+                context.logger.notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(refresh)])
+            }
+        }
+        for link in upstream.headers[values: Self.link] {
+            if let mapped = urls.rewriteLink(link) { headers.append(HTTPField(name: Self.link, value: mapped)) }
         }
 
         let isHTML = upstream.headers[.contentType]?.lowercased().hasPrefix("text/html") == true
         let hasBody = request.method != .head && upstream.status != .noContent && upstream.status != .notModified
+        // A partial body cannot be rewritten without breaking its ranges, nor a document whose charset does not
+        // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
+        let isRewritable =
+            isHTML && hasBody && upstream.status != .partialContent && Self.isASCIICompatible(contentType: upstream.headers[.contentType])
         let injectBanner =
-            isHTML && hasBody && context.session.level == .sso && UpgradeBanner.isDocumentNavigation(request)
+            isRewritable && context.session.level == .sso && UpgradeBanner.isDocumentNavigation(request)
             && upstream.status.code < 300 && !(upstream.headers[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
         let nonce = injectBanner ? RandomToken.make(bytes: 18) : nil
         headers[.contentSecurityPolicy] = ContentSecurityPolicy.combined(
@@ -149,33 +153,112 @@ public struct ProxyController: Sendable {
             scriptURL: configuration.publicOrigin + Paths.bannerScript, styleURL: configuration.publicOrigin + Paths.bannerStyle
         )
 
-        let body = upstream.body
-        guard isHTML, hasBody, let encoding = HTMLResponseTransform.encoding(of: upstream.headers[.contentEncoding]) else {
+        guard isRewritable, let encoding = HTMLResponseTransform.encoding(of: upstream.headers[.contentEncoding]) else {
             if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
-            return Response(status: upstream.status, headers: headers, body: ResponseBody(asyncSequence: body))
+            return Response(status: upstream.status, headers: headers, body: ResponseBody(asyncSequence: upstream.body))
         }
         let injection = try nonce.map {
             try banner.html(nonce: $0, returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.portal, gatewayBase: gatewayBase)
         }
-        if injection != nil { await banner.recordShown(sub: context.session.identity.sub) }
-        headers[.contentEncoding] = nil
+        let transform = HTMLResponseTransform(
+            rewriter: HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls), encoding: encoding,
+            limits: .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio))
+        let body = TransformedBody(upstream: upstream.body, transform: transform)
+        // The first chunk is read and transformed before the head goes out: a body that fails at once (a
+        // decompression bomb) still gets a proper page, and a UTF-16 document (by its byte-order mark) passes
+        // through untouched.
+        if try await body.start(passingThroughUTF16: encoding == .identity) == .passThrough {
+            if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
+        } else {
+            headers[.contentEncoding] = nil
+            if injection != nil { await banner.recordShown(sub: context.session.identity.sub) }
+        }
         let logger = context.logger
         return Response(
             status: upstream.status, headers: headers,
             body: ResponseBody { writer in
-                var transform = HTMLResponseTransform(
-                    rewriter: HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls), encoding: encoding)
                 do {
-                    for try await chunk in body {
-                        let output = try transform.process(chunk)
-                        if output.readableBytes > 0 { try await writer.write(output) }
+                    while let chunk = try await body.next() {
+                        if chunk.readableBytes > 0 { try await writer.write(chunk) }
                     }
-                    try await writer.write(transform.finish())
                     try await writer.finish(nil)
                 } catch {
+                    // The head is out: all that is left is to break the connection, so the browser sees a failed load.
                     logger.error("upstream body failed", metadata: ["error": .string("\(error)")])
                     throw error
                 }
             })
+    }
+
+    static let refresh = HTTPField.Name("Refresh")!
+    static let link = HTTPField.Name("Link")!
+
+    /// Whether the `charset` parameter (if any) names an encoding where ASCII bytes mean ASCII characters.
+    static func isASCIICompatible(contentType: String?) -> Bool {
+        guard let contentType, let range = contentType.range(of: "charset=", options: .caseInsensitive) else { return true }
+        let charset = contentType[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \"'"))
+            .lowercased()
+        return !(charset.hasPrefix("utf-16") || charset.hasPrefix("utf-32") || charset.hasPrefix("ucs-") || charset.hasPrefix("utf-7")
+            || charset == "unicode" || charset.hasPrefix("unicodefffe") || charset.hasPrefix("iso-10646"))
+    }
+
+    /// A UTF-16 byte-order mark makes the browser read the document as UTF-16 whatever the header says.
+    static func startsWithUTF16ByteOrderMark(_ buffer: ByteBuffer) -> Bool {
+        guard let bytes = buffer.getBytes(at: buffer.readerIndex, length: min(2, buffer.readableBytes)), bytes.count == 2 else { return false }
+        return bytes == [0xFE, 0xFF] || bytes == [0xFF, 0xFE]
+    }
+}
+
+/// An upstream HTML body on its way through the transform. The first chunk is read before the response head is
+/// sent (`start`), the rest by the response body's writer: one reader after the other, never two at once, which is
+/// what makes the unchecked `Sendable` sound.
+final class TransformedBody: @unchecked Sendable {
+    enum Mode { case transform, passThrough }
+
+    private var upstream: HTTPClientResponse.Body.AsyncIterator
+    private var transform: HTMLResponseTransform
+    private var mode = Mode.transform
+    private var pending: ByteBuffer?
+    private var finished = false
+
+    init(upstream: HTTPClientResponse.Body, transform: HTMLResponseTransform) {
+        self.upstream = upstream.makeAsyncIterator()
+        self.transform = transform
+    }
+
+    func start(passingThroughUTF16: Bool) async throws -> Mode {
+        let first: ByteBuffer?
+        do {
+            first = try await upstream.next()
+        } catch {
+            throw ProxyError.upstreamUnreachable("the page's body failed: \(error)")
+        }
+        guard let first else { return mode }
+        if passingThroughUTF16, Self.startsWithUTF16ByteOrderMark(first) {
+            mode = .passThrough
+            pending = first
+        } else {
+            pending = try transform.process(first)
+        }
+        return mode
+    }
+
+    func next() async throws -> ByteBuffer? {
+        if let pending {
+            self.pending = nil
+            return pending
+        }
+        guard !finished else { return nil }
+        guard let chunk = try await upstream.next() else {
+            finished = true
+            return mode == .transform ? transform.finish() : nil
+        }
+        return mode == .transform ? try transform.process(chunk) : chunk
+    }
+
+    /// A UTF-16 byte-order mark makes the browser read the document as UTF-16 whatever the header says.
+    static func startsWithUTF16ByteOrderMark(_ buffer: ByteBuffer) -> Bool {
+        guard let bytes = buffer.getBytes(at: buffer.readerIndex, length: min(2, buffer.readableBytes)), bytes.count == 2 else { return false }
+        return bytes == [0xFE, 0xFF] || bytes == [0xFF, 0xFE]
     }
 }

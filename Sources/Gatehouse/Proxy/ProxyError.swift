@@ -8,14 +8,19 @@ public enum ProxyError: PresentableError, Equatable {
     case upstreamUnreachable(String)
     case upstreamTimeout(String)
     case requestBodyTooLarge(Int)
+    /// The upstream's compressed body inflates past the configured size or ratio (a decompression bomb).
+    case inflationLimit(String)
+    /// The browser's request body broke off or was malformed before the upstream was contacted.
+    case requestBodyInvalid(String)
 
     public var status: HTTPResponse.Status {
         switch self {
         case .unknownApp: .notFound
         case .hostNotAllowed, .redirectOutsideAllowlist: .forbidden
-        case .upstreamUnreachable: .badGateway
+        case .upstreamUnreachable, .inflationLimit: .badGateway
         case .upstreamTimeout: .gatewayTimeout
         case .requestBodyTooLarge: .contentTooLarge
+        case .requestBodyInvalid: .badRequest
         }
     }
 
@@ -27,6 +32,8 @@ public enum ProxyError: PresentableError, Equatable {
         case .upstreamUnreachable: "upstream_unreachable"
         case .upstreamTimeout: "upstream_timeout"
         case .requestBodyTooLarge: "request_body_too_large"
+        case .inflationLimit: "inflation_limit"
+        case .requestBodyInvalid: "request_body_invalid"
         }
     }
 
@@ -34,8 +41,11 @@ public enum ProxyError: PresentableError, Equatable {
         switch self {
         case .unknownApp: "error_not_found"
         case .hostNotAllowed, .redirectOutsideAllowlist: "error_outside_allowlist"
-        case .upstreamUnreachable, .upstreamTimeout: "error_upstream_unreachable"
+        case .upstreamUnreachable: "error_upstream_unreachable"
+        case .upstreamTimeout: "error_upstream_slow"
         case .requestBodyTooLarge: "error_too_large"
+        case .inflationLimit: "error_upstream_invalid"
+        case .requestBodyInvalid: "error_bad_request"
         }
     }
 }

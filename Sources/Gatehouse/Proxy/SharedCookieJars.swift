@@ -4,11 +4,13 @@ import Foundation
 /// the same member must not overwrite each other's cookies.
 public actor SharedCookieJars {
     let store: any CookieJarStore
+    let domains: CookieDomainPolicy
     private var tails: [String: (id: Int, task: Task<Void, Never>)] = [:]
     private var nextID = 0
 
-    public init(store: any CookieJarStore) {
+    public init(store: any CookieJarStore, domains: CookieDomainPolicy = .browser) {
         self.store = store
+        self.domains = domains
     }
 
     /// The `Cookie` header for `origin` from the session's jar; reading needs no turn in the queue.
@@ -20,10 +22,10 @@ public actor SharedCookieJars {
     /// Stores every `Set-Cookie` of one upstream response, after any change already under way for the session.
     public func absorb(setCookies headers: [String], from origin: CookieOrigin, sessionID: String) async throws {
         guard !headers.isEmpty else { return }
-        try await inTurn(sessionID) { [store] in
+        try await inTurn(sessionID) { [store, domains] in
             var jar = try await store.load(sessionID: sessionID) ?? CookieJar()
             let before = jar
-            for header in headers { jar.store(setCookie: header, from: origin) }
+            for header in headers { jar.store(setCookie: header, from: origin, domains: domains) }
             if jar != before { try await store.save(jar, sessionID: sessionID) }
         }
     }

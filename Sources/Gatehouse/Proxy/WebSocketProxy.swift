@@ -40,28 +40,29 @@ public struct WebSocketProxy: Sendable {
 
     /// Whether to take over this connection; anything refused continues as a plain HTTP request (and fails there
     /// with the usual page).
-    public func shouldUpgrade(_ head: HTTPRequest) async -> Decision {
+    public func shouldUpgrade(_ head: HTTPRequest, remoteAddress: String?) async -> Decision {
         guard let target = await target(of: head) else { return .dontUpgrade }
         let (app, rest, session) = target
         guard !ProxyController.hasDotSegment(rest), session.level >= app.minimumLevel,
             AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups),
             let httpURL = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: httpURL)
         else { return .dontUpgrade }
+        let upstream: UpstreamTarget
         do {
-            try await policy.check(httpURL)
+            upstream = try await policy.check(httpURL)
         } catch {
             logger.notice("WebSocket refused", metadata: ["reason": .string(error.reason)])
             return .dontUpgrade
         }
-        var headers = HTTPFields()
-        headers[HTTPField.Name("X-Forwarded-User")!] = session.identity.sub
-        if let email = session.identity.email { headers[HTTPField.Name("X-Forwarded-Email")!] = email }
-        headers[HTTPField.Name("X-Forwarded-Proto")!] = configuration.publicURL.scheme ?? "https"
-        headers[HTTPField.Name("X-Forwarded-Host")!] = configuration.publicURL.host ?? ""
+        // The same headers a plain request to the app carries; the WebSocket client sets the handshake's own
+        // (`Host`, `Origin`, `Sec-WebSocket-*`).
+        var headers = HeaderHygiene.requestHeaders(from: head.headerFields, for: app.headers)
+        headers[.origin] = nil
+        HeaderHygiene.addGatewayHeaders(
+            &headers, identity: session.identity, clientAddress: remoteAddress, publicURL: configuration.publicURL, rules: app.headers)
         if let cookie = try? await jars.cookieHeader(sessionID: session.id, for: origin) { headers[.cookie] = cookie }
-        let upstreamURL = httpURL.absoluteString.replacingOccurrences(of: "http", with: "ws", options: .anchored)
         let relay = Relay(
-            url: upstreamURL, headers: headers, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval, logger: logger)
+            target: upstream, headers: headers, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval, logger: logger)
         return .upgrade([:]) { inbound, outbound, _ in try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
     }
 
@@ -114,7 +115,7 @@ public struct WebSocketProxy: Sendable {
 
     /// One relayed connection.
     struct Relay: Sendable {
-        let url: String
+        let target: UpstreamTarget
         let headers: HTTPFields
         let sessionID: String
         let sessions: any SessionStore
@@ -122,6 +123,7 @@ public struct WebSocketProxy: Sendable {
         let logger: Logger
 
         func run(browserInbound: WebSocketInboundStream, browserOutbound: WebSocketOutboundWriter) async throws {
+            let url = target.url.absoluteString.replacingOccurrences(of: "http", with: "ws", options: .anchored)
             let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 16, additionalHeaders: headers)
             try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { upstreamInbound, upstreamOutbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { group in

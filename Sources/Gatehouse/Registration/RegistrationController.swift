@@ -116,11 +116,11 @@ public struct RegistrationController: Sendable {
     /// The flow cannot go on: it is dropped (the member stays at `sso`) and the web apps show the failure toast.
     func fail(_ sub: String, reason: String, _ context: SignedInRequestContext) async -> Response {
         do {
-            try await flows.deleteFlow(sub: sub)
+            // Parallel requests may all find the flow failed; only the one that ended it records the failure.
+            if try await flows.deleteFlow(sub: sub) { await events.record(.registrationFailed, sub: sub, detail: reason) }
         } catch {
             context.logger.error("failed flow not deleted", metadata: ["error": .string("\(error)")])
         }
-        await events.record(.registrationFailed, sub: sub, detail: reason)
         return redirect(Self.failureLocation)
     }
 
@@ -188,12 +188,17 @@ public struct RegistrationController: Sendable {
             let seconds = Int(pending.resendAvailableAt(rules: rules).timeIntervalSince(now).rounded(.up))
             return strings.text("upgrade_phone_error_wait", ["seconds": "\(seconds)"])
         }
-        let windowStart = now.addingTimeInterval(-rules.rateWindow)
-        if try await flows.codesSent(sub: sub, since: windowStart) >= rules.codesPerMember {
+        let reservation = try await flows.reserveCodeSend(
+            sub: sub, phoneNumber: number, at: now, since: now.addingTimeInterval(-rules.rateWindow), perMember: rules.codesPerMember,
+            perPhoneNumber: rules.codesPerPhoneNumber)
+        let sendID: Int
+        switch reservation {
+        case .success(let id):
+            sendID = id
+        case .failure(.memberLimit):
             context.logger.notice("code refused: member limit", metadata: ["sub": .string(sub)])
             return strings["upgrade_phone_error_member_limit"]
-        }
-        if try await flows.codesSent(phoneNumber: number, since: windowStart) >= rules.codesPerPhoneNumber {
+        case .failure(.phoneNumberLimit):
             context.logger.notice("code refused: phone number limit", metadata: ["sub": .string(sub)])
             return strings["upgrade_phone_error_number_limit"]
         }
@@ -204,9 +209,9 @@ public struct RegistrationController: Sendable {
             try await sender.send(message)
         } catch {
             context.logger.error("verification code not sent", metadata: ["sub": .string(sub), "error": .string("\(error)")])
+            try await flows.releaseCodeSend(id: sendID)
             return strings["upgrade_phone_error_send_failed"]
         }
-        try await flows.recordCodeSent(sub: sub, phoneNumber: number, at: now)
         try flow.codeSent(to: number, code: pending, now: now)
         try await flows.save(flow)
         return nil
@@ -216,7 +221,10 @@ public struct RegistrationController: Sendable {
         try await submit(.code, request, context) { flow, form in
             var flow = flow
             let entered = form["code"] ?? ""
-            let result = try flow.verify(entered, now: now(), rules: rules)
+            let (now, sub) = (now(), flow.sub)
+            let result = try await flow.verify(entered, now: now, rules: rules) { pending in
+                try await flows.claimCodeAttempt(codeID: pending.id, sub: sub, maximum: rules.maximumWrongTries, at: now)
+            }
             let error: String
             switch result {
             case .accepted:
@@ -232,7 +240,7 @@ public struct RegistrationController: Sendable {
             case .malformed:
                 error = strings["upgrade_code_error_malformed"]
             }
-            try await flows.save(flow)
+            // Nothing to write back: the try was counted in the store, and the flow itself did not change.
             return try codePage(flow, context, entered: entered, errors: [FieldError("code", error)])
         }
     }

@@ -73,21 +73,26 @@ public struct RegistrationFlow: Sendable, Codable, Equatable {
         updatedAt = now
     }
 
-    /// Checks an entered code. Accepted moves on and forgets the code, so it never works twice; burned forgets it.
-    public mutating func verify(_ entry: String, now: Date, rules: VerificationRules) throws(WrongStep) -> CodeCheck {
+    /// Checks an entered code (tries are spent through `claimAttempt`, see `PendingCode.check`). Accepted moves on and
+    /// forgets the code, so it never works twice; burned forgets it; anything else changes nothing, so a wrong entry
+    /// needs no write that could race with a right one.
+    public mutating func verify(
+        _ entry: String, now: Date, rules: VerificationRules, claimAttempt: (PendingCode) async throws -> Int?
+    ) async throws -> CodeCheck {
         guard step == .code else { throw WrongStep(current: step) }
-        guard var pending = code else { return .expired }
-        let result = pending.check(entry, now: now, rules: rules)
+        guard let pending = code else { return .expired }
+        let result = try await pending.check(entry, now: now, rules: rules) { try await claimAttempt(pending) }
         switch result {
         case .accepted:
             code = nil
             step = .username
+            updatedAt = now
         case .burned:
             code = nil
+            updatedAt = now
         case .wrong, .expired, .malformed:
-            code = pending
+            break
         }
-        updatedAt = now
         return result
     }
 

@@ -33,14 +33,29 @@ public protocol RegistrationStore: Sendable {
     func provisioningBacklog(maximumAttempts: Int) async throws -> (waiting: Int, failed: Int)
 }
 
-/// Flows in progress and the record of codes sent (for the rate limits); both survive a restart.
+/// Why a code was not sent.
+public enum CodeSendRefusal: Error, Sendable, Equatable {
+    case memberLimit
+    case phoneNumberLimit
+}
+
+/// Flows in progress, the record of codes sent (for the rate limits) and the tries spent on each code; all survive a
+/// restart. Every counted step is one atomic operation in the store, whatever the concurrency: a store that cannot
+/// promise that must not implement this protocol.
 public protocol RegistrationFlowStore: Sendable {
     func flow(sub: String) async throws -> RegistrationFlow?
     func save(_ flow: RegistrationFlow) async throws
-    func deleteFlow(sub: String) async throws
-    func recordCodeSent(sub: String, phoneNumber: PhoneNumber, at: Date) async throws
-    func codesSent(sub: String, since: Date) async throws -> Int
-    func codesSent(phoneNumber: PhoneNumber, since: Date) async throws -> Int
-    /// Removes flows untouched since `flowsBefore` and send records older than `sendsBefore`; returns how many.
+    /// Whether there was a flow to delete.
+    @discardableResult func deleteFlow(sub: String) async throws -> Bool
+    /// Records a code about to be sent, unless the member already had `perMember` codes since `since`, or the number
+    /// `perPhoneNumber`; count and record are one atomic step. Returns the record's id, to release it if the send fails.
+    func reserveCodeSend(
+        sub: String, phoneNumber: PhoneNumber, at: Date, since: Date, perMember: Int, perPhoneNumber: Int
+    ) async throws -> Result<Int, CodeSendRefusal>
+    /// Forgets a reserved send that did not happen (the sender failed).
+    func releaseCodeSend(id: Int) async throws
+    /// Spends one try on the code `codeID`: its number (1 for the first), or `nil` when `maximum` are spent already.
+    func claimCodeAttempt(codeID: String, sub: String, maximum: Int, at: Date) async throws -> Int?
+    /// Removes flows untouched since `flowsBefore`, send records and code tries older than `sendsBefore`; returns how many.
     @discardableResult func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int
 }

@@ -138,6 +138,14 @@ public final class SQLiteDatabase: Sendable {
             DELETE FROM registration_flows WHERE sub = NEW.sub;
         END;
         """,
+        """
+        CREATE TABLE code_attempts (
+            code_id TEXT PRIMARY KEY,
+            sub TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            created_at REAL NOT NULL
+        );
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

@@ -97,27 +97,47 @@ public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
             """, [.text(flow.sub), .text(try RowCoding.encode(flow)), .time(flow.updatedAt)])
     }
 
-    public func deleteFlow(sub: String) async throws {
-        try await database.query("DELETE FROM registration_flows WHERE sub = ?", [.text(sub)])
+    public func deleteFlow(sub: String) async throws -> Bool {
+        try await !database.query("DELETE FROM registration_flows WHERE sub = ? RETURNING sub", [.text(sub)]).isEmpty
     }
 
-    public func recordCodeSent(sub: String, phoneNumber: PhoneNumber, at date: Date) async throws {
+    /// One statement: SQLite runs it alone on the shared connection, so the counts cannot change under it.
+    public func reserveCodeSend(
+        sub: String, phoneNumber: PhoneNumber, at date: Date, since: Date, perMember: Int, perPhoneNumber: Int
+    ) async throws -> Result<Int, CodeSendRefusal> {
+        let inserted = try await database.query(
+            """
+            INSERT INTO verification_sends (sub, phone_number, at)
+            SELECT ?1, ?2, ?3
+            WHERE (SELECT COUNT(*) FROM verification_sends WHERE sub = ?1 AND at >= ?4) < ?5
+              AND (SELECT COUNT(*) FROM verification_sends WHERE phone_number = ?2 AND at >= ?4) < ?6
+            RETURNING id
+            """, [.text(sub), .text(phoneNumber.e164), .time(date), .time(since), .integer(perMember), .integer(perPhoneNumber)])
+        if let id = inserted.first?.column("id")?.integer { return .success(id) }
+        let memberCount = try await count("SELECT COUNT(*) AS n FROM verification_sends WHERE sub = ? AND at >= ?", [.text(sub), .time(since)])
+        return .failure(memberCount >= perMember ? .memberLimit : .phoneNumberLimit)
+    }
+
+    public func releaseCodeSend(id: Int) async throws {
+        try await database.query("DELETE FROM verification_sends WHERE id = ?", [.integer(id)])
+    }
+
+    /// The upsert's `WHERE` leaves a spent code's row alone, and then nothing is returned.
+    public func claimCodeAttempt(codeID: String, sub: String, maximum: Int, at date: Date) async throws -> Int? {
         try await database.query(
-            "INSERT INTO verification_sends (sub, phone_number, at) VALUES (?, ?, ?)", [.text(sub), .text(phoneNumber.e164), .time(date)])
-    }
-
-    public func codesSent(sub: String, since: Date) async throws -> Int {
-        try await count("SELECT COUNT(*) AS n FROM verification_sends WHERE sub = ? AND at >= ?", [.text(sub), .time(since)])
-    }
-
-    public func codesSent(phoneNumber: PhoneNumber, since: Date) async throws -> Int {
-        try await count("SELECT COUNT(*) AS n FROM verification_sends WHERE phone_number = ? AND at >= ?", [.text(phoneNumber.e164), .time(since)])
+            """
+            INSERT INTO code_attempts (code_id, sub, attempts, created_at) VALUES (?, ?, 1, ?)
+            ON CONFLICT(code_id) DO UPDATE SET attempts = code_attempts.attempts + 1 WHERE code_attempts.attempts < ?
+            RETURNING attempts
+            """, [.text(codeID), .text(sub), .time(date), .integer(maximum)]
+        ).first?.column("attempts")?.integer
     }
 
     public func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int {
         let flows = try await database.query("DELETE FROM registration_flows WHERE updated_at < ? RETURNING sub", [.time(flowsBefore)]).count
         let sends = try await database.query("DELETE FROM verification_sends WHERE at < ? RETURNING id", [.time(sendsBefore)]).count
-        return flows + sends
+        let tries = try await database.query("DELETE FROM code_attempts WHERE created_at < ? RETURNING code_id", [.time(sendsBefore)]).count
+        return flows + sends + tries
     }
 
     private func count(_ sql: String, _ binds: [SQLiteData]) async throws -> Int {

@@ -59,9 +59,12 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         switch error {
         case let presentable as any PresentableError:
             (status, reason, key) = (presentable.status, presentable.reason, presentable.messageKey)
-        case let http as HTTPError where http.status == .notFound:
+        case let http as any HTTPResponseError where http.status == .notFound:
             (status, reason, key) = (.notFound, "not_found", "error_not_found")
-        case let http as HTTPError where (400..<500).contains(http.status.code):
+        case let http as any HTTPResponseError where http.status == .contentTooLarge:
+            // A body over a route's limit (a form, say): what the member sent is too large, not an internal error.
+            (status, reason, key) = (.contentTooLarge, "request_body_too_large", "error_too_large")
+        case let http as any HTTPResponseError where (400..<500).contains(http.status.code):
             (status, reason, key) = (http.status, "http_\(http.status.code)", "error_bad_request")
         default:
             (status, reason, key) = (.internalServerError, "internal", "error_internal")

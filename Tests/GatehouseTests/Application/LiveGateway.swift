@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import Gatehouse
+@testable import Gatehouse
 import Hummingbird
 import Logging
 import NIOCore
@@ -25,6 +25,19 @@ struct LiveGateway {
         return port
     }
 
+    /// A loopback port nothing listens on, below the ephemeral range: a connection to a closed ephemeral port can,
+    /// now and then, be given that very port as its source and connect to itself.
+    static func closedPort() async throws -> Int {
+        for _ in 0..<50 {
+            let candidate = Int.random(in: 20_000..<30_000)
+            if let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: candidate).get() {
+                try await channel.close()
+                return candidate
+            }
+        }
+        throw HTTPClientError.connectTimeout
+    }
+
     static func developmentConfiguration(port: Int, databasePath: String = ":memory:") throws -> GatehouseConfiguration {
         var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"]).load(
             path: nil, development: true)
@@ -46,7 +59,7 @@ struct LiveGateway {
     }()
 
     static func run<T>(
-        configure: (inout GatehouseConfiguration) -> Void = { _ in },
+        configure: (inout GatehouseConfiguration) -> Void = { _ in }, hostResolver: any HostResolver = SystemHostResolver(),
         _ body: (LiveGateway) async throws -> T
     ) async throws -> T {
         let port = try await freePort()
@@ -54,7 +67,7 @@ struct LiveGateway {
         configure(&configuration)
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning
-        let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
+        let built = try await GatehouseApplication.build(configuration: configuration, logger: logger, hostResolver: hostResolver)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
         let group = ServiceGroup(services: [built.application], gracefulShutdownSignals: [], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in

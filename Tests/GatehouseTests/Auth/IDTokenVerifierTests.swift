@@ -76,6 +76,8 @@ struct TestClaims: JWTPayload {
     var exp: Double
     var iat: Double
     var nonce: String?
+    var azp: String? = nil
+    var nbf: Double? = nil
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
@@ -110,7 +112,9 @@ actor JWKSSource {
     @Test func acceptsAudienceArraysThatIncludeTheClient() async throws {
         let provider = try await TestProvider()
         let (verifier, _) = try verifier(provider)
-        let token = try await provider.sign(provider.claims(aud: ["account", TestProvider.clientID]))
+        var claims = provider.claims(aud: ["account", TestProvider.clientID])
+        claims.azp = TestProvider.clientID
+        let token = try await provider.sign(claims)
         #expect(try await verifier.verify(token, expectedNonce: "n-1").audience.contains(TestProvider.clientID))
     }
 
@@ -164,11 +168,11 @@ actor JWKSSource {
         // Prime the cache with the old key set.
         let oldToken = try TestProvider.forge(header: ["alg": "ES256", "kid": "rsa-1"], claims: provider.claims())
         _ = try? await verifier.verify(oldToken, expectedNonce: "n-1")
-        #expect(await source.fetches == 1)
+        #expect(await source.fetches == 2)  // the first fetch, and one more after the signature failed
         await source.replace(try provider.jwksData(ecKid: "ec-1"))  // the provider rotated its key
         let claims = try await verifier.verify(try await provider.sign(provider.claims(), kid: "ec-1"), expectedNonce: "n-1")
         #expect(claims.subject == "member-1")
-        #expect(await source.fetches == 2)
+        #expect(await source.fetches == 3)
     }
 
     @Test func unknownKidsDoNotHammerTheProvider() async throws {
@@ -193,6 +197,12 @@ actor JWKSSource {
             ("future iat", provider.claims(iat: Date().addingTimeInterval(600))),
             ("nonce", provider.claims(nonce: "other")),
             ("missing nonce", provider.claims(nonce: nil)),
+            ("issuer with a trailing slash", provider.claims(iss: TestProvider.issuer + "/")),
+            ("issuer in another case", provider.claims(iss: TestProvider.issuer.uppercased())),
+            ("several audiences, no azp", provider.claims(aud: [TestProvider.clientID, "account"])),
+            ("azp of another client", { var c = provider.claims(); c.azp = "other-client"; return c }()),
+            ("several audiences, azp of another", { var c = provider.claims(aud: [TestProvider.clientID, "x"]); c.azp = "x"; return c }()),
+            ("future nbf", { var c = provider.claims(); c.nbf = Date().addingTimeInterval(600).timeIntervalSince1970; return c }()),
         ]
         for (label, claims) in bad {
             let token = try await provider.sign(claims)
@@ -205,5 +215,60 @@ actor JWKSSource {
         let provider = try await TestProvider()
         let (verifier, _) = try verifier(provider)
         await #expect(throws: OIDCError.self) { try await verifier.verify(token, expectedNonce: nil) }
+    }
+
+    @Test func aTokenWithAnUnknownCriticalHeaderIsRefused() async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        let signed = try await provider.sign(provider.claims())
+        // Re-signing is not needed to show the refusal: the header is judged before any key is.
+        let parts = signed.split(separator: ".")
+        let header = Base64URL.encode(try JSONSerialization.data(withJSONObject: ["alg": "ES256", "kid": "ec-1", "crit": ["exp-ext"], "exp-ext": 1]))
+        await #expect(throws: OIDCError.self) { try await verifier.verify("\(header).\(parts[1]).\(parts[2])", expectedNonce: "n-1") }
+    }
+
+    @Test func aNotBeforeInThePastIsFine() async throws {
+        let provider = try await TestProvider()
+        let (verifier, _) = try verifier(provider)
+        var claims = provider.claims()
+        claims.nbf = Date().addingTimeInterval(-30).timeIntervalSince1970
+        #expect(try await verifier.verify(try await provider.sign(claims), expectedNonce: "n-1").subject == "member-1")
+    }
+
+    /// A provider whose keys and tokens carry no `kid` rotates its key: the next sign-in refetches and works.
+    @Test func keysWithoutKidSurviveARotation() async throws {
+        let provider = try await TestProvider()
+        func keySet(_ key: ES256PrivateKey) throws -> Data {
+            let ec = key.publicKey.parameters!
+            return try JSONSerialization.data(withJSONObject: ["keys": [["kty": "EC", "crv": "P-256", "x": ec.x, "y": ec.y]]])
+        }
+        func sign(with key: ES256PrivateKey) async throws -> String {
+            let signer = JWTKeyCollection()
+            await signer.add(ecdsa: key)
+            return try await signer.sign(provider.claims())
+        }
+        let old = ES256PrivateKey()
+        let new = ES256PrivateKey()
+        let source = JWKSSource(try keySet(old))
+        let (verifier, _) = try verifier(provider, source: source, refetchInterval: 0)
+        #expect(try await verifier.verify(try await sign(with: old), expectedNonce: "n-1").subject == "member-1")
+        #expect(await source.fetches == 1)
+        await source.replace(try keySet(new))
+        #expect(try await verifier.verify(try await sign(with: new), expectedNonce: "n-1").subject == "member-1")
+        #expect(await source.fetches == 2)
+        // A token signed by neither key still fails, after at most one more fetch.
+        await #expect(throws: OIDCError.self) { try await verifier.verify(try await sign(with: ES256PrivateKey()), expectedNonce: "n-1") }
+        #expect(await source.fetches == 3)
+    }
+
+    @Test func signatureFailuresRefetchAtMostOncePerInterval() async throws {
+        let provider = try await TestProvider()
+        let (verifier, source) = try verifier(provider, refetchInterval: 3600)
+        let stranger = try await TestProvider()
+        for _ in 0..<5 {
+            let token = try await stranger.sign(stranger.claims(), kid: "ec-1")
+            await #expect(throws: OIDCError.self) { try await verifier.verify(token, expectedNonce: "n-1") }
+        }
+        #expect(await source.fetches == 1)
     }
 }

@@ -102,5 +102,47 @@ import Testing
         #expect(Self.urls.rewriteRefresh("5; url=/next") == "5; url=/apps/wiki/next")
         #expect(Self.urls.rewriteRefresh("0;URL='https://wiki.example.org/a'") == "0;URL='/apps/wiki/a'")
         #expect(Self.urls.rewriteRefresh("3") == "3")
+        // A backslash path stays a path of the gateway (never `//evil.example`).
+        #expect(Self.urls.rewriteRefresh("0; url=/\\evil.example/")?.hasPrefix("0; url=/apps/wiki/") == true)
+    }
+
+    @Test(arguments: [
+        "0; url=https://evil.example/", "0;URL='https://evil.example/'", "0; url = \"//evil.example/x\"", "0,https://evil.example/",
+        "0; url=javascript:alert(1)", "0; url=java\tscript:alert(1)", "0; url=\\\\evil.example/",
+        "0; url=https://wiki.example.org.evil.example/", "0; url=https://chat.example.org/outside-the-base", "0; url=data:text/html,x",
+        "https://evil.example/",
+    ])
+    func refreshesLeavingTheGatewayAreDropped(value: String) {
+        #expect(Self.urls.rewriteRefresh(value) == nil, "\(value)")
+    }
+
+    @Test func linkHeadersKeepOnlyEntriesInsideTheGateway() {
+        #expect(
+            Self.urls.rewriteLink("<https://evil.example/x.js>; rel=preload; as=script, </app.css>; rel=preload; as=style")
+                == "</apps/wiki/app.css>; rel=preload; as=style")
+        #expect(Self.urls.rewriteLink("<https://chat.example.org/base/a>; rel=\"next, prev\"") == "</apps/chat/a>; rel=\"next, prev\"")
+        #expect(Self.urls.rewriteLink("<rel.css>; rel=stylesheet") == "<rel.css>; rel=stylesheet")
+        #expect(Self.urls.rewriteLink("<//evil.example/x>; rel=preconnect") == nil)
+        #expect(Self.urls.rewriteLink("<javascript:alert(1)>; rel=preload") == nil)
+    }
+
+    @Test(arguments: [
+        // Meta refreshes out of the gateway and meta cookies are dropped; refreshes inside are mapped.
+        ("<meta http-equiv=\"refresh\" content=\"0; url=https://evil.example/\">x", "x"),
+        ("<META HTTP-EQUIV=Refresh CONTENT='0;URL=//evil.example/'>x", "x"),
+        ("<meta content=\"0; url=https://evil.example/\" http-equiv=\"refresh\">x", "x"),
+        ("<meta http-equiv=\"refresh\" content=\"0; url=https&#58;//evil.example/\">x", "x"),
+        ("<meta http-equiv=\"refresh\" content=\"0; url=https&colon;&sol;&sol;evil.example/\">x", "x"),
+        ("<meta http-equiv=\" refresh \" content=\"0; url=&#x6a;avascript:alert(1)\">x", "x"),
+        ("<meta http-equiv=\"set-cookie\" content=\"a=1; path=/\">x", "x"),
+        ("<meta http-equiv=\"Set-Cookie\" content=\"a=1\"/>x", "x"),
+        ("<meta http-equiv=\"refresh\" content=\"5; url=/next?a=1&amp;b=2\">", "<meta http-equiv=\"refresh\" content=\"5; url=/apps/wiki/next?a=1&amp;b=2\">"),
+        ("<meta http-equiv=\"refresh\" content=\"5\">", "<meta http-equiv=\"refresh\" content=\"5\">"),
+        ("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">"),
+        ("<script>\"<meta http-equiv=refresh content='0;url=https://evil.example/'>\"</script>",
+         "<script>\"<meta http-equiv=refresh content='0;url=https://evil.example/'>\"</script>"),
+    ])
+    func metaRefreshesAndCookiesAreNeutralised(html: String, expected: String) {
+        #expect(rewrite(html, urls: Self.urls, injection: nil) == expected)
     }
 }

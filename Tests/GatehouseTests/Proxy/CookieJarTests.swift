@@ -141,3 +141,43 @@ import Testing
         #expect(CookieJar.defaultPath("/a/b/") == "/a/b")
     }
 }
+
+/// The organization's own public suffixes: apps admitted by the allowlist cannot plant cookies on each other.
+@Suite struct CookieDomainPolicyTests {
+    static let policy = CookieDomainPolicy(
+        allowlist: Allowlist(["*.apps.example.org", "wiki.example.org", "*.example.net"]), boundaries: ["corp.example.net"])
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test(
+        arguments: [
+            // (setting host, Set-Cookie, host that asks later, expected Cookie header there)
+            ("team1.apps.example.org", "a=1; Domain=apps.example.org; Path=/", "team2.apps.example.org", nil),
+            ("team1.apps.example.org", "a=1; Domain=.APPS.example.org.; Path=/", "team2.apps.example.org", nil),
+            ("team1.apps.example.org", "a=1; Domain=example.org; Path=/", "wiki.example.org", nil),
+            ("team1.apps.example.org", "a=1; Domain=org; Path=/", "wiki.example.org", nil),
+            ("wiki.example.org", "a=1; Domain=example.org; Path=/", "team1.apps.example.org", nil),
+            ("wiki.example.org", "a=1; Domain=example.org; Path=/", "example.org", nil),
+            ("x.corp.example.net", "a=1; Domain=corp.example.net; Path=/", "y.corp.example.net", nil),
+            ("x.corp.example.net", "a=1; Domain=example.net; Path=/", "y.example.net", nil),
+            // Within an entry's reach a domain cookie still works, and host-only cookies always do.
+            ("a.team1.apps.example.org", "a=1; Domain=team1.apps.example.org; Path=/", "b.team1.apps.example.org", "a=1"),
+            ("team1.apps.example.org", "a=1; Domain=team1.apps.example.org; Path=/", "team1.apps.example.org", "a=1"),
+            ("team1.apps.example.org", "a=1; Path=/", "team1.apps.example.org", "a=1"),
+            ("wiki.example.org", "a=1; Domain=wiki.example.org; Path=/", "wiki.example.org", "a=1"),
+            ("a.example.net", "a=1; Domain=a.example.net; Path=/", "b.a.example.net", "a=1"),
+        ] as [(String, String, String, String?)])
+    func cookiesStayInsideTheirAllowlistEntry(setter: String, setCookie: String, reader: String, expected: String?) {
+        var jar = CookieJar()
+        jar.store(setCookie: setCookie, from: CookieOrigin(host: setter, path: "/", isSecure: true), domains: Self.policy, now: Self.now)
+        #expect(jar.cookieHeader(for: CookieOrigin(host: reader, path: "/", isSecure: true), now: Self.now) == expected)
+    }
+
+    @Test func aBoundaryHostsOwnCookieBecomesHostOnly() {
+        // An app at `apps.example.org` itself may keep its own cookie; it never reaches the tenants below.
+        var jar = CookieJar()
+        let origin = CookieOrigin(host: "apps.example.org", path: "/", isSecure: true)
+        #expect(jar.store(setCookie: "a=1; Domain=apps.example.org; Path=/", from: origin, domains: Self.policy, now: Self.now) == .stored)
+        #expect(jar.cookieHeader(for: origin, now: Self.now) == "a=1")
+        #expect(jar.cookieHeader(for: CookieOrigin(host: "team1.apps.example.org", path: "/", isSecure: true), now: Self.now) == nil)
+    }
+}

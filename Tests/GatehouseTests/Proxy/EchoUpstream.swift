@@ -111,11 +111,41 @@ struct EchoUpstream {
                     throw CancellationError()  // the connection closes mid-body
                 })
         }
+        // Whatever response the test describes: `status`, `type`, `body`, and `h=Name: value` headers.
+        router.get("respond") { request, _ -> Response in
+            let query = request.uri.queryParameters
+            var response = Response(
+                status: .init(code: Int(query.get("status") ?? "") ?? 200),
+                headers: [.contentType: query.get("type") ?? "text/html; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: query.get("body") ?? "<html><body>x</body></html>")))
+            for header in query.getAll("h") {
+                let parts = header.split(separator: ":", maxSplits: 1)
+                if parts.count == 2, let name = HTTPField.Name(String(parts[0])) {
+                    response.headers.append(HTTPField(name: name, value: parts[1].trimmingCharacters(in: .whitespaces)))
+                }
+            }
+            return response
+        }
+        router.get("utf16") { _, _ -> Response in
+            var bytes: [UInt8] = [0xFF, 0xFE]
+            for unit in "<html><body>x</body></html>".utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+            return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        router.get("bomb") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/html", .contentEncoding: "gzip"], body: .init(byteBuffer: Self.bomb))
+        }
         router.post("early") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "answered before reading")))
         }
         return router
     }
+
+    /// 32 MiB of one byte, gzipped to a few tens of KiB: a ratio no page has.
+    static let bomb: ByteBuffer = {
+        var plain = ByteBuffer(repeating: UInt8(ascii: "a"), count: 32 << 20)
+        return (try? plain.compress(with: .gzip())) ?? ByteBuffer()
+    }()
 
     static func echo(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         var headers: [String: [String]] = [:]

@@ -22,7 +22,7 @@ import Testing
         configure: @escaping (inout GatehouseConfiguration) -> Void = { _ in }, _ body: (LiveGateway, EchoUpstream) async throws -> Void
     ) async throws {
         try await EchoUpstream.run { upstream in
-            let closedPort = try await LiveGateway.freePort()
+            let closedPort = try await LiveGateway.closedPort()
             try await LiveGateway.run(configure: {
                 $0.apps = Self.apps(upstream, unreachablePort: closedPort)
                 configure(&$0)
@@ -40,33 +40,61 @@ import Testing
         return (object["headers"] as? [String: [String]] ?? [:], object["path"] as? String ?? "", object["bodyBytes"] as? Int ?? -1)
     }
 
+    /// Headers a hostile client sends hoping an app trusts them: identity, routing, addresses, credentials.
+    static let hostileRequestHeaders: [(String, String)] = [
+        ("X-Forwarded-User", "admin"), ("x_forwarded_email", "boss@example.org"), ("X-Auth-Request-User", "admin"),
+        ("X-Forwarded-For", "6.6.6.6"), ("Forwarded", "for=6.6.6.6"), ("X-Real-IP", "6.6.6.6"), ("X-Webauth-User", "admin"),
+        ("X-Webauth-Email", "admin@example.org"), ("X-Original-URL", "/admin"), ("X-Rewrite-URL", "/admin"),
+        ("CF-Connecting-IP", "6.6.6.6"), ("X-Originating-IP", "6.6.6.6"), ("True-Client-IP", "6.6.6.6"), ("X-Client-IP", "6.6.6.6"),
+        ("X-Remote-User", "admin"), ("Remote-User", "admin"), ("X-User", "admin"), ("X-Remote-Addr", "127.0.0.1"),
+        ("X-Host", "evil.example"), ("X-Forwarded-Server", "evil.example"), ("X-HTTP-Method-Override", "DELETE"),
+        ("X-Original-Method", "DELETE"), ("X-Proxy-User", "admin"), ("X-Gatehouse-Level", "registered"), ("Authorization", "Bearer stolen"),
+        ("Proxy-Authorization", "Basic x"), ("Connection", "X-Secret"), ("X-Secret", "drop me"), ("X-App", "not passed"),
+        ("X_Webauth_User", "admin"),
+    ]
+
     @Test func upstreamSeesTheGatewaysIdentityHeadersAndNothingTheClientClaimed() async throws {
         try await Self.withProxy { gateway, upstream in
             var cookies = try await Self.signedIn(gateway)
             cookies["tracker"] = "from-browser"
-            let reply = try await gateway.get(
-                "/apps/echo/echo/x?q=1", cookies: cookies,
-                headers: [
-                    ("X-Forwarded-User", "admin"), ("x_forwarded_email", "boss@example.org"), ("X-Auth-Request-User", "admin"),
-                    ("X-Forwarded-For", "6.6.6.6"), ("Forwarded", "for=6.6.6.6"), ("X-Real-IP", "6.6.6.6"),
-                    ("Connection", "X-Secret"), ("X-Secret", "drop me"), ("X-App", "kept"),
-                ])
+            let browserHeaders = [
+                ("Accept", "text/html"), ("Accept-Language", "en"), ("If-None-Match", "\"v1\""), ("Range", "bytes=0-10"),
+                ("User-Agent", "Browser/1.0"), ("Sec-Fetch-Mode", "navigate"), ("Sec-CH-UA-Mobile", "?0"), ("Referer", gateway.origin + "/"),
+            ]
+            let reply = try await gateway.get("/apps/echo/echo/x?q=1", cookies: cookies, headers: Self.hostileRequestHeaders + browserHeaders)
             #expect(reply.status == 200)
             let received = try Self.report(reply)
             #expect(received.path == "/echo/x?q=1")
             #expect(received.headers["x-forwarded-user"] == [DevelopmentAccounts.all[0].sub])
             #expect(received.headers["x-forwarded-email"] == ["alice@example.org"])
-            #expect(received.headers["x_forwarded_email"] == nil)
-            #expect(received.headers["x-auth-request-user"] == nil)
             #expect(received.headers["x-forwarded-for"] == ["127.0.0.1"])
             #expect(received.headers["x-forwarded-proto"] == ["http"])
             #expect(received.headers["x-forwarded-host"] == ["127.0.0.1"])
-            #expect(received.headers["forwarded"] == nil && received.headers["x-real-ip"] == nil)
-            #expect(received.headers["x-secret"] == nil)
-            #expect(received.headers["x-app"] == ["kept"])
             #expect(received.headers["host"] == ["127.0.0.1:\(upstream.port)"])
+            for (name, _) in Self.hostileRequestHeaders where !name.lowercased().hasPrefix("x-forwarded-") {
+                #expect(received.headers[name.lowercased()] == nil, "\(name)")
+            }
+            #expect(received.headers["x_forwarded_email"] == nil)
+            // What browsers send on their own account goes through.
+            for (name, value) in browserHeaders { #expect(received.headers[name.lowercased()] == [value], "\(name)") }
             // Neither the gateway's session cookie nor the browser's own cookies go upstream.
             #expect(received.headers["cookie"] == nil)
+        }
+    }
+
+    @Test func anAppGetsWhatItsConfigurationPassesAndIdentityUnderItsOwnNames() async throws {
+        try await Self.withProxy(configure: { configuration in
+            configuration.apps[0].headers = AppHeaderConfiguration(
+                passAuthorization: true, passHeaders: ["X-App"], identity: ["X-Webauth-User": .preferredUsername, "X-Webauth-Groups": .groups])
+        }) { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let received = try Self.report(try await gateway.get("/apps/echo/echo/", cookies: cookies, headers: Self.hostileRequestHeaders))
+            #expect(received.headers["x-webauth-user"] == ["alice"])  // from the gateway, never the client's "admin"
+            #expect(received.headers["x-webauth-email"] == nil)
+            #expect(received.headers["x-forwarded-user"] == nil)  // this app's identity headers replace the default ones
+            #expect(received.headers["authorization"] == ["Bearer stolen"])
+            #expect(received.headers["x-app"] == ["not passed"])
+            #expect(received.headers["x-original-url"] == nil && received.headers["cf-connecting-ip"] == nil)
         }
     }
 
@@ -184,10 +212,14 @@ import Testing
     @Test func failingUpstreamsGiveErrorPagesNotHangs() async throws {
         try await Self.withProxy(configure: { $0.proxy.readTimeoutSeconds = 1 }) { gateway, _ in
             let cookies = try await Self.signedIn(gateway)
+            // A refused connection fails at once, not after the 5-second connect timeout.
+            let started = ContinuousClock.now
             let down = try await gateway.get("/apps/down/", cookies: cookies)
             #expect(down.status == 502 && down.body.contains("The app cannot be reached"))
+            #expect(ContinuousClock.now - started < .seconds(3))
+            // A slow app is told apart from a dead one.
             let slow = try await gateway.get("/apps/echo/slow", cookies: cookies)
-            #expect(slow.status == 504)
+            #expect(slow.status == 504 && slow.body.contains("The app is slow to answer"))
             _ = try? await gateway.get("/apps/echo/reset", cookies: cookies)
             // The gateway is still fine afterwards.
             #expect(try await gateway.get("/apps/echo/echo/", cookies: cookies).status == 200)

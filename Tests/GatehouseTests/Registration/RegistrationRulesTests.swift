@@ -69,21 +69,51 @@ import Testing
         #expect(seen.count > 190)
     }
 
-    @Test func aCodeExpiresAfterTenMinutes() {
-        var pending = PendingCode.issue(code: "123456", now: Self.start, rules: Self.rules)
-        #expect(pending.check("123456", now: Self.start.addingTimeInterval(600), rules: Self.rules) == .expired)
-        #expect(pending.check("123456", now: Self.start.addingTimeInterval(599), rules: Self.rules) == .accepted)
+    /// The store's count of tries for one code, kept in memory for the pure tests.
+    final class Tries: @unchecked Sendable {
+        var spent = 0
+        let maximum: Int
+        init(maximum: Int = 5) { self.maximum = maximum }
+        func claim() -> Int? {
+            guard spent < maximum else { return nil }
+            spent += 1
+            return spent
+        }
     }
 
-    @Test func fiveWrongTriesBurnTheCode() {
-        var pending = PendingCode.issue(code: "123456", now: Self.start, rules: Self.rules)
+    @Test func aCodeExpiresAfterTenMinutes() async {
+        let pending = PendingCode.issue(code: "123456", now: Self.start, rules: Self.rules)
+        let tries = Tries()
+        #expect(await pending.check("123456", now: Self.start.addingTimeInterval(600), rules: Self.rules, claimAttempt: tries.claim) == .expired)
+        #expect(tries.spent == 0)  // an expired code costs no try
+        #expect(await pending.check("123456", now: Self.start.addingTimeInterval(599), rules: Self.rules, claimAttempt: tries.claim) == .accepted)
+    }
+
+    @Test func fiveWrongTriesBurnTheCode() async {
+        let pending = PendingCode.issue(code: "123456", now: Self.start, rules: Self.rules)
         let later = Self.start.addingTimeInterval(5)
-        #expect(pending.check("12345", now: later, rules: Self.rules) == .malformed)
-        #expect(pending.check("abcdef", now: later, rules: Self.rules) == .malformed)
+        let tries = Tries()
+        #expect(await pending.check("12345", now: later, rules: Self.rules, claimAttempt: tries.claim) == .malformed)
+        #expect(await pending.check("abcdef", now: later, rules: Self.rules, claimAttempt: tries.claim) == .malformed)
+        #expect(tries.spent == 0)  // malformed entries cost no try
         for remaining in [4, 3, 2, 1] {
-            #expect(pending.check("654321", now: later, rules: Self.rules) == .wrong(remainingTries: remaining))
+            #expect(await pending.check("654321", now: later, rules: Self.rules, claimAttempt: tries.claim) == .wrong(remainingTries: remaining))
         }
-        #expect(pending.check("654321", now: later, rules: Self.rules) == .burned)
+        #expect(await pending.check("654321", now: later, rules: Self.rules, claimAttempt: tries.claim) == .burned)
+        // After the fifth wrong try even the right code is refused: the store has no try left to give.
+        #expect(await pending.check("123456", now: later, rules: Self.rules, claimAttempt: tries.claim) == .burned)
+    }
+
+    @Test func theRightCodeCountsAsATryToo() async {
+        let pending = PendingCode.issue(code: "123456", now: Self.start, rules: Self.rules)
+        let tries = Tries()
+        for _ in 0..<4 { _ = await pending.check("000000", now: Self.start, rules: Self.rules, claimAttempt: tries.claim) }
+        #expect(await pending.check("123456", now: Self.start, rules: Self.rules, claimAttempt: tries.claim) == .accepted)
+        #expect(tries.spent == 5)
+    }
+
+    @Test func theGuessBudgetPerHourIsSmall() {
+        #expect(Self.rules.guessesPerPhoneNumberPerWindow == 15 && Self.rules.guessesPerMemberPerWindow == 15)
     }
 
     @Test func theResendWindowIsSixtySeconds() {
@@ -97,34 +127,45 @@ import Testing
         return flow
     }
 
-    @Test func aUsedCodeNeverWorksTwice() throws {
+    @Test func aUsedCodeNeverWorksTwice() async throws {
         var flow = try Self.flowAtCode()
-        #expect(try flow.verify("123456", now: Self.start, rules: Self.rules) == .accepted)
+        let tries = Tries()
+        #expect(try await flow.verify("123456", now: Self.start, rules: Self.rules) { _ in tries.claim() } == .accepted)
         #expect(flow.step == .username && flow.code == nil)
-        #expect(throws: WrongStep(current: .username)) { try flow.verify("123456", now: Self.start, rules: Self.rules) }
+        await #expect(throws: WrongStep(current: .username)) {
+            try await flow.verify("123456", now: Self.start, rules: Self.rules) { _ in tries.claim() }
+        }
     }
 
-    @Test func aBurnedCodeIsForgotten() throws {
+    @Test func aBurnedCodeIsForgotten() async throws {
         var flow = try Self.flowAtCode()
-        for _ in 0..<4 { _ = try flow.verify("000000", now: Self.start, rules: Self.rules) }
-        #expect(try flow.verify("000000", now: Self.start, rules: Self.rules) == .burned)
+        let tries = Tries()
+        for _ in 0..<4 { _ = try await flow.verify("000000", now: Self.start, rules: Self.rules) { _ in tries.claim() } }
+        #expect(flow.code != nil)  // wrong tries change nothing in the flow: the count lives in the store
+        #expect(try await flow.verify("000000", now: Self.start, rules: Self.rules) { _ in tries.claim() } == .burned)
         #expect(flow.code == nil && flow.step == .code)
-        #expect(try flow.verify("123456", now: Self.start, rules: Self.rules) == .expired)
+        #expect(try await flow.verify("123456", now: Self.start, rules: Self.rules) { _ in tries.claim() } == .expired)
     }
 
-    @Test func theFlowMovesOneStepAtATime() throws {
+    @Test func theFlowMovesOneStepAtATime() async throws {
         var flow = RegistrationFlow(sub: "s", returnTo: "/chats", now: Self.start)
         #expect(flow.step == .phone)
         #expect(throws: WrongStep(current: .phone)) { try flow.chooseUsername("ada", now: Self.start) }
         #expect(throws: WrongStep(current: .phone)) { try flow.setPIN(hash: "h", now: Self.start) }
-        #expect(throws: WrongStep(current: .phone)) { try flow.verify("123456", now: Self.start, rules: Self.rules) }
+        var atPhone = flow
+        do {
+            _ = try await atPhone.verify("123456", now: Self.start, rules: Self.rules) { _ in 1 }
+            Issue.record("a code was checked at the phone step")
+        } catch let error as WrongStep {
+            #expect(error == WrongStep(current: .phone))
+        }
         #expect(throws: WrongStep(current: .phone)) {
             try flow.registration(displayName: "A", discoverability: .nobody, now: Self.start)
         }
 
         flow = try Self.flowAtCode()
         #expect(flow.allows(.phone) && flow.allows(.code) && !flow.allows(.username))
-        _ = try flow.verify("123456", now: Self.start, rules: Self.rules)
+        _ = try await flow.verify("123456", now: Self.start, rules: Self.rules) { _ in 1 }
         #expect(!flow.allows(.phone))
         #expect(throws: WrongStep(current: .username)) {
             try flow.codeSent(

@@ -50,16 +50,29 @@ import Testing
         let harness = try await SessionLifecycleTests.Harness()
         let flows = SQLiteRegistrationFlowStore(database: harness.database)
         let number = try PhoneNumber.parse("+15550100001").get()
+        let other = try PhoneNumber.parse("+15550100002").get()
         let now = Date()
-        try await flows.recordCodeSent(sub: "a", phoneNumber: number, at: now.addingTimeInterval(-4000))
-        try await flows.recordCodeSent(sub: "a", phoneNumber: number, at: now)
-        try await flows.recordCodeSent(sub: "b", phoneNumber: number, at: now)
         let hourAgo = now.addingTimeInterval(-3600)
-        #expect(try await flows.codesSent(sub: "a", since: hourAgo) == 1)
-        #expect(try await flows.codesSent(phoneNumber: number, since: hourAgo) == 2)
+        func reserve(_ sub: String, _ phone: PhoneNumber, at date: Date = now) async throws -> Result<Int, CodeSendRefusal> {
+            try await flows.reserveCodeSend(sub: sub, phoneNumber: phone, at: date, since: hourAgo, perMember: 2, perPhoneNumber: 3)
+        }
+        _ = try await reserve("a", number, at: now.addingTimeInterval(-4000))  // outside the window: not counted
+        #expect(try await reserve("a", number).isSuccess)
+        #expect(try await reserve("a", other).isSuccess)
+        #expect(try await reserve("a", other) == .failure(.memberLimit))
+        #expect(try await reserve("b", number).isSuccess)
+        let released = try await reserve("c", number)
+        #expect(released.isSuccess)
+        #expect(try await reserve("d", number) == .failure(.phoneNumberLimit))
+        // A send that failed is released and counts no more.
+        try await flows.releaseCodeSend(id: try released.get())
+        #expect(try await reserve("d", number).isSuccess)
+
+        #expect(try await flows.claimCodeAttempt(codeID: "old-code", sub: "a", maximum: 5, at: now.addingTimeInterval(-4000)) == 1)
         try await flows.save(RegistrationFlow(sub: "old", returnTo: "/", now: now.addingTimeInterval(-3600)))
         try await flows.save(RegistrationFlow(sub: "new", returnTo: "/", now: now))
-        #expect(try await flows.deleteStale(flowsBefore: now.addingTimeInterval(-1800), sendsBefore: hourAgo) == 2)
+        // One stale flow, the send outside the window, the old code's tries.
+        #expect(try await flows.deleteStale(flowsBefore: now.addingTimeInterval(-1800), sendsBefore: hourAgo) == 3)
         #expect(try await flows.flow(sub: "old") == nil)
         #expect(try await flows.flow(sub: "new") != nil)
         try await harness.database.close()
@@ -78,6 +91,57 @@ import Testing
         try await registrations.markProvisioningFailed(sub: "a", attempts: 2, nextAttemptAt: now, error: "HTTP 500")
         #expect(try await registrations.dueForProvisioning(now: now.addingTimeInterval(3600), maximumAttempts: 2, limit: 10).isEmpty)
         #expect(try await registrations.provisioningBacklog(maximumAttempts: 2) == (waiting: 0, failed: 1))
+        try await harness.database.close()
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}
+
+/// Counted steps of the upgrade flow under concurrency: whatever runs at once, the store hands out exactly the tries
+/// and sends the rules allow. Runs against every store backend.
+@Suite struct RegistrationStoreConcurrencyTests {
+    @Test func twoHundredParallelTriesOnOneCodeGetExactlyFive() async throws {
+        let harness = try await SessionLifecycleTests.Harness()
+        let flows = SQLiteRegistrationFlowStore(database: harness.database)
+        let granted = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for _ in 0..<200 {
+                group.addTask { try await flows.claimCodeAttempt(codeID: "code-1", sub: "a", maximum: 5, at: Date()) }
+            }
+            var granted: [Int] = []
+            for try await attempt in group { if let attempt { granted.append(attempt) } }
+            return granted
+        }
+        #expect(granted.sorted() == [1, 2, 3, 4, 5])
+        #expect(try await flows.claimCodeAttempt(codeID: "code-1", sub: "a", maximum: 5, at: Date()) == nil)
+        // Another code has its own five.
+        #expect(try await flows.claimCodeAttempt(codeID: "code-2", sub: "a", maximum: 5, at: Date()) == 1)
+        try await harness.database.close()
+    }
+
+    @Test func parallelSendsNeverPassTheLimits() async throws {
+        let harness = try await SessionLifecycleTests.Harness()
+        let flows = SQLiteRegistrationFlowStore(database: harness.database)
+        let number = try PhoneNumber.parse("+15550100001").get()
+        let now = Date()
+        let reserved = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    try await flows.reserveCodeSend(
+                        sub: "member-\(index % 4)", phoneNumber: number, at: now, since: now.addingTimeInterval(-3600), perMember: 3,
+                        perPhoneNumber: 3
+                    ).isSuccess
+                }
+            }
+            var count = 0
+            for try await ok in group where ok { count += 1 }
+            return count
+        }
+        #expect(reserved == 3)
         try await harness.database.close()
     }
 }

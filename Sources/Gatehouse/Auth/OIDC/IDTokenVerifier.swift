@@ -8,11 +8,12 @@ public struct IDTokenClaims: Sendable, Equatable {
     public var audience: [String]
     public var expiresAt: Date
     public var issuedAt: Date
+    public var notBefore: Date? = nil
     public var nonce: String?
 }
 
 /// Verifies ID tokens (OpenID Connect Core §3.1.3.7): signature by the provider's key for the token's `kid` with an
-/// asymmetric algorithm, then `iss`, `aud`, `azp`, `exp`, `iat` and `nonce`.
+/// asymmetric algorithm and no critical extensions, then `iss`, `aud`, `azp`, `nbf`, `exp`, `iat` and `nonce`.
 public struct IDTokenVerifier: Sendable {
     public static let allowedAlgorithms: Set = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]
 
@@ -36,29 +37,53 @@ public struct IDTokenVerifier: Sendable {
         guard let alg = header["alg"] as? String, Self.allowedAlgorithms.contains(alg) else {
             throw .invalidIDToken("algorithm \(header["alg"] as? String ?? "(none)") is not accepted")
         }
-        let jwk = try await keys.key(for: header["kid"] as? String)
-        let payload: IDTokenPayload
-        do {
-            let collection = JWTKeyCollection()
-            try await collection.add(jwk: jwk)
-            payload = try await collection.verify(token, as: IDTokenPayload.self)
-        } catch {
-            throw .invalidIDToken("signature: \(error)")
+        // RFC 7515 §4.1.11: an extension the recipient does not understand makes the token invalid.
+        if header["crit"] != nil { throw .invalidIDToken("critical header extensions are not understood") }
+        let kid = header["kid"] as? String
+        guard let payload = try await verifySignature(token, with: keys.keys(for: kid)) else {
+            throw .invalidIDToken("signature does not verify with the provider's keys")
         }
         let claims = IDTokenClaims(
             issuer: payload.iss, subject: payload.sub, audience: payload.aud,
-            expiresAt: Date(timeIntervalSince1970: payload.exp), issuedAt: Date(timeIntervalSince1970: payload.iat), nonce: payload.nonce
+            expiresAt: Date(timeIntervalSince1970: payload.exp), issuedAt: Date(timeIntervalSince1970: payload.iat),
+            notBefore: payload.nbf.map(Date.init(timeIntervalSince1970:)), nonce: payload.nonce
         )
         try check(claims, azp: payload.azp, expectedNonce: expectedNonce, now: now)
         return claims
     }
 
-    func check(_ claims: IDTokenClaims, azp: String?, expectedNonce: String?, now: Date) throws(OIDCError) {
-        guard ProviderMetadata.trimmed(claims.issuer) == ProviderMetadata.trimmed(issuer) else {
-            throw .invalidIDToken("issuer \(claims.issuer) is not \(issuer)")
+    /// The payload when one of `candidates` verifies the signature; if none does, the key set is refetched once
+    /// (rate-limited: the provider may have rotated its key, under the same `kid` or with none) and tried again.
+    func verifySignature(_ token: String, with candidates: [JWK]) async throws(OIDCError) -> IDTokenPayload? {
+        if let payload = await Self.firstVerifying(token, candidates) { return payload }
+        let kid = Self.kid(of: token)
+        guard try await keys.refreshIfAllowed() else { return nil }
+        return await Self.firstVerifying(token, try await keys.keys(for: kid))
+    }
+
+    static func firstVerifying(_ token: String, _ candidates: [JWK]) async -> IDTokenPayload? {
+        for jwk in candidates {
+            let collection = JWTKeyCollection()
+            guard (try? await collection.add(jwk: jwk)) != nil else { continue }
+            if let payload = try? await collection.verify(token, as: IDTokenPayload.self) { return payload }
         }
+        return nil
+    }
+
+    static func kid(of token: String) -> String? {
+        guard let head = token.split(separator: ".").first, let data = Base64URL.decode(String(head)),
+            let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        return header["kid"] as? String
+    }
+
+    func check(_ claims: IDTokenClaims, azp: String?, expectedNonce: String?, now: Date) throws(OIDCError) {
+        // Exactly as discovered (and configured): never trimmed or case-folded (OpenID Connect Core §3.1.3.7).
+        guard claims.issuer == issuer else { throw .invalidIDToken("issuer \(claims.issuer) is not \(issuer)") }
         guard claims.audience.contains(clientID) else { throw .invalidIDToken("audience does not include \(clientID)") }
-        if claims.audience.count > 1, let azp, azp != clientID { throw .invalidIDToken("authorized party is \(azp)") }
+        if claims.audience.count > 1, azp == nil { throw .invalidIDToken("several audiences and no authorized party") }
+        if let azp, azp != clientID { throw .invalidIDToken("authorized party is \(azp)") }
+        if let notBefore = claims.notBefore, notBefore.addingTimeInterval(-clockSkew) > now { throw .invalidIDToken("not valid yet") }
         guard claims.expiresAt.addingTimeInterval(clockSkew) > now else { throw .invalidIDToken("expired") }
         guard claims.issuedAt.addingTimeInterval(-clockSkew) <= now else { throw .invalidIDToken("issued in the future") }
         guard !claims.subject.isEmpty else { throw .invalidIDToken("no subject") }
@@ -73,10 +98,11 @@ struct IDTokenPayload: JWTPayload {
     var aud: [String]
     var exp: Double
     var iat: Double
+    var nbf: Double?
     var nonce: String?
     var azp: String?
 
-    enum CodingKeys: String, CodingKey { case iss, sub, aud, exp, iat, nonce, azp }
+    enum CodingKeys: String, CodingKey { case iss, sub, aud, exp, iat, nbf, nonce, azp }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -89,6 +115,7 @@ struct IDTokenPayload: JWTPayload {
         }
         exp = try container.decode(Double.self, forKey: .exp)
         iat = try container.decode(Double.self, forKey: .iat)
+        nbf = try container.decodeIfPresent(Double.self, forKey: .nbf)
         nonce = try container.decodeIfPresent(String.self, forKey: .nonce)
         azp = try container.decodeIfPresent(String.self, forKey: .azp)
     }

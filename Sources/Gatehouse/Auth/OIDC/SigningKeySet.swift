@@ -1,10 +1,12 @@
 import Foundation
 import JWTKit
 
-/// The provider's signature keys by `kid`, refetched when a token names a key it does not know.
+/// The provider's signature keys by `kid`, refetched when a token names a key it does not know or fails against
+/// the keys held (a provider that rotated its key, with or without `kid`s).
 ///
 /// Only keys meant for signatures are kept (Keycloak lists an encryption key too), and a token is only ever checked
-/// against the key its own `kid` names: jwt-kit would otherwise fall back to its first key.
+/// against the key its own `kid` names, or, without a `kid`, against each signature key in turn: jwt-kit would
+/// otherwise fall back to its first key, whatever its use.
 public actor SigningKeySet {
     public typealias Fetch = @Sendable () async throws -> Data
 
@@ -19,20 +21,26 @@ public actor SigningKeySet {
         self.minimumRefetchInterval = minimumRefetchInterval
     }
 
-    /// The key for `kid` (or the only key when the token names none), refetching once if it is unknown.
-    public func key(for kid: String?) async throws(OIDCError) -> JWK {
-        if let key = lookup(kid) { return key }
-        if let lastFetch, Date().timeIntervalSince(lastFetch) < minimumRefetchInterval, !keys.isEmpty {
-            throw .invalidIDToken("unknown key id \(kid ?? "(none)")")
+    /// The keys a token may have been signed with: the one its `kid` names (refetching once, rate-limited, when it is
+    /// unknown), or every signature key when the token names none.
+    public func keys(for kid: String?) async throws(OIDCError) -> [JWK] {
+        if keys.isEmpty || (kid != nil && keys[kid!] == nil) {
+            _ = try await refreshIfAllowed()
         }
-        try await refresh()
-        guard let key = lookup(kid) else { throw .invalidIDToken("unknown key id \(kid ?? "(none)")") }
-        return key
+        guard let kid else {
+            guard !keys.isEmpty else { throw .invalidIDToken("the provider lists no signature keys") }
+            return keys.keys.sorted().compactMap { keys[$0] }
+        }
+        guard let key = keys[kid] else { throw .invalidIDToken("unknown key id \(kid)") }
+        return [key]
     }
 
-    private func lookup(_ kid: String?) -> JWK? {
-        if let kid { return keys[kid] }
-        return keys.count == 1 ? keys.values.first : nil
+    /// After a signature failed against the keys held: refetches the set, unless it was fetched a moment ago (so
+    /// forged tokens cannot turn the gateway into a JWKS hammer). Whether it fetched.
+    public func refreshIfAllowed() async throws(OIDCError) -> Bool {
+        if let lastFetch, Date().timeIntervalSince(lastFetch) < minimumRefetchInterval { return false }
+        try await refresh()
+        return true
     }
 
     private func refresh() async throws(OIDCError) {
@@ -41,13 +49,17 @@ public actor SigningKeySet {
         keys = try Self.signatureKeys(from: data)
     }
 
-    /// Parses a JWKS document, keeping RSA and EC keys with a `kid` whose `use` is `sig` or absent.
+    /// Parses a JWKS document, keeping RSA and EC keys whose `use` is `sig` or absent, by `kid` (or position).
     public static func signatureKeys(from data: Data) throws(OIDCError) -> [String: JWK] {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let list = object["keys"] as? [[String: Any]]
         else { throw .invalidProviderResponse("JWKS is not a key set") }
         var result: [String: JWK] = [:]
-        for entry in list {
-            guard let kid = entry["kid"] as? String, (entry["use"] as? String ?? "sig") == "sig",
+        for (index, entry) in list.enumerated() {
+            // A provider that names no `kid`s still has keys; they are tried in turn for tokens without one.
+            let kid = entry["kid"] as? String ?? "#\(index)"
+            var entry = entry
+            entry["kid"] = kid
+            guard (entry["use"] as? String ?? "sig") == "sig",
                 let kty = entry["kty"] as? String, kty == "RSA" || kty == "EC",
                 let json = try? JSONSerialization.data(withJSONObject: entry),
                 let jwk = try? JSONDecoder().decode(JWK.self, from: json)

@@ -1,0 +1,248 @@
+import NIOCore
+import NIOHTTP1
+
+/// Sits right after the HTTP/1 decoder and makes every framing problem end the way RFC 9112 says: a status, then a
+/// closed connection, within the configured time. Without it a parse error leaves the connection open with no
+/// answer (the server's upgrade pipeline drops the error), and a client that sends half a request or nothing at all
+/// keeps a connection forever.
+///
+/// - Parse errors (obs-fold, whitespace before a colon, bare LF, bad lengths, bad chunk sizes, …): `400`; an
+///   unknown method `501`; oversized headers `431`.
+/// - Heads the decoder accepts but RFC 9112 does not: no or several `Host` fields, a `Host` with userinfo or
+///   characters no authority has, several or non-decimal `Content-Length` values, `Content-Length` together with
+///   `Transfer-Encoding`, a `Transfer-Encoding` whose last coding is not exactly `chunked` (`400`) or that names
+///   codings the gateway cannot decode (`501`), a request target longer than the limit (`414`).
+/// - A head that does not arrive completely within `headerTimeout` of its first bytes: `408`; a connection with no
+///   request for `idleTimeout`: closed.
+///
+/// A refused request never reaches the router, so nothing of it goes upstream. An error in a body already handed on
+/// is passed on too, so the request's reader fails instead of seeing a short body as complete.
+final class RequestFramingGuard: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    struct Limits: Sendable {
+        var headerTimeout: TimeAmount
+        var idleTimeout: TimeAmount
+        var maximumRequestTargetBytes: Int
+    }
+
+    private enum Inbound {
+        /// Between requests, nothing of the next one seen.
+        case awaitingHead
+        /// Bytes of a head arrived, the head is not complete.
+        case readingHead
+        /// The head went on; its body is still arriving.
+        case inBody
+    }
+
+    private let limits: Limits
+    private var inbound = Inbound.awaitingHead
+    private var responseInProgress = false
+    private var isClosing = false
+    private var readSinceLastComplete = false
+    /// After a `101`, the connection carries WebSocket frames: everything passes untouched and untimed.
+    private var isUpgraded = false
+    private var timer: Scheduled<Void>?
+
+    init(limits: Limits) {
+        self.limits = limits
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { armTimer(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        armTimer(context)
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !isUpgraded else {
+            context.fireChannelRead(data)
+            return
+        }
+        guard !isClosing else { return }
+        readSinceLastComplete = true
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if let status = Self.problem(with: head, limits: limits) {
+                refuse(status, context: context)
+                return
+            }
+            inbound = .inBody
+            armTimer(context)
+        case .body:
+            break
+        case .end:
+            inbound = .awaitingHead
+            armTimer(context)
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Bytes arrived that made no part at all: a head is on its way (or trickling in).
+        if inbound == .awaitingHead, !readSinceLastComplete, !isClosing, !isUpgraded {
+            inbound = .readingHead
+            armTimer(context)
+        }
+        readSinceLastComplete = false
+        context.fireChannelReadComplete()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !isUpgraded else {
+            context.write(data, promise: promise)
+            return
+        }
+        switch unwrapOutboundIn(data) {
+        case .head(let head):
+            if head.status == .switchingProtocols {
+                // From here on the connection carries WebSocket frames, not HTTP: hands off.
+                isUpgraded = true
+                timer?.cancel()
+                timer = nil
+            } else if head.status.code >= 200 {
+                responseInProgress = true
+            }
+            context.write(data, promise: promise)
+        case .body:
+            context.write(data, promise: promise)
+        case .end:
+            context.write(data, promise: promise)
+            responseInProgress = false
+            armTimer(context)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !isUpgraded, let parseError = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        refuse(Self.status(for: parseError), context: context, cause: error)
+    }
+
+    // MARK: - Timers
+
+    /// Idle between requests, or waiting for the rest of a head; nothing while a request or response is under way.
+    private func armTimer(_ context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        guard !isClosing, !responseInProgress, !isUpgraded else { return }
+        switch inbound {
+        case .inBody:
+            return
+        case .awaitingHead:
+            timer = context.eventLoop.scheduleTask(in: limits.idleTimeout) { [weak self] in
+                guard let self, !self.isClosing, self.inbound == .awaitingHead, !self.responseInProgress else { return }
+                self.isClosing = true
+                context.close(promise: nil)
+            }
+        case .readingHead:
+            timer = context.eventLoop.scheduleTask(in: limits.headerTimeout) { [weak self] in
+                guard let self, self.inbound == .readingHead else { return }
+                self.refuse(.requestTimeout, context: context)
+            }
+        }
+    }
+
+    // MARK: - Refusing
+
+    /// Answers `status` (when no response is under way) and closes the connection. What reads the connection
+    /// further on is told why: a request already handed on fails with `cause` instead of ending early as if its
+    /// body were complete; otherwise the input is simply closed (which the server treats as a quiet end).
+    private func refuse(_ status: HTTPResponseStatus, context: ChannelHandlerContext, cause: (any Error)? = nil) {
+        guard !isClosing else { return }
+        isClosing = true
+        timer?.cancel()
+        timer = nil
+        let handedOn = inbound == .inBody
+        let close = {
+            if handedOn {
+                context.fireErrorCaught(cause ?? ChannelError.inputClosed)
+            } else {
+                context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+            }
+            context.close(promise: nil)
+        }
+        guard !responseInProgress else {
+            close()
+            return
+        }
+        let text = "\(status.code) \(status.reasonPhrase)\n"
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.add(name: "Content-Length", value: "\(text.utf8.count)")
+        headers.add(name: "Connection", value: "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in close() }
+    }
+
+    static func status(for error: HTTPParserError) -> HTTPResponseStatus {
+        switch error {
+        case .headerOverflow: .requestHeaderFieldsTooLarge
+        case .invalidMethod: .notImplemented
+        default: .badRequest
+        }
+    }
+
+    // MARK: - What RFC 9112 refuses in a parsed head
+
+    /// The status a head must be refused with, or `nil` when it is fine.
+    static func problem(with head: HTTPRequestHead, limits: Limits) -> HTTPResponseStatus? {
+        if head.uri.utf8.count > limits.maximumRequestTargetBytes { return .uriTooLong }
+        let hosts = head.headers["Host"]
+        if head.version.minor >= 1 || !hosts.isEmpty {
+            guard hosts.count == 1, isValidHost(hosts[0]) else { return .badRequest }
+        }
+        let lengths = head.headers["Content-Length"]
+        let codings = head.headers["Transfer-Encoding"]
+        if lengths.count > 1 { return .badRequest }
+        if let length = lengths.first, !(1...15).contains(length.utf8.count) || !length.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return .badRequest
+        }
+        if !codings.isEmpty {
+            if !lengths.isEmpty || head.version.minor == 0 { return .badRequest }
+            let list = codings.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+                .map { $0.trimmingCharacters(in: [" ", "\t"]).lowercased() }
+            guard list.last == "chunked" else { return .badRequest }
+            if list.count > 1 { return list.dropLast().contains("chunked") || list.contains("") ? .badRequest : .notImplemented }
+        }
+        return nil
+    }
+
+    /// `uri-host [ ":" port ]` (RFC 9110 §7.2): a registered name, IPv4 or bracketed IPv6, no userinfo.
+    static func isValidHost(_ value: String) -> Bool {
+        var host = Substring(value)
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let literal = host[host.index(after: host.startIndex)..<close]
+            guard !literal.isEmpty, literal.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
+            host = host[host.index(after: close)...]
+            if host.isEmpty { return true }
+            guard host.first == ":" else { return false }
+            return isPort(host.dropFirst())
+        }
+        if let colon = host.lastIndex(of: ":") {
+            guard isPort(host[host.index(after: colon)...]) else { return false }
+            host = host[..<colon]
+        }
+        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
+        return host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_") }
+    }
+
+    static func isPort(_ text: Substring) -> Bool {
+        (1...5).contains(text.count) && text.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+}
