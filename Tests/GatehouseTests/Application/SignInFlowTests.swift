@@ -82,6 +82,46 @@ import Testing
         }
     }
 
+    /// A callback URL the provider issued, and the login cookie of the browser that started it.
+    static func freshCallback(_ gateway: LiveGateway) async throws -> (url: String, cookies: [String: String]) {
+        let start = try await gateway.get("/signin/start", cookies: [:])
+        var cookies = BrowserCookies()
+        cookies.absorb(start)
+        let authorize = try #require(start.location)
+        let form = Self.decision(authorize, account: "alice", password: gateway.built.developmentPassword!)
+        let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
+        return (try #require(decision.location), cookies.values)
+    }
+
+    @Test func splicedCallbacksAreRefused() async throws {
+        try await LiveGateway.run { gateway in
+            for (extra, reason) in [
+                ("&code=other", "invalid_provider_response"), ("&state=other", "invalid_provider_response"),
+                ("&iss=https%3A%2F%2Fevil.example", "invalid_provider_response"),
+                ("&iss=" + FormEncoding.escape(gateway.configuration.oidc.issuer + "/"), "invalid_provider_response"),
+            ] {
+                let (url, cookies) = try await Self.freshCallback(gateway)
+                let reply = try await gateway.get(url + extra, cookies: cookies)
+                #expect(reply.location?.hasPrefix("/signin?error=\(reason)") == true, "\(extra)")
+                #expect(!reply.setCookies.contains { $0.hasPrefix("gatehouse_session=") && !$0.contains("Max-Age=0") }, "\(extra)")
+            }
+            // The provider's own, exact `iss` is fine.
+            let (url, cookies) = try await Self.freshCallback(gateway)
+            let fine = try await gateway.get(url + "&iss=" + FormEncoding.escape(gateway.configuration.oidc.issuer), cookies: cookies)
+            #expect(fine.setCookies.contains { $0.hasPrefix("gatehouse_session=") })
+        }
+    }
+
+    @Test func aFailedCallbackAnswersAnAPICallerInJSON() async throws {
+        try await LiveGateway.run { gateway in
+            let (url, _) = try await Self.freshCallback(gateway)
+            let reply = try await gateway.get(url, cookies: [:], headers: [("Accept", "application/json")])
+            #expect(reply.status == 400)
+            #expect(reply.headers.first(name: "Content-Type") == "application/json")
+            #expect(reply.body.contains("\"error\":\"invalid_state\"") && reply.body.contains("request_id"))
+        }
+    }
+
     @Test func cancellingAtTheProviderShowsASpecificMessageAndNoSession() async throws {
         try await LiveGateway.run { gateway in
             let flow = try await Self.signIn(gateway, deepLink: "/calls", action: "cancel")

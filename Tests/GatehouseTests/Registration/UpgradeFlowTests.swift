@@ -109,6 +109,9 @@ import Testing
             let wrong = try await alice.post(Paths.upgrade(.code), [("code", code == "000000" ? "111111" : "000000")])
             #expect(wrong.status == 422 && wrong.body.contains("4 tries left"))
             #expect(try await alice.post(Paths.upgrade(.code), [("code", "12")]).body.contains("Enter the 6 digits"))
+            // A form over the size any step needs is refused with 413 and the page, not an internal error.
+            let huge = try await alice.post(Paths.upgrade(.code), [("code", String(repeating: "1", count: 3 << 20))])
+            #expect(huge.status == 413 && huge.body.contains("larger than Gatehouse accepts"))
             #expect(try await alice.post(Paths.upgrade(.code), [("code", code)]).location == Paths.upgrade(.username))
             // The used code is gone: posting it again only points at the current step.
             #expect(try await alice.post(Paths.upgrade(.code), [("code", code)]).location == Paths.upgrade(.username))
@@ -316,6 +319,33 @@ import Testing
             // Signed out: no report, and API callers get JSON.
             let anonymous = try await gateway.get("/operator/funnel", cookies: [:], headers: [("Accept", "application/json")])
             #expect(anonymous.status == 401)
+        }
+    }
+
+    /// A hundred wrong guesses and the right code, all at once, at one flow: at most five entries are ever compared.
+    @Test func parallelGuessesGetNoMoreThanFiveTries() async throws {
+        try await Self.live { gateway in
+            let bob = try await Member.signIn(gateway, as: "bob")
+            #expect(try await bob.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+            #expect(try await bob.post(Paths.upgrade(.phone), [("phone", "+15550100007")]).location == Paths.upgrade(.code))
+            let code = try await bob.inboxCode()
+            let wrong = code == "000000" ? "111111" : "000000"
+            let csrf = try await bob.csrf()
+            let replies = try await withThrowingTaskGroup(of: LiveGateway.Reply.self) { group in
+                for index in 0..<101 {
+                    group.addTask { try await bob.post(Paths.upgrade(.code), [("code", index == 60 ? code : wrong)], csrf: csrf) }
+                }
+                var replies: [LiveGateway.Reply] = []
+                for try await reply in group { replies.append(reply) }
+                return replies
+            }
+            // Compared entries answer "wrong" (422) or move on to the username; the rest found no try left.
+            let compared = replies.filter { $0.status == 422 || $0.location == Paths.upgrade(.username) }
+            #expect(compared.count <= 5)
+            #expect(replies.filter { $0.status == 422 }.count <= 4)
+            // Whatever happened, the code is spent: no further entry is compared.
+            let after = try await bob.post(Paths.upgrade(.code), [("code", code)], csrf: csrf)
+            #expect(after.status != 422)
         }
     }
 }
