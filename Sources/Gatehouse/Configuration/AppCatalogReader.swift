@@ -8,7 +8,10 @@ enum AppCatalogReader {
             reader.report("apps", "must be a list of app objects")
             return []
         }
-        let known: Set = ["slug", "name", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount"]
+        let known: Set = [
+            "slug", "name", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
+            "pass_headers", "identity_headers",
+        ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
             let path = "apps[\(index)]"
             guard let app = element as? [String: Any] else {
@@ -45,11 +48,50 @@ enum AppCatalogReader {
             if upstream == nil || upstream?.host == nil {
                 reader.report("\(path).upstream", "must be an absolute URL, got \"\(upstreamText)\"")
             }
+            let passHeaders = list("pass_headers")
+            let appHeaders = headers(app, path: path, passHeaders: passHeaders, reader: &reader)
             return AppConfiguration(
                 slug: slug, name: name, icon: text("icon"), upstream: upstream ?? URL(string: "https://invalid.invalid")!,
                 minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
-                mount: mount ?? .path
+                mount: mount ?? .path, headers: appHeaders
             )
         }
+    }
+
+    /// `pass_authorization`, `pass_headers` and `identity_headers` of one app, each problem reported with its path.
+    static func headers(
+        _ app: [String: Any], path: String, passHeaders: [String], reader: inout ConfigurationReader
+    ) -> AppHeaderConfiguration {
+        var headers = AppHeaderConfiguration()
+        if let value = app["pass_authorization"] {
+            if let flag = value as? Bool { headers.passAuthorization = flag } else { reader.report("\(path).pass_authorization", "must be true or false") }
+        }
+        if let value = app["identity_headers"] {
+            if let map = value as? [String: String] {
+                var identity: [String: AppHeaderConfiguration.Claim] = [:]
+                for (name, claimText) in map.sorted(by: { $0.key < $1.key }) {
+                    guard let claim = AppHeaderConfiguration.Claim(rawValue: claimText) else {
+                        let claims = AppHeaderConfiguration.Claim.allCases.map(\.rawValue).joined(separator: ", ")
+                        reader.report("\(path).identity_headers.\(name)", "must be one of \(claims), got \"\(claimText)\"")
+                        continue
+                    }
+                    if let problem = HeaderHygiene.problem(passing: name, identityNames: []) {
+                        reader.report("\(path).identity_headers.\(name)", problem)
+                        continue
+                    }
+                    identity[name] = claim
+                }
+                headers.identity = identity
+            } else {
+                reader.report("\(path).identity_headers", "must be an object of header name to claim")
+            }
+        }
+        headers.passHeaders = passHeaders
+        for name in headers.passHeaders {
+            if let problem = HeaderHygiene.problem(passing: name, identityNames: headers.identity.keys) {
+                reader.report("\(path).pass_headers", "\(name) \(problem)")
+            }
+        }
+        return headers
     }
 }
