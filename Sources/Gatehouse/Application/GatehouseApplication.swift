@@ -66,7 +66,8 @@ public enum GatehouseApplication {
             store: SQLiteCookieJarStore(database: database), domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
         let banner = UpgradeBanner(renderer: renderer, events: events)
         let proxyController = ProxyController(
-            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), policy: upstreamPolicy, jars: jars, banner: banner,
+            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), policy: upstreamPolicy, jars: jars,
+            banner: banner,
             configuration: configuration
         )
         let hostMountStore = SQLiteHostMountStore(database: database)

@@ -64,7 +64,11 @@ enum AppCatalogReader {
     ) -> AppHeaderConfiguration {
         var headers = AppHeaderConfiguration()
         if let value = app["pass_authorization"] {
-            if let flag = value as? Bool { headers.passAuthorization = flag } else { reader.report("\(path).pass_authorization", "must be true or false") }
+            if let flag = value as? Bool {
+                headers.passAuthorization = flag
+            } else {
+                reader.report("\(path).pass_authorization", "must be true or false")
+            }
         }
         if let value = app["identity_headers"] {
             if let map = value as? [String: String] {

@@ -198,7 +198,8 @@ public struct ProxyController: Sendable {
         guard let contentType, let range = contentType.range(of: "charset=", options: .caseInsensitive) else { return true }
         let charset = contentType[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \"'"))
             .lowercased()
-        return !(charset.hasPrefix("utf-16") || charset.hasPrefix("utf-32") || charset.hasPrefix("ucs-") || charset.hasPrefix("utf-7")
+        return
+            !(charset.hasPrefix("utf-16") || charset.hasPrefix("utf-32") || charset.hasPrefix("ucs-") || charset.hasPrefix("utf-7")
             || charset == "unicode" || charset.hasPrefix("unicodefffe") || charset.hasPrefix("iso-10646"))
     }
 

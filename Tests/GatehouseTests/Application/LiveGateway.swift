@@ -1,12 +1,13 @@
 import AsyncHTTPClient
 import Foundation
-@testable import Gatehouse
 import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
+
+@testable import Gatehouse
 
 /// A real gateway on a loopback port, in development mode with its built-in provider, and a client that behaves
 /// like a browser without following redirects.

@@ -200,9 +200,24 @@ actor JWKSSource {
             ("issuer with a trailing slash", provider.claims(iss: TestProvider.issuer + "/")),
             ("issuer in another case", provider.claims(iss: TestProvider.issuer.uppercased())),
             ("several audiences, no azp", provider.claims(aud: [TestProvider.clientID, "account"])),
-            ("azp of another client", { var c = provider.claims(); c.azp = "other-client"; return c }()),
-            ("several audiences, azp of another", { var c = provider.claims(aud: [TestProvider.clientID, "x"]); c.azp = "x"; return c }()),
-            ("future nbf", { var c = provider.claims(); c.nbf = Date().addingTimeInterval(600).timeIntervalSince1970; return c }()),
+            (
+                "azp of another client",
+                {
+                    var c = provider.claims(); c.azp = "other-client"; return c
+                }()
+            ),
+            (
+                "several audiences, azp of another",
+                {
+                    var c = provider.claims(aud: [TestProvider.clientID, "x"]); c.azp = "x"; return c
+                }()
+            ),
+            (
+                "future nbf",
+                {
+                    var c = provider.claims(); c.nbf = Date().addingTimeInterval(600).timeIntervalSince1970; return c
+                }()
+            ),
         ]
         for (label, claims) in bad {
             let token = try await provider.sign(claims)

@@ -136,11 +136,16 @@ import Testing
         ("<meta http-equiv=\" refresh \" content=\"0; url=&#x6a;avascript:alert(1)\">x", "x"),
         ("<meta http-equiv=\"set-cookie\" content=\"a=1; path=/\">x", "x"),
         ("<meta http-equiv=\"Set-Cookie\" content=\"a=1\"/>x", "x"),
-        ("<meta http-equiv=\"refresh\" content=\"5; url=/next?a=1&amp;b=2\">", "<meta http-equiv=\"refresh\" content=\"5; url=/apps/wiki/next?a=1&amp;b=2\">"),
+        (
+            "<meta http-equiv=\"refresh\" content=\"5; url=/next?a=1&amp;b=2\">",
+            "<meta http-equiv=\"refresh\" content=\"5; url=/apps/wiki/next?a=1&amp;b=2\">"
+        ),
         ("<meta http-equiv=\"refresh\" content=\"5\">", "<meta http-equiv=\"refresh\" content=\"5\">"),
         ("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">"),
-        ("<script>\"<meta http-equiv=refresh content='0;url=https://evil.example/'>\"</script>",
-         "<script>\"<meta http-equiv=refresh content='0;url=https://evil.example/'>\"</script>"),
+        (
+            "<script>\"<meta http-equiv=refresh content='0;url=https://evil.example/'>\"</script>",
+            "<script>\"<meta http-equiv=refresh content='0;url=https://evil.example/'>\"</script>"
+        ),
     ])
     func metaRefreshesAndCookiesAreNeutralised(html: String, expected: String) {
         #expect(rewrite(html, urls: Self.urls, injection: nil) == expected)

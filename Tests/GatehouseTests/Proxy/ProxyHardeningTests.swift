@@ -34,8 +34,10 @@ import Testing
             #expect(cookie2.headers["Set-Cookie2"].isEmpty && cookie2.setCookies.isEmpty)
 
             let meta = try await gateway.get(
-                Self.respond([], body: "<html><head><meta http-equiv=\"refresh\" content=\"0; url=https://evil.example/\">"
-                    + "<meta http-equiv=\"set-cookie\" content=\"c=3\"></head><body>x</body></html>"), cookies: cookies, headers: Self.document)
+                Self.respond(
+                    [],
+                    body: "<html><head><meta http-equiv=\"refresh\" content=\"0; url=https://evil.example/\">"
+                        + "<meta http-equiv=\"set-cookie\" content=\"c=3\"></head><body>x</body></html>"), cookies: cookies, headers: Self.document)
             #expect(meta.body.hasPrefix("<html><head></head><body>"), "\(meta.body.prefix(80))")
         }
     }
@@ -48,7 +50,9 @@ import Testing
             #expect(partial.status == 206 && partial.body == "<html><body>x</body></html>")
             let utf16 = try await gateway.get("/apps/echo/utf16", cookies: cookies, headers: Self.document)
             #expect(utf16.status == 200 && !utf16.body.contains("gatehouse-banner"))
-            #expect(Array(utf16.body.utf8.prefix(3)) == [0xEF, 0xBF, 0xBD] || utf16.body.utf16.first == 0xFEFF || utf16.body.unicodeScalars.first == "\u{FFFD}")
+            #expect(
+                Array(utf16.body.utf8.prefix(3)) == [0xEF, 0xBF, 0xBD] || utf16.body.utf16.first == 0xFEFF
+                    || utf16.body.unicodeScalars.first == "\u{FFFD}")
             let declared = try await gateway.get(
                 FormEncoding.url("/apps/echo/respond", adding: [("type", "text/html; charset=UTF-16LE")]), cookies: cookies, headers: Self.document)
             #expect(declared.body == "<html><body>x</body></html>")

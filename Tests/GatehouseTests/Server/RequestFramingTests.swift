@@ -27,7 +27,10 @@ import Testing
         ("TE xchunked", head(["POST /healthz HTTP/1.1", "Host: a", "Transfer-Encoding: xchunked"], body: "0\r\n\r\n"), 400),
         ("TE chunked, identity", head(["POST /healthz HTTP/1.1", "Host: a", "Transfer-Encoding: chunked, identity"], body: "0\r\n\r\n"), 400),
         ("TE space before colon", head(["POST /healthz HTTP/1.1", "Host: a", "Transfer-Encoding : chunked"], body: "0\r\n\r\n"), 400),
-        ("TE twice chunked", head(["POST /healthz HTTP/1.1", "Host: a", "Transfer-Encoding: chunked", "Transfer-Encoding: chunked"], body: "0\r\n\r\n"), 400),
+        (
+            "TE twice chunked",
+            head(["POST /healthz HTTP/1.1", "Host: a", "Transfer-Encoding: chunked", "Transfer-Encoding: chunked"], body: "0\r\n\r\n"), 400
+        ),
         ("TE with tab junk", head(["POST /healthz HTTP/1.1", "Host: a", "Transfer-Encoding: \u{0B}chunked"], body: "0\r\n\r\n"), 400),
         ("TE gzip, chunked", head(["POST /healthz HTTP/1.1", "Host: a", "Transfer-Encoding: gzip, chunked"], body: "0\r\n\r\n"), 501),
         ("TE in HTTP/1.0", head(["POST /healthz HTTP/1.0", "Host: a", "Transfer-Encoding: chunked"], body: "0\r\n\r\n"), 400),
@@ -44,7 +47,10 @@ import Testing
         ("signed chunk size", head(["POST /healthz HTTP/1.1", "Host: a", "Transfer-Encoding: chunked"], body: "-5\r\nhello\r\n0\r\n\r\n"), 400),
         ("bad version", head(["GET /healthz HTTP/9.9", "Host: a"]), 400),
         ("request target too long", head(["GET /healthz?" + String(repeating: "a", count: 10_000) + " HTTP/1.1", "Host: a"]), 414),
-        ("a megabyte of headers", head(["GET /healthz HTTP/1.1", "Host: a"] + (0..<1000).map { "X-\($0): " + String(repeating: "a", count: 1000) }), 431),
+        (
+            "a megabyte of headers",
+            head(["GET /healthz HTTP/1.1", "Host: a"] + (0..<1000).map { "X-\($0): " + String(repeating: "a", count: 1000) }), 431
+        ),
         ("one huge header", head(["GET /healthz HTTP/1.1", "Host: a", "X-A: " + String(repeating: "a", count: 100_000)]), 431),
     ]
 
