@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -69,12 +70,22 @@ def latest_code(browser, gateway, checker=None):
 
 
 def submit(browser, field_id, text, button_id):
-    """Fills one field and submits, returning once the next page has replaced this one."""
-    page = browser.find_element(By.TAG_NAME, "html")
-    field = browser.find_element(By.ID, field_id)
-    field.clear()
-    field.send_keys(text)
-    browser.find_element(By.ID, button_id).click()
+    """Fills one field and submits, returning once the next page has replaced this one. Filling is tried again when
+    the page was still being swapped in under the driver (Chrome's "node does not belong to the document"); the
+    click itself is never repeated, so nothing is submitted twice."""
+    for attempt in range(3):
+        try:
+            page = browser.find_element(By.TAG_NAME, "html")
+            field = browser.find_element(By.ID, field_id)
+            field.clear()
+            field.send_keys(text)
+            button = browser.find_element(By.ID, button_id)
+            break
+        except WebDriverException:
+            if attempt == 2:
+                raise
+            time.sleep(0.3)
+    button.click()
     wait(browser, EC.staleness_of(page))
 
 
