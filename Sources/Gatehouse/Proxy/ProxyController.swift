@@ -220,6 +220,7 @@ final class TransformedBody: @unchecked Sendable {
     private var transform: HTMLResponseTransform
     private var mode = Mode.transform
     private var pending: ByteBuffer?
+    private var upstreamEnded = false
     private var finished = false
 
     init(upstream: HTTPClientResponse.Body, transform: HTMLResponseTransform) {
@@ -234,7 +235,10 @@ final class TransformedBody: @unchecked Sendable {
         } catch {
             throw ProxyError.upstreamUnreachable("the page's body failed: \(error)")
         }
-        guard let first else { return mode }
+        guard let first else {
+            upstreamEnded = true  // an empty body: the iterator is not asked again
+            return mode
+        }
         if passingThroughUTF16, Self.startsWithUTF16ByteOrderMark(first) {
             mode = .passThrough
             pending = first
@@ -250,7 +254,7 @@ final class TransformedBody: @unchecked Sendable {
             return pending
         }
         guard !finished else { return nil }
-        guard let chunk = try await upstream.next() else {
+        guard !upstreamEnded, let chunk = try await upstream.next() else {
             finished = true
             return mode == .transform ? transform.finish() : nil
         }
