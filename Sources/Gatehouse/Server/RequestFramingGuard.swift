@@ -41,6 +41,8 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     private let limits: Limits
     private var inbound = Inbound.awaitingHead
     private var responseInProgress = false
+    /// A request was handed on and its response has not ended: the connection is busy, not idle.
+    private var awaitingResponse = false
     private var isClosing = false
     private var readSinceLastComplete = false
     /// After a `101`, the connection carries WebSocket frames: everything passes untouched and untimed.
@@ -79,6 +81,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
                 return
             }
             inbound = .inBody
+            awaitingResponse = true
             armTimer(context)
         case .body:
             break
@@ -120,6 +123,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         case .end:
             context.write(data, promise: promise)
             responseInProgress = false
+            awaitingResponse = false
             armTimer(context)
         }
     }
@@ -139,12 +143,13 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         timer?.cancel()
         timer = nil
         guard !isClosing, !responseInProgress, !isUpgraded else { return }
+        if inbound == .awaitingHead, awaitingResponse { return }  // the app is still working on the last request
         switch inbound {
         case .inBody:
             return
         case .awaitingHead:
             timer = context.eventLoop.scheduleTask(in: limits.idleTimeout) { [weak self] in
-                guard let self, !self.isClosing, self.inbound == .awaitingHead, !self.responseInProgress else { return }
+                guard let self, !self.isClosing, self.inbound == .awaitingHead, !self.responseInProgress, !self.awaitingResponse else { return }
                 self.isClosing = true
                 context.close(promise: nil)
             }
