@@ -203,11 +203,6 @@ public struct ProxyController: Sendable {
             || charset == "unicode" || charset.hasPrefix("unicodefffe") || charset.hasPrefix("iso-10646"))
     }
 
-    /// A UTF-16 byte-order mark makes the browser read the document as UTF-16 whatever the header says.
-    static func startsWithUTF16ByteOrderMark(_ buffer: ByteBuffer) -> Bool {
-        guard let bytes = buffer.getBytes(at: buffer.readerIndex, length: min(2, buffer.readableBytes)), bytes.count == 2 else { return false }
-        return bytes == [0xFE, 0xFF] || bytes == [0xFF, 0xFE]
-    }
 }
 
 /// An upstream HTML body on its way through the transform. The first chunk is read before the response head is
