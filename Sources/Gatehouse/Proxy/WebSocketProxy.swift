@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdWSClient
 import HummingbirdWebSocket
 import Logging
+import NIOCore
+import NIOWebSocket
 
 /// WebSocket upgrades to `/apps/<slug>/…`: the same checks as any proxied request (session, level, roles,
 /// allowlist, jar cookies, identity headers) plus the `Origin` a browser must send, then frames are relayed both
@@ -21,6 +22,11 @@ public struct WebSocketProxy: Sendable {
     /// How often a relay checks that the member is still signed in.
     var sessionCheckInterval: Duration = .seconds(5)
     static let maximumMessageBytes = 1 << 20
+    var client: UpstreamWebSocket {
+        UpstreamWebSocket(
+            maximumMessageBytes: Self.maximumMessageBytes, connectTimeout: .seconds(Int64(configuration.proxy.connectTimeoutSeconds)),
+            handshakeTimeout: .seconds(configuration.proxy.readTimeoutSeconds))
+    }
 
     public init(
         catalog: AppCatalog, policy: UpstreamPolicy, jars: SharedCookieJars, resolver: SessionResolver, sessions: any SessionStore,
@@ -62,7 +68,8 @@ public struct WebSocketProxy: Sendable {
             &headers, identity: session.identity, clientAddress: remoteAddress, publicURL: configuration.publicURL, rules: app.headers)
         if let cookie = try? await jars.cookieHeader(sessionID: session.id, for: origin) { headers[.cookie] = cookie }
         let relay = Relay(
-            target: upstream, headers: headers, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval, logger: logger)
+            target: upstream, headers: headers, client: client, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval,
+            logger: logger)
         return .upgrade([:]) { inbound, outbound, _ in try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
     }
 
@@ -117,35 +124,84 @@ public struct WebSocketProxy: Sendable {
     struct Relay: Sendable {
         let target: UpstreamTarget
         let headers: HTTPFields
+        let client: UpstreamWebSocket
         let sessionID: String
         let sessions: any SessionStore
         let interval: Duration
         let logger: Logger
 
+        /// Which side ended the relay.
+        enum End { case browser, app, session }
+
         func run(browserInbound: WebSocketInboundStream, browserOutbound: WebSocketOutboundWriter) async throws {
-            let url = target.url.absoluteString.replacingOccurrences(of: "http", with: "ws", options: .anchored)
-            let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 16, additionalHeaders: headers)
-            try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { upstreamInbound, upstreamOutbound, _ in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await Self.pump(browserInbound, to: upstreamOutbound) }
-                    group.addTask { try await Self.pump(upstreamInbound, to: browserOutbound) }
-                    group.addTask { try await watchSession() }
-                    // Whichever ends first (a side closed, the session ended) ends the relay.
-                    try await group.next()
-                    group.cancelAll()
-                }
-                try? await upstreamOutbound.close(.normalClosure, reason: nil)
+            defer { Task { try? await browserOutbound.close(.normalClosure, reason: nil) } }
+            let upstream: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
+            do {
+                upstream = try await client.connect(to: target, headers: headers)
+            } catch {
+                logger.notice("WebSocket to app failed", metadata: ["reason": .string("\(error)")])
+                try? await browserOutbound.close(.unexpectedServerError, reason: nil)
+                return
             }
-            try? await browserOutbound.close(.normalClosure, reason: nil)
+            try await upstream.executeThenClose { appInbound, appOutbound in
+                let end = try await withThrowingTaskGroup(of: End.self) { group in
+                    group.addTask {
+                        for try await message in browserInbound.messages(maxSize: WebSocketProxy.maximumMessageBytes) {
+                            switch message {
+                            case .text(let text): try await appOutbound.write(Self.frame(.text, ByteBuffer(string: text)))
+                            case .binary(let buffer): try await appOutbound.write(Self.frame(.binary, buffer))
+                            }
+                        }
+                        return .browser
+                    }
+                    group.addTask { try await Self.relay(appInbound, replies: appOutbound, to: browserOutbound) }
+                    group.addTask {
+                        try await watchSession()
+                        return .session
+                    }
+                    // Whichever ends first (a side closed, the session ended) ends the relay.
+                    defer { group.cancelAll() }
+                    return try await group.next() ?? .browser
+                }
+                // The app closed first: its close was answered already.
+                if end != .app { try? await appOutbound.write(Self.frame(.connectionClose, Self.closeReason(.normalClosure))) }
+            }
         }
 
-        static func pump(_ inbound: WebSocketInboundStream, to outbound: WebSocketOutboundWriter) async throws {
-            for try await message in inbound.messages(maxSize: WebSocketProxy.maximumMessageBytes) {
-                switch message {
-                case .text(let text): try await outbound.write(.text(text))
-                case .binary(let buffer): try await outbound.write(.binary(buffer))
+        /// The app's messages to the browser; pings answered, and its close frame answered and ending the relay.
+        static func relay(
+            _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, replies: NIOAsyncChannelOutboundWriter<WebSocketFrame>,
+            to browser: WebSocketOutboundWriter
+        ) async throws -> End {
+            for try await received in inbound {
+                let data = received.unmaskedData
+                switch received.opcode {
+                case .text:
+                    guard let text = String(validating: data.readableBytesView, as: UTF8.self) else {
+                        try await replies.write(frame(.connectionClose, closeReason(.dataInconsistentWithMessage)))
+                        return .app
+                    }
+                    try await browser.write(.text(text))
+                case .binary: try await browser.write(.binary(data))
+                case .ping: try await replies.write(frame(.pong, data))
+                case .connectionClose:
+                    try await replies.write(frame(.connectionClose, closeReason(.normalClosure)))
+                    return .app
+                default: continue
                 }
             }
+            return .app
+        }
+
+        /// A client's frames are masked (RFC 6455 §5.3); the encoder applies the key.
+        static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
+            WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
+        }
+
+        static func closeReason(_ code: WebSocketErrorCode) -> ByteBuffer {
+            var buffer = ByteBuffer()
+            buffer.write(webSocketErrorCode: code)
+            return buffer
         }
 
         /// Returns when the member's session is gone (signed out, expired, ended on another replica).

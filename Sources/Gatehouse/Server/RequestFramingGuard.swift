@@ -148,13 +148,13 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         case .inBody:
             return
         case .awaitingHead:
-            timer = context.eventLoop.scheduleTask(in: limits.idleTimeout) { [weak self] in
+            timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.idleTimeout) { [weak self] in
                 guard let self, !self.isClosing, self.inbound == .awaitingHead, !self.responseInProgress, !self.awaitingResponse else { return }
                 self.isClosing = true
                 context.close(promise: nil)
             }
         case .readingHead:
-            timer = context.eventLoop.scheduleTask(in: limits.headerTimeout) { [weak self] in
+            timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.headerTimeout) { [weak self] in
                 guard let self, self.inbound == .readingHead else { return }
                 self.refuse(.requestTimeout, context: context)
             }
@@ -191,7 +191,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         headers.add(name: "Connection", value: "close")
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in close() }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in close() }
     }
 
     static func status(for error: HTTPParserError) -> HTTPResponseStatus {

@@ -22,7 +22,8 @@ struct EchoUpstream {
             server: .http1WebSocketUpgrade { head, _, _ in
                 guard head.path?.hasPrefix("/ws") == true else { return .dontUpgrade }
                 // First tells what the upgrade request carried, then echoes every message.
-                let seen = "user=\(head.headerFields[HTTPField.Name("X-Forwarded-User")!] ?? "") cookie=\(head.headerFields[.cookie] ?? "")"
+                let seen =
+                    "user=\(head.headerFields[HTTPField.Name("X-Forwarded-User")!] ?? "") cookie=\(head.headerFields[.cookie] ?? "") host=\(head.authority ?? "")"
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await outbound.write(.text(seen))
                     for try await message in inbound.messages(maxSize: 1 << 20) {

@@ -71,7 +71,7 @@ import Testing
     }
 
     /// The name is resolved once, by the check, and the connection goes to that address: `rebind.test` resolves
-    /// nowhere on this machine, so a second look-up when connecting would fail.
+    /// nowhere on this machine, so a second look-up when connecting would fail. The same for WebSocket relays.
     @Test func theConnectionGoesToTheCheckedAddress() async throws {
         struct Pinned: HostResolver {
             func addresses(of host: String) async throws -> [ResolvedAddress] {
@@ -90,6 +90,8 @@ import Testing
                 let reply = try await gateway.get("/apps/echo/echo/x", cookies: cookies)
                 #expect(reply.status == 200)
                 #expect(try ProxyTests.report(reply).headers["host"] == ["rebind.test:\(upstream.port)"])
+                let messages = try await ProxyTests.webSocket(gateway, cookies: cookies, send: ["hello"])
+                #expect(messages == ["user=\(DevelopmentAccounts.all[0].sub) cookie= host=rebind.test:\(upstream.port)", "echo: hello"])
             }
         }
     }

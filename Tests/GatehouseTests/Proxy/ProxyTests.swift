@@ -260,7 +260,8 @@ import Testing
 
     /// Opens a WebSocket through the gateway and collects what comes back until it closes or `until` is satisfied.
     static func webSocket(
-        _ gateway: LiveGateway, cookies: [String: String], extraOrigin: String? = nil, send messages: [String], wait: Duration = .seconds(0)
+        _ gateway: LiveGateway, cookies: [String: String], path: String = "ws", extraOrigin: String? = nil, send messages: [String],
+        wait: Duration = .seconds(0)
     ) async throws -> [String] {
         // The client sends `Origin: ws://<gateway host>` itself; an extra one plays a page of another site.
         var headers = HTTPFields()
@@ -268,7 +269,8 @@ import Testing
         if let extraOrigin { headers[.origin] = extraOrigin }
         let received = Box()
         try await WebSocketClient.connect(
-            url: "ws://127.0.0.1:\(gateway.port)/apps/echo/ws", configuration: .init(additionalHeaders: headers), logger: Logger(label: "ws-test")
+            url: "ws://127.0.0.1:\(gateway.port)/apps/echo/\(path)", configuration: .init(additionalHeaders: headers),
+            logger: Logger(label: "ws-test")
         ) { inbound, outbound, _ in
             for message in messages { try await outbound.write(.text(message)) }
             var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
@@ -291,16 +293,19 @@ import Testing
     }
 
     @Test func webSocketsAreRelayedWithTheJarAndIdentity() async throws {
-        try await Self.withProxy { gateway, _ in
+        try await Self.withProxy { gateway, upstream in
             let cookies = try await Self.signedIn(gateway)
             _ = try await gateway.get("/apps/echo/set-cookie?c=app%3D1%3B%20Path%3D%2F", cookies: cookies)
             let messages = try await Self.webSocket(gateway, cookies: cookies, send: ["hello"])
-            #expect(messages == ["user=\(DevelopmentAccounts.all[0].sub) cookie=app=1", "echo: hello"])
+            #expect(messages == ["user=\(DevelopmentAccounts.all[0].sub) cookie=app=1 host=127.0.0.1:\(upstream.port)", "echo: hello"])
 
             // From another site's page the browser would send its own Origin: no upgrade.
             await #expect(throws: (any Error).self) {
                 _ = try await Self.webSocket(gateway, cookies: cookies, extraOrigin: "https://evil.example", send: ["hi"])
             }
+            // An app that refuses the upgrade: the relay closes at once, nothing is relayed.
+            let refused = try await Self.webSocket(gateway, cookies: cookies, path: "echo", send: ["hi"], wait: .seconds(1))
+            #expect(refused == ["(closed)"])
             // Without a session: no upgrade either.
             await #expect(throws: (any Error).self) {
                 _ = try await Self.webSocket(gateway, cookies: [:], send: ["hi"])

@@ -1,0 +1,117 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+
+/// A WebSocket connection to an app, opened to exactly the address `UpstreamPolicy` checked (DNS rebinding), with
+/// the app's own name in `Host` and as the TLS server name. Hummingbird's WebSocket client only connects to a name,
+/// which it resolves again; this one takes the checked address and leaves the name to the handshake.
+struct UpstreamWebSocket {
+    enum Failure: Error, CustomStringConvertible {
+        case upgradeRefused
+        case handshakeTimeout
+
+        var description: String {
+            switch self {
+            case .upgradeRefused: "the app refused the WebSocket upgrade"
+            case .handshakeTimeout: "the app did not answer the WebSocket upgrade in time"
+            }
+        }
+    }
+
+    enum UpgradeResult: Sendable {
+        case upgraded(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case refused
+    }
+
+    /// Messages from the app are reassembled from their fragments up to this size; a larger one closes the relay.
+    let maximumMessageBytes: Int
+    let connectTimeout: TimeAmount
+    let handshakeTimeout: Duration
+
+    /// Connects, sends the upgrade request with `headers` (plus `Host` and the `Sec-WebSocket-*` fields) and answers
+    /// the upgraded channel, whose frames are whole messages and control frames.
+    func connect(to target: UpstreamTarget, headers: HTTPFields) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
+        let secure = target.url.scheme?.lowercased() == "https"
+        let port = target.url.port ?? (secure ? 443 : 80)
+        let address = try SocketAddress(ipAddress: target.address ?? Self.literal(target.host), port: port)
+        let sslContext = secure ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        // A name goes into SNI; an address literal must not (RFC 6066 §3).
+        let serverName = target.address == nil ? nil : target.host
+        let head = HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: Self.requestTarget(of: target.url),
+            headers: Self.handshakeHeaders(headers, host: Self.hostField(of: target.url)))
+        let maximumMessageBytes = maximumMessageBytes
+
+        let upgrade = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(connectTimeout)
+            .connect(to: address) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    }
+                    let upgrader = NIOTypedWebSocketClientUpgrader<UpgradeResult>(maxFrameSize: maximumMessageBytes) { channel, _ in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(
+                                NIOWebSocketFrameAggregator(
+                                    minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 12, maxAccumulatedFrameSize: maximumMessageBytes))
+                            return .upgraded(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                        }
+                    }
+                    var configuration = NIOUpgradableHTTPClientPipelineConfiguration(
+                        upgradeConfiguration: .init(
+                            upgradeRequestHead: head, upgraders: [upgrader],
+                            notUpgradingCompletionHandler: { channel in channel.close().map { .refused } }))
+                    configuration.leftOverBytesStrategy = .forwardBytes
+                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: configuration)
+                }
+            }
+        let result = try await withThrowingTaskGroup(of: UpgradeResult.self) { group in
+            group.addTask { try await upgrade.get() }
+            group.addTask {
+                try await Task.sleep(for: handshakeTimeout)
+                throw Failure.handshakeTimeout
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+        guard case .upgraded(let channel) = result else { throw Failure.upgradeRefused }
+        return channel
+    }
+
+    /// The browser's handshake fields are the relay's business, never the app's: the client sets its own
+    /// `Sec-WebSocket-Key`/`-Version`, and extensions (compression) are not negotiated through the relay.
+    static func handshakeHeaders(_ fields: HTTPFields, host: String) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: host)
+        for field in fields {
+            let name = field.name.canonicalName
+            if name == "host" || name == "connection" || name == "upgrade" || name.hasPrefix("sec-websocket-") { continue }
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        return headers
+    }
+
+    static func requestTarget(of url: URL) -> String {
+        let path = url.path(percentEncoded: true)
+        let query = url.query(percentEncoded: true).map { "?" + $0 } ?? ""
+        return (path.isEmpty ? "/" : path) + query
+    }
+
+    /// `Host` as the app's URL names it: the name (or literal) and a port only when it is not the scheme's own.
+    static func hostField(of url: URL) -> String {
+        let host = url.host(percentEncoded: false) ?? ""
+        let literal = host.contains(":") ? "[\(host)]" : host
+        guard let port = url.port else { return literal }
+        let secure = url.scheme?.lowercased() == "https"
+        return port == (secure ? 443 : 80) ? literal : "\(literal):\(port)"
+    }
+
+    /// An IPv6 literal as URLs write it, without brackets.
+    static func literal(_ host: String) -> String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    }
+}
