@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -86,7 +86,25 @@ def submit(browser, field_id, text, button_id):
                 raise
             time.sleep(0.3)
     button.click()
-    wait(browser, EC.staleness_of(page))
+    wait(browser, replaced(page))
+
+
+def replaced(page):
+    """Like EC.staleness_of, but also reads Chrome's "node does not belong to the document" (a page caught while it
+    is being replaced) as replaced, instead of failing on it."""
+
+    def check(_):
+        try:
+            page.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+
+    return check
 
 
 def error_text(browser):
@@ -151,7 +169,7 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     checker.page("step-3-username-taken")
     page = browser.find_element(By.TAG_NAME, "html")
     browser.find_element(By.ID, "choose-username").click()
-    wait(browser, EC.staleness_of(page))
+    wait(browser, replaced(page))
     assert "taken" in error_text(browser)
     submit(browser, "username", "admin", "choose-username")
     assert "reserved" in error_text(browser)
@@ -184,7 +202,7 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     checker.page("step-5-profile")
     page = browser.find_element(By.TAG_NAME, "html")
     browser.find_element(By.ID, "finish").click()
-    wait(browser, EC.staleness_of(page))
+    wait(browser, replaced(page))
     assert "Choose who can find you" in error_text(browser)
     assert browser.find_element(By.ID, "display-name").get_attribute("value") == "Alice Archer"
     browser.find_element(By.ID, "discoverable-everybody").click()
@@ -281,7 +299,7 @@ def test_member_without_a_phone_claim_upgrades_with_the_keyboard_only(browser, d
     tab_to(browser, "pin")
     page = browser.find_element(By.TAG_NAME, "html")
     keys(browser, "1234", Keys.TAB, "1234", Keys.ENTER)
-    wait(browser, EC.staleness_of(page))
+    wait(browser, replaced(page))
     assert "too easy" in error_text(browser)
     # Focus went to the error summary; on to the fields again.
     tab_to(browser, "pin")

@@ -20,24 +20,19 @@ public enum GatehouseApplication {
 
     static func build(configuration: GatehouseConfiguration, logger: Logger, hostResolver: any HostResolver) async throws -> Built {
         let renderer = try await PageRenderer.load(configuration: configuration)
-        let database = try await SQLiteDatabase.open(path: configuration.storage.sqlitePath, logger: logger)
-        do {
-            return try await build(configuration: configuration, database: database, renderer: renderer, logger: logger, hostResolver: hostResolver)
-        } catch {
-            try? await database.close()
-            throw error
-        }
+        let stores = try await Stores.open(configuration.storage, logger: logger)
+        return try await build(configuration: configuration, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
     }
 
     static func build(
-        configuration: GatehouseConfiguration, database: SQLiteDatabase, renderer: PageRenderer, logger: Logger,
+        configuration: GatehouseConfiguration, stores: Stores, renderer: PageRenderer, logger: Logger,
         hostResolver: any HostResolver = SystemHostResolver()
     ) async throws -> Built {
-        let sessions = SQLiteSessionStore(database: database)
-        let attempts = SQLiteLoginAttemptStore(database: database)
-        let registrations = SQLiteRegistrationStore(database: database)
-        let flows = SQLiteRegistrationFlowStore(database: database)
-        let eventStore = SQLiteEventStore(database: database)
+        let sessions = stores.sessions
+        let attempts = stores.attempts
+        let registrations = stores.registrations
+        let flows = stores.flows
+        let eventStore = stores.events
         let events = EventRecorder(store: eventStore, logger: logger)
 
         let proxy = configuration.proxy
@@ -63,14 +58,14 @@ public enum GatehouseApplication {
         let allowlist = Allowlist(configuration.allowlist)
         let upstreamPolicy = UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver)
         let jars = SharedCookieJars(
-            store: SQLiteCookieJarStore(database: database), domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
+            store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
         let banner = UpgradeBanner(renderer: renderer, events: events)
         let proxyController = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), policy: upstreamPolicy, jars: jars,
             banner: banner,
             configuration: configuration
         )
-        let hostMountStore = SQLiteHostMountStore(database: database)
+        let hostMountStore = stores.hostMounts
         let hostMounts = HostMountController(
             catalog: catalog, proxy: proxyController, store: hostMountStore, resolver: resolver, configuration: configuration
         )
@@ -130,11 +125,11 @@ public enum GatehouseApplication {
         )
 
         var services: [any Service] = [
+            stores.service,
             HTTPClientService(client: http, upstreamClients: upstreamClients),
             ExpirySweeper(
                 sessions: sessions, attempts: attempts, handoffs: hostMountStore, flows: flows, rules: configuration.registration.rules,
                 configuration: configuration.session, logger: logger),
-            DatabaseService(database: database),
         ]
         if let endpoint = configuration.registration.provisioning.endpoint {
             services.append(
@@ -144,7 +139,7 @@ public enum GatehouseApplication {
         if let port = configuration.demoAppsPort {
             services.append(DemoApps.application(port: port, logger: logger))
         }
-        let application = Application(
+        var application = Application(
             router: router,
             server: server(configuration.listen, webSockets: webSockets),
             configuration: .init(
@@ -152,6 +147,7 @@ public enum GatehouseApplication {
             services: services,
             logger: logger
         )
+        application.beforeServerStarts(perform: stores.prepare)
         return Built(application: application, developmentPassword: developmentPassword)
     }
 
@@ -183,17 +179,8 @@ public enum GatehouseApplication {
 
     /// The funnel report straight from the store, for `gatehouse funnel`.
     public static func funnelReport(configuration: GatehouseConfiguration, window: DateInterval, logger: Logger) async throws -> FunnelReport {
-        let database = try await SQLiteDatabase.open(path: configuration.storage.sqlitePath, logger: logger)
-        do {
-            let controller = FunnelController(
-                events: SQLiteEventStore(database: database), registrations: SQLiteRegistrationStore(database: database), configuration: configuration
-            )
-            let report = try await controller.report(window)
-            try await database.close()
-            return report
-        } catch {
-            try? await database.close()
-            throw error
+        try await Stores.open(configuration.storage, logger: logger).whileRunning { stores in
+            try await FunnelController(events: stores.events, registrations: stores.registrations, configuration: configuration).report(window)
         }
     }
 

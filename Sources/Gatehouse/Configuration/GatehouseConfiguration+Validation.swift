@@ -43,7 +43,13 @@ extension GatehouseConfiguration {
         case .sqlite:
             check(!storage.sqlitePath.isEmpty, "storage.sqlite_path", "must not be empty")
         case .postgres:
-            check(false, "storage.kind", "postgres is not available in this version yet; use sqlite")
+            if let url = storage.postgresURL {
+                check(
+                    (try? PostgresDatabase.configuration(url: url)) != nil, "storage.postgres_url",
+                    "must look like postgres://user:password@host:5432/database (sslmode: disable, prefer, require)")
+            } else {
+                check(false, "storage.postgres_url", "is required with storage.kind = postgres (GATEHOUSE_STORAGE_POSTGRES_URL or its _FILE)")
+            }
         }
 
         check(Self.logLevels.contains(logLevel), "log_level", "must be one of \(Self.logLevels.joined(separator: ", "))")

@@ -16,6 +16,10 @@ enum RowCoding {
 
     static func decode<T: Decodable>(_ type: T.Type, from row: SQLiteRow, column: String = "body") throws -> T {
         guard let text = row.column(column)?.string else { throw StorageError.corrupt("missing \(column)") }
+        return try decode(type, text: text)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, text: String) throws -> T {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         do {

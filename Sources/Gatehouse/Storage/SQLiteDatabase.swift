@@ -46,7 +46,8 @@ public final class SQLiteDatabase: Sendable {
                 defer { closed = true }; return closed
             })
         else { return }
-        try await connection.close()
+        // The future-based close, because the async one gives up in a cancelled task and leaves the file open.
+        try await connection.close().get()
     }
 
     @discardableResult

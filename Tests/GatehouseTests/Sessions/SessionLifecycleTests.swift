@@ -8,16 +8,14 @@ import Testing
     static let logger = Logger(label: "test")
 
     struct Harness {
-        let database: SQLiteDatabase
-        let sessions: SQLiteSessionStore
-        let events: SQLiteEventStore
-        let recorder: EventRecorder
+        let stores: Stores
+        var sessions: any SessionStore { stores.sessions }
+        var events: any EventStore { stores.events }
+        var recorder: EventRecorder { EventRecorder(store: stores.events, logger: SessionLifecycleTests.logger) }
 
-        init(path: String = ":memory:") async throws {
-            database = try await SQLiteDatabase.open(path: path, logger: SessionLifecycleTests.logger)
-            sessions = SQLiteSessionStore(database: database)
-            events = SQLiteEventStore(database: database)
-            recorder = EventRecorder(store: events, logger: SessionLifecycleTests.logger)
+        /// Runs `body` with a harness on fresh stores of `backend`.
+        static func with(_ backend: StoreBackend, _ body: (Harness) async throws -> Void) async throws {
+            try await backend.withStores { stores in try await body(Harness(stores: stores)) }
         }
 
         func resolver(window: Int = 300, idle: Int = 1800, refresh: @escaping TokenRefresher.Refresh) -> SessionResolver {
@@ -41,91 +39,92 @@ import Testing
     @Test func sessionsSurviveReopeningTheDatabase() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let first = try await Harness(path: path)
-        try await first.sessions.insert(Self.session(cookie: "c1"))
-        try await first.database.close()
-        let second = try await Harness(path: path)
-        let found = try await second.sessions.find(id: SessionResolver.sessionID(forCookie: "c1"))
-        #expect(found?.identity.sub == "member-c1")
-        try await second.database.close()
+        try await Stores.sqlite(SQLiteDatabase.open(path: path, logger: Self.logger)).whileRunning { stores in
+            try await stores.sessions.insert(Self.session(cookie: "c1"))
+        }
+        try await Stores.sqlite(SQLiteDatabase.open(path: path, logger: Self.logger)).whileRunning { stores in
+            let found = try await stores.sessions.find(id: SessionResolver.sessionID(forCookie: "c1"))
+            #expect(found?.identity.sub == "member-c1")
+        }
     }
 
-    @Test func idleAndAbsoluteExpiryEndTheSession() async throws {
-        let harness = try await Harness()
-        try await harness.sessions.insert(Self.session(cookie: "idle", lastSeen: Date().addingTimeInterval(-3600)))
-        try await harness.sessions.insert(Self.session(cookie: "old", expiresIn: -1))
-        let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("unused") }
-        #expect(try await resolver.resolve(cookie: "idle") == .expired)
-        #expect(try await resolver.resolve(cookie: "old") == .expired)
-        #expect(try await resolver.resolve(cookie: "idle") == .none)  // gone for good
-        #expect(try await resolver.resolve(cookie: "never-issued") == .none)
-        let logouts = try await harness.events.events(since: .distantPast).filter { $0.name == .ssoLogout }
-        #expect(Set(logouts.compactMap(\.detail)) == ["idle_timeout", "absolute_timeout"])
-        try await harness.database.close()
+    @Test(arguments: StoreBackend.allCases) func idleAndAbsoluteExpiryEndTheSession(backend: StoreBackend) async throws {
+        try await Harness.with(backend) { harness in
+            try await harness.sessions.insert(Self.session(cookie: "idle", lastSeen: Date().addingTimeInterval(-3600)))
+            try await harness.sessions.insert(Self.session(cookie: "old", expiresIn: -1))
+            let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("unused") }
+            #expect(try await resolver.resolve(cookie: "idle") == .expired)
+            #expect(try await resolver.resolve(cookie: "old") == .expired)
+            #expect(try await resolver.resolve(cookie: "idle") == .none)  // gone for good
+            #expect(try await resolver.resolve(cookie: "never-issued") == .none)
+            let logouts = try await harness.events.events(since: .distantPast).filter { $0.name == .ssoLogout }
+            #expect(Set(logouts.compactMap(\.detail)) == ["idle_timeout", "absolute_timeout"])
+        }
     }
 
     /// Ten parallel requests, one refresh: the single-use refresh token is spent exactly once.
-    @Test func parallelRequestsShareOneRefresh() async throws {
-        let harness = try await Harness()
-        try await harness.sessions.insert(Self.session(cookie: "busy", tokenExpiresIn: 60))
-        let calls = Counter()
-        let resolver = harness.resolver { refreshToken throws(OIDCError) in
-            let count = await calls.increment()
-            guard refreshToken == "refresh-0" else { throw .refreshFailed("refresh token reused") }
-            try? await Task.sleep(for: .milliseconds(100))
-            return TokenResponse(accessToken: "access-\(count)", idToken: nil, refreshToken: "refresh-\(count)", expiresIn: 3600, tokenType: "Bearer")
-        }
-        let results = try await withThrowingTaskGroup(of: SessionResolver.Resolution.self) { group in
-            for _ in 0..<10 { group.addTask { try await resolver.resolve(cookie: "busy") } }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(await calls.value == 1)
-        for result in results {
-            guard case .active(let session) = result else {
-                Issue.record("expected an active session, got \(result)")
-                continue
+    @Test(arguments: StoreBackend.allCases) func parallelRequestsShareOneRefresh(backend: StoreBackend) async throws {
+        try await Harness.with(backend) { harness in
+            try await harness.sessions.insert(Self.session(cookie: "busy", tokenExpiresIn: 60))
+            let calls = Counter()
+            let resolver = harness.resolver { refreshToken throws(OIDCError) in
+                let count = await calls.increment()
+                guard refreshToken == "refresh-0" else { throw .refreshFailed("refresh token reused") }
+                try? await Task.sleep(for: .milliseconds(100))
+                return TokenResponse(
+                    accessToken: "access-\(count)", idToken: nil, refreshToken: "refresh-\(count)", expiresIn: 3600, tokenType: "Bearer")
             }
-            #expect(session.tokens.accessToken == "access-1")
+            let results = try await withThrowingTaskGroup(of: SessionResolver.Resolution.self) { group in
+                for _ in 0..<10 { group.addTask { try await resolver.resolve(cookie: "busy") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(await calls.value == 1)
+            for result in results {
+                guard case .active(let session) = result else {
+                    Issue.record("expected an active session, got \(result)")
+                    continue
+                }
+                #expect(session.tokens.accessToken == "access-1")
+            }
+            let stored = try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "busy"))
+            #expect(stored?.tokens.refreshToken == "refresh-1")
         }
-        let stored = try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "busy"))
-        #expect(stored?.tokens.refreshToken == "refresh-1")
-        try await harness.database.close()
     }
 
-    @Test func aRefusedRefreshEndsTheSession() async throws {
-        let harness = try await Harness()
-        try await harness.sessions.insert(Self.session(cookie: "revoked", tokenExpiresIn: 10))
-        let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("invalid_grant") }
-        #expect(try await resolver.resolve(cookie: "revoked") == .expired)
-        #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "revoked")) == nil)
-        let events = try await harness.events.events(since: .distantPast)
-        #expect(events.contains { $0.name == .ssoLogout && $0.detail == "refresh_failed" })
-        try await harness.database.close()
+    @Test(arguments: StoreBackend.allCases) func aRefusedRefreshEndsTheSession(backend: StoreBackend) async throws {
+        try await Harness.with(backend) { harness in
+            try await harness.sessions.insert(Self.session(cookie: "revoked", tokenExpiresIn: 10))
+            let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("invalid_grant") }
+            #expect(try await resolver.resolve(cookie: "revoked") == .expired)
+            #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "revoked")) == nil)
+            let events = try await harness.events.events(since: .distantPast)
+            #expect(events.contains { $0.name == .ssoLogout && $0.detail == "refresh_failed" })
+        }
     }
 
-    @Test func tokensOutsideTheWindowAreNotRefreshed() async throws {
-        let harness = try await Harness()
-        try await harness.sessions.insert(Self.session(cookie: "fresh", tokenExpiresIn: 3600))
-        let calls = Counter()
-        let resolver = harness.resolver { _ throws(OIDCError) in
-            _ = await calls.increment()
-            throw .refreshFailed("should not be called")
+    @Test(arguments: StoreBackend.allCases) func tokensOutsideTheWindowAreNotRefreshed(backend: StoreBackend) async throws {
+        try await Harness.with(backend) { harness in
+            try await harness.sessions.insert(Self.session(cookie: "fresh", tokenExpiresIn: 3600))
+            let calls = Counter()
+            let resolver = harness.resolver { _ throws(OIDCError) in
+                _ = await calls.increment()
+                throw .refreshFailed("should not be called")
+            }
+            guard case .active = try await resolver.resolve(cookie: "fresh") else {
+                Issue.record("expected an active session")
+                return
+            }
+            #expect(await calls.value == 0)
         }
-        guard case .active = try await resolver.resolve(cookie: "fresh") else {
-            Issue.record("expected an active session")
-            return
-        }
-        #expect(await calls.value == 0)
-        try await harness.database.close()
     }
 
-    @Test func refusedTransitionsAreRecorded() async throws {
-        let harness = try await Harness()
-        #expect(await harness.recorder.transition(.upgradeCompleted, from: .none, sub: "s") == nil)
-        let events = try await harness.events.events(since: .distantPast)
-        #expect(events.map(\.name) == [.stateInconsistencyDetected])
-        #expect(events.first?.detail == "upgradeCompleted from none")
-        try await harness.database.close()
+    @Test(arguments: StoreBackend.allCases) func refusedTransitionsAreRecorded(backend: StoreBackend) async throws {
+        try await Harness.with(backend) { harness in
+            #expect(await harness.recorder.transition(.upgradeCompleted, from: .none, sub: "s") == nil)
+            let events = try await harness.events.events(since: .distantPast)
+            #expect(events.map(\.name) == [.stateInconsistencyDetected])
+            #expect(events.first?.detail == "upgradeCompleted from none")
+        }
     }
 }
 

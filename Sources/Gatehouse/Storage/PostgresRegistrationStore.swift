@@ -1,0 +1,161 @@
+import Foundation
+import PostgresNIO
+
+public struct PostgresRegistrationStore: RegistrationStore {
+    let database: PostgresDatabase
+
+    public init(database: PostgresDatabase) { self.database = database }
+
+    public func isRegistered(sub: String) async throws -> Bool {
+        try await !database.query("SELECT 1 FROM registrations WHERE sub = \(sub)").isEmpty
+    }
+
+    public func username(sub: String) async throws -> String? {
+        guard let row = try await database.query("SELECT username FROM registrations WHERE sub = \(sub)").first else { return nil }
+        return try PostgresDatabase.decoding { try row.decode(String.self) }
+    }
+
+    public func isUsernameTaken(_ username: String) async throws -> Bool {
+        try await !database.query("SELECT 1 FROM registrations WHERE lower(username) = lower(\(username))").isEmpty
+    }
+
+    /// The trigger `registration_completes` raises the sessions and deletes the flow inside this statement; the
+    /// unique index on the lower-cased username decides races between two members.
+    public func register(_ registration: Registration) async throws -> RegisterOutcome {
+        do {
+            let inserted = try await database.query(
+                """
+                INSERT INTO registrations (sub, username, registered_at, phone_number, display_name, discoverability, pin_hash)
+                VALUES (\(registration.sub), \(registration.username), \(registration.registeredAt), \(registration.phoneNumber.e164),
+                    \(registration.displayName), \(registration.discoverability.rawValue), \(registration.pinHash))
+                ON CONFLICT (sub) DO NOTHING RETURNING sub
+                """)
+            return inserted.isEmpty ? .alreadyRegistered : .registered
+        } catch StorageError.uniqueViolation(let index) where index == "registrations_username" {
+            return .usernameTaken
+        }
+    }
+
+    public func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning] {
+        try await database.query(
+            """
+            SELECT sub, username, registered_at, phone_number, display_name, discoverability, provision_attempts FROM registrations
+            WHERE provisioned_at IS NULL AND provision_attempts < \(maximumAttempts)
+              AND (provision_next_at IS NULL OR provision_next_at <= \(now))
+            ORDER BY registered_at LIMIT \(limit)
+            """
+        ).compactMap { row in
+            let (sub, username, registeredAt, phone, displayName, discoverability, attempts) = try PostgresDatabase.decoding {
+                try row.decode((String, String, Date, String?, String?, String, Int).self)
+            }
+            guard let phone, case .success(let phoneNumber) = PhoneNumber.parse(phone) else { return nil }
+            let registration = Registration(
+                sub: sub, username: username, phoneNumber: phoneNumber, displayName: displayName ?? username,
+                discoverability: Discoverability(rawValue: discoverability) ?? .nobody, pinHash: "", registeredAt: registeredAt)
+            return PendingProvisioning(registration: registration, attempts: attempts)
+        }
+    }
+
+    public func markProvisioned(sub: String, at date: Date) async throws {
+        try await database.query("UPDATE registrations SET provisioned_at = \(date), provision_error = NULL WHERE sub = \(sub)")
+    }
+
+    public func markProvisioningFailed(sub: String, attempts: Int, nextAttemptAt: Date, error: String) async throws {
+        try await database.query(
+            """
+            UPDATE registrations SET provision_attempts = \(attempts), provision_next_at = \(nextAttemptAt), provision_error = \(error)
+            WHERE sub = \(sub)
+            """)
+    }
+
+    public func provisioningBacklog(maximumAttempts: Int) async throws -> (waiting: Int, failed: Int) {
+        guard
+            let row = try await database.query(
+                """
+                SELECT COUNT(*) FILTER (WHERE provision_attempts < \(maximumAttempts)),
+                       COUNT(*) FILTER (WHERE provision_attempts >= \(maximumAttempts))
+                FROM registrations WHERE provisioned_at IS NULL
+                """
+            ).first
+        else { return (0, 0) }
+        return try PostgresDatabase.decoding { try row.decode((Int, Int).self) }
+    }
+}
+
+public struct PostgresRegistrationFlowStore: RegistrationFlowStore {
+    let database: PostgresDatabase
+
+    public init(database: PostgresDatabase) { self.database = database }
+
+    public func flow(sub: String) async throws -> RegistrationFlow? {
+        try await database.body(RegistrationFlow.self, "SELECT body FROM registration_flows WHERE sub = \(sub)")
+    }
+
+    public func save(_ flow: RegistrationFlow) async throws {
+        let body = try RowCoding.encode(flow)
+        try await database.query(
+            """
+            INSERT INTO registration_flows (sub, body, updated_at) VALUES (\(flow.sub), \(body), \(flow.updatedAt))
+            ON CONFLICT (sub) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+            """)
+    }
+
+    public func deleteFlow(sub: String) async throws -> Bool {
+        try await !database.query("DELETE FROM registration_flows WHERE sub = \(sub) RETURNING sub").isEmpty
+    }
+
+    /// Under READ COMMITTED two transactions could both count below the limit and both insert, so each takes the
+    /// member's and then the number's advisory lock first (always in that order: no deadlock between members sharing
+    /// a number); the counts and the insert then happen one reservation at a time.
+    public func reserveCodeSend(
+        sub: String, phoneNumber: PhoneNumber, at date: Date, since: Date, perMember: Int, perPhoneNumber: Int
+    ) async throws -> Result<Int, CodeSendRefusal> {
+        let number = phoneNumber.e164
+        return try await database.transaction { transaction in
+            try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.memberLockClass), hashtext(\(sub)))")
+            try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.numberLockClass), hashtext(\(number)))")
+            let counts = try await transaction.query(
+                """
+                SELECT (SELECT COUNT(*) FROM verification_sends WHERE sub = \(sub) AND at >= \(since)),
+                       (SELECT COUNT(*) FROM verification_sends WHERE phone_number = \(number) AND at >= \(since))
+                """
+            ).first
+            let (memberCount, numberCount) = try PostgresDatabase.decoding { try counts?.decode((Int, Int).self) ?? (0, 0) }
+            if memberCount >= perMember { return .failure(.memberLimit) }
+            if numberCount >= perPhoneNumber { return .failure(.phoneNumberLimit) }
+            let inserted = try await transaction.query(
+                "INSERT INTO verification_sends (sub, phone_number, at) VALUES (\(sub), \(number), \(date)) RETURNING id")
+            guard let row = inserted.first else { throw StorageError.query("verification_sends: no id returned") }
+            return .success(try PostgresDatabase.decoding { try row.decode(Int.self) })
+        }
+    }
+
+    static let memberLockClass: Int32 = 1
+    static let numberLockClass: Int32 = 2
+
+    public func releaseCodeSend(id: Int) async throws {
+        try await database.query("DELETE FROM verification_sends WHERE id = \(id)")
+    }
+
+    /// `ON CONFLICT … DO UPDATE` locks the row, so concurrent claims line up; the `WHERE` leaves a spent code's row
+    /// alone, and then nothing is returned.
+    public func claimCodeAttempt(codeID: String, sub: String, maximum: Int, at date: Date) async throws -> Int? {
+        guard
+            let row = try await database.query(
+                """
+                INSERT INTO code_attempts (code_id, sub, attempts, created_at) VALUES (\(codeID), \(sub), 1, \(date))
+                ON CONFLICT (code_id) DO UPDATE SET attempts = code_attempts.attempts + 1 WHERE code_attempts.attempts < \(maximum)
+                RETURNING attempts
+                """
+            ).first
+        else { return nil }
+        return try PostgresDatabase.decoding { try row.decode(Int.self) }
+    }
+
+    public func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int {
+        let flows = try await database.query("DELETE FROM registration_flows WHERE updated_at < \(flowsBefore) RETURNING sub").count
+        let sends = try await database.query("DELETE FROM verification_sends WHERE at < \(sendsBefore) RETURNING id").count
+        let tries = try await database.query("DELETE FROM code_attempts WHERE created_at < \(sendsBefore) RETURNING code_id").count
+        return flows + sends + tries
+    }
+}

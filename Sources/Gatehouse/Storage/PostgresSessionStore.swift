@@ -1,0 +1,41 @@
+import Foundation
+import PostgresNIO
+
+public struct PostgresSessionStore: SessionStore {
+    let database: PostgresDatabase
+
+    public init(database: PostgresDatabase) { self.database = database }
+
+    public func insert(_ session: Session) async throws {
+        let body = try RowCoding.encode(session)
+        try await database.query(
+            """
+            INSERT INTO sessions (id, sub, body, last_seen_at, expires_at)
+            VALUES (\(session.id), \(session.identity.sub), \(body)::jsonb, \(session.lastSeenAt), \(session.expiresAt))
+            """)
+    }
+
+    public func find(id: String) async throws -> Session? {
+        try await database.body(Session.self, "SELECT body::text FROM sessions WHERE id = \(id)")
+    }
+
+    public func update(_ session: Session) async throws {
+        let body = try RowCoding.encode(session)
+        // A registration that finished while this copy was read stays: the level never falls back by an update.
+        try await database.query(
+            """
+            UPDATE sessions SET body = CASE WHEN body->>'level' = 'registered'
+                THEN jsonb_set(\(body)::jsonb, '{level}', '"registered"') ELSE \(body)::jsonb END,
+                last_seen_at = \(session.lastSeenAt), expires_at = \(session.expiresAt)
+            WHERE id = \(session.id)
+            """)
+    }
+
+    public func delete(id: String) async throws {
+        try await database.query("DELETE FROM sessions WHERE id = \(id)")
+    }
+
+    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
+        try await database.query("DELETE FROM sessions WHERE expires_at <= \(now) OR last_seen_at <= \(idleCutoff) RETURNING id").count
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Every store the gateway keeps state in, from one backend (`storage.kind`).
+public struct Stores: Sendable {
+    public var sessions: any SessionStore
+    public var jars: any CookieJarStore
+    public var attempts: any LoginAttemptStore
+    public var hostMounts: any HostMountStore
+    public var registrations: any RegistrationStore
+    public var flows: any RegistrationFlowStore
+    public var events: any EventStore
+    /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
+    /// after everything that uses it).
+    var service: any Service
+    /// Makes the backend ready before the server accepts requests (PostgreSQL's migrations).
+    var prepare: @Sendable () async throws -> Void
+
+    public static func sqlite(_ database: SQLiteDatabase) -> Stores {
+        Stores(
+            sessions: SQLiteSessionStore(database: database), jars: SQLiteCookieJarStore(database: database),
+            attempts: SQLiteLoginAttemptStore(database: database), hostMounts: SQLiteHostMountStore(database: database),
+            registrations: SQLiteRegistrationStore(database: database), flows: SQLiteRegistrationFlowStore(database: database),
+            events: SQLiteEventStore(database: database), service: DatabaseService(database: database), prepare: {})
+    }
+
+    public static func postgres(_ database: PostgresDatabase) -> Stores {
+        Stores(
+            sessions: PostgresSessionStore(database: database), jars: PostgresCookieJarStore(database: database),
+            attempts: PostgresLoginAttemptStore(database: database), hostMounts: PostgresHostMountStore(database: database),
+            registrations: PostgresRegistrationStore(database: database), flows: PostgresRegistrationFlowStore(database: database),
+            events: PostgresEventStore(database: database), service: database, prepare: { try await database.migrate() })
+    }
+
+    /// The stores `configuration` names, opened (SQLite) or ready to run (PostgreSQL).
+    public static func open(_ configuration: StorageConfiguration, logger: Logger) async throws -> Stores {
+        switch configuration.kind {
+        case .sqlite:
+            return .sqlite(try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger))
+        case .postgres:
+            guard let url = configuration.postgresURL else { throw StorageError.unavailable("storage.postgres_url is not set") }
+            return .postgres(try PostgresDatabase(url: url, logger: logger))
+        }
+    }
+
+    /// Runs `body` with the backend running and ready, for commands that use the store without serving.
+    public func whileRunning<T: Sendable>(_ body: (Stores) async throws -> T) async throws -> T {
+        try await Gatehouse.whileRunning(service) {
+            try await prepare()
+            return try await body(self)
+        }
+    }
+}
+
+/// Runs `body` while `service` runs, then stops the service (by cancelling it) and waits for it.
+func whileRunning<T: Sendable>(_ service: any Service, _ body: () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await service.run() }
+        defer { tasks.cancelAll() }
+        return try await body()
+    }
+}

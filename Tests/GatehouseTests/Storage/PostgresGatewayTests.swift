@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+
+@testable import Gatehouse
+
+/// The whole gateway on PostgreSQL (`storage.kind = postgres`): migrations at start, then a member's sign-in, jar and
+/// sign-out all through the PostgreSQL stores.
+@Suite struct PostgresGatewayTests {
+    @Test func aMemberSignsInUsesTheJarAndSignsOutOnPostgreSQL() async throws {
+        let url = try await TestPostgres.freshDatabase()
+        try await ProxyTests.withProxy(configure: { $0.storage = StorageConfiguration(kind: .postgres, postgresURL: url) }) { gateway, _ in
+            #expect(try await gateway.get("/readyz", cookies: [:]).status == 200)
+            let cookies = try await ProxyTests.signedIn(gateway)
+            _ = try await gateway.get("/apps/echo/set-cookie?c=app%3D1%3B%20Path%3D%2F", cookies: cookies)
+            let echoed = try await gateway.get("/apps/echo/echo/x", cookies: cookies)
+            #expect(try ProxyTests.report(echoed).headers["cookie"] == ["app=1"])
+
+            let portal = try await gateway.get("/", cookies: cookies)
+            let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            _ = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: cookies)
+            #expect(try await gateway.get("/", cookies: cookies).location == "/signin")
+        }
+    }
+}

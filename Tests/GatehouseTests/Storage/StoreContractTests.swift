@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import Gatehouse
+
+/// What every store backend promises the gateway, run against each: single-use sign-in states and handoff codes
+/// under concurrency, jars and grants ending with their session, expiry, and event counts.
+@Suite struct StoreContractTests {
+    static func attempt(_ state: String, at date: Date = Date()) -> LoginAttempt {
+        LoginAttempt(state: state, browserBindingHash: "b", nonce: "n", codeVerifier: "v", returnTo: "/", createdAt: date)
+    }
+
+    @Test(arguments: StoreBackend.allCases) func aSignInStateIsTakenOnceWhateverTheConcurrency(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            try await stores.attempts.insert(Self.attempt("state-1"))
+            let taken = try await withThrowingTaskGroup(of: LoginAttempt?.self) { group in
+                for _ in 0..<50 { group.addTask { try await stores.attempts.take(state: "state-1") } }
+                return try await group.reduce(into: [LoginAttempt]()) { if let attempt = $1 { $0.append(attempt) } }
+            }
+            #expect(taken.count == 1)
+            #expect(taken.first?.state == "state-1")
+            try await stores.attempts.insert(Self.attempt("old", at: Date().addingTimeInterval(-3600)))
+            #expect(try await stores.attempts.deleteOlder(than: Date().addingTimeInterval(-600)) == 1)
+            #expect(try await stores.attempts.take(state: "old") == nil)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases) func sessionsUpdateExpireAndTakeTheirJarsAndGrantsWithThem(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            var session = SessionLifecycleTests.session(cookie: "c1")
+            try await stores.sessions.insert(session)
+            await #expect(throws: (any Error).self) { try await stores.sessions.insert(session) }  // ids are unique
+            session.tokens.accessToken = "access-9"
+            session.lastSeenAt = Date().addingTimeInterval(1)
+            try await stores.sessions.update(session)
+            let found = try #require(try await stores.sessions.find(id: session.id))
+            #expect(found.tokens.accessToken == "access-9")
+            #expect(abs(found.lastSeenAt.timeIntervalSince(session.lastSeenAt)) < 0.001)
+
+            var jar = CookieJar()
+            jar.store(setCookie: "app=1; Path=/", from: try #require(CookieOrigin(url: URL(string: "https://wiki.example.org/")!)))
+            try await stores.jars.save(jar, sessionID: session.id)
+            // Times go through JSON as seconds since 1970, so compare what a request reads from the jar.
+            let loaded = try #require(try await stores.jars.load(sessionID: session.id))
+            #expect(loaded.cookies.map { "\($0.name)=\($0.value) \($0.domain)\($0.path)" } == ["app=1 wiki.example.org/"])
+            try await stores.hostMounts.insertGrant(tokenHash: "grant-1", sessionID: session.id, slug: "wiki")
+            #expect(try await stores.hostMounts.sessionID(grantTokenHash: "grant-1", slug: "wiki") == session.id)
+            #expect(try await stores.hostMounts.sessionID(grantTokenHash: "grant-1", slug: "other") == nil)
+
+            try await stores.sessions.insert(SessionLifecycleTests.session(cookie: "idle", lastSeen: Date().addingTimeInterval(-7200)))
+            try await stores.sessions.insert(SessionLifecycleTests.session(cookie: "ended", expiresIn: -1))
+            #expect(try await stores.sessions.deleteExpired(now: Date(), idleCutoff: Date().addingTimeInterval(-3600)) == 2)
+            #expect(try await stores.sessions.find(id: session.id) != nil)
+
+            try await stores.sessions.delete(id: session.id)
+            #expect(try await stores.sessions.find(id: session.id) == nil)
+            #expect(try await stores.jars.load(sessionID: session.id) == nil)
+            #expect(try await stores.hostMounts.sessionID(grantTokenHash: "grant-1", slug: "wiki") == nil)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases) func aHandoffCodeWorksOnce(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let session = SessionLifecycleTests.session(cookie: "c1")
+            try await stores.sessions.insert(session)
+            let handoff = AppHandoff(
+                codeHash: "code-1", sessionID: session.id, slug: "wiki", stateHash: "s", returnTo: "/", expiresAt: Date().addingTimeInterval(60))
+            try await stores.hostMounts.insert(handoff)
+            let taken = try await withThrowingTaskGroup(of: AppHandoff?.self) { group in
+                for _ in 0..<50 { group.addTask { try await stores.hostMounts.takeHandoff(codeHash: "code-1") } }
+                return try await group.reduce(into: [AppHandoff]()) { if let handoff = $1 { $0.append(handoff) } }
+            }
+            #expect(taken.map(\.codeHash) == ["code-1"] && taken.first?.sessionID == session.id)
+            var expired = handoff
+            expired.codeHash = "code-2"
+            expired.expiresAt = Date().addingTimeInterval(-1)
+            try await stores.hostMounts.insert(expired)
+            #expect(try await stores.hostMounts.deleteExpiredHandoffs(now: Date()) == 1)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases) func eventsAreCountedPerNameAndMember(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let start = Date().addingTimeInterval(-60)
+            for (name, sub) in [(EventName.ssoLoginSuccess, "a"), (.ssoLoginSuccess, "a"), (.ssoLoginSuccess, "b"), (.ssoLogout, nil)] {
+                try await stores.events.append(GatewayEvent(name: name, sub: sub, detail: "d"))
+            }
+            try await stores.events.append(GatewayEvent(name: .ssoLogout, at: start.addingTimeInterval(-60)))
+            let counts = try await stores.events.counts(in: DateInterval(start: start, end: Date().addingTimeInterval(1)))
+            #expect(counts[.ssoLoginSuccess] == EventCount(events: 3, members: 2))
+            #expect(counts[.ssoLogout] == EventCount(events: 1, members: 0))
+            let recent = try await stores.events.events(since: start)
+            #expect(recent.map(\.name) == [.ssoLoginSuccess, .ssoLoginSuccess, .ssoLoginSuccess, .ssoLogout])
+            #expect(recent.first?.detail == "d")
+        }
+    }
+}
