@@ -12,6 +12,8 @@ public enum GatehouseApplication {
     public struct Built {
         public let application: Application<RouterResponder<GatewayRequestContext>>
         public let developmentPassword: String?
+        /// This replica's sessions and jars in memory.
+        public let stateCache: StateCache
     }
 
     public static func build(configuration: GatehouseConfiguration, logger: Logger) async throws -> Built {
@@ -28,6 +30,8 @@ public enum GatehouseApplication {
         configuration: GatehouseConfiguration, stores: Stores, renderer: PageRenderer, logger: Logger,
         hostResolver: any HostResolver = SystemHostResolver()
     ) async throws -> Built {
+        let (cache, invalidations) = stores.makeCache(logger: logger)
+        let stores = stores.cached(by: cache)
         let sessions = stores.sessions
         let attempts = stores.attempts
         let registrations = stores.registrations
@@ -131,6 +135,7 @@ public enum GatehouseApplication {
                 sessions: sessions, attempts: attempts, handoffs: hostMountStore, flows: flows, rules: configuration.registration.rules,
                 configuration: configuration.session, logger: logger),
         ]
+        if let invalidations { services.append(invalidations) }
         if let endpoint = configuration.registration.provisioning.endpoint {
             services.append(
                 ProvisioningWebhook(
@@ -148,7 +153,7 @@ public enum GatehouseApplication {
             logger: logger
         )
         application.beforeServerStarts(perform: stores.prepare)
-        return Built(application: application, developmentPassword: developmentPassword)
+        return Built(application: application, developmentPassword: developmentPassword, stateCache: cache)
     }
 
     /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard after it.

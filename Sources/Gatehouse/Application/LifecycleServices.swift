@@ -52,7 +52,7 @@ struct ExpirySweeper: Service {
         do {
             let sessionsRemoved = try await sessions.deleteExpired(
                 now: now, idleCutoff: now.addingTimeInterval(-TimeInterval(configuration.idleTimeoutSeconds))
-            )
+            ).count
             let attemptsRemoved = try await attempts.deleteOlder(than: now.addingTimeInterval(-LoginAttempt.lifetime))
             let handoffsRemoved = try await handoffs.deleteExpiredHandoffs(now: now)
             // Stale flows would start over anyway; send records only matter inside the rate window.

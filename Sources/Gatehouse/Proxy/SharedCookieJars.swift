@@ -23,10 +23,9 @@ public actor SharedCookieJars {
     public func absorb(setCookies headers: [String], from origin: CookieOrigin, sessionID: String) async throws {
         guard !headers.isEmpty else { return }
         try await inTurn(sessionID) { [store, domains] in
-            var jar = try await store.load(sessionID: sessionID) ?? CookieJar()
-            let before = jar
-            for header in headers { jar.store(setCookie: header, from: origin, domains: domains) }
-            if jar != before { try await store.save(jar, sessionID: sessionID) }
+            try await store.modify(sessionID: sessionID) { jar in
+                for header in headers { jar.store(setCookie: header, from: origin, domains: domains) }
+            }
         }
     }
 

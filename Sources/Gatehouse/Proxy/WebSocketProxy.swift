@@ -19,8 +19,9 @@ public struct WebSocketProxy: Sendable {
     let configuration: GatehouseConfiguration
     let logger: Logger
 
-    /// How often a relay checks that the member is still signed in.
-    var sessionCheckInterval: Duration = .seconds(5)
+    /// How often a relay checks that the member is still signed in: a read of the state cache, so often enough that
+    /// a sign-out anywhere closes the member's WebSockets within about a second too.
+    var sessionCheckInterval: Duration = .milliseconds(500)
     static let maximumMessageBytes = 1 << 20
     var client: UpstreamWebSocket {
         UpstreamWebSocket(

@@ -4,9 +4,22 @@ import Foundation
 public protocol SessionStore: Sendable {
     func insert(_ session: Session) async throws
     func find(id: String) async throws -> Session?
+    /// The session as the store holds it now, never a cached copy (the default: `find`).
+    func findStored(id: String) async throws -> Session?
     /// Replaces the stored session with the same id (tokens, level, last seen).
     func update(_ session: Session) async throws
     func delete(id: String) async throws
-    /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows; returns how many.
-    @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int
+    /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows; returns their ids.
+    @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]
+    /// Runs `body` (a token refresh) while no other replica runs one for this session. The default suits a store
+    /// that a single process uses: `TokenRefresher` already lines up the requests of one process.
+    func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T
+}
+
+extension SessionStore {
+    public func findStored(id: String) async throws -> Session? { try await find(id: id) }
+
+    public func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        try await body()
+    }
 }

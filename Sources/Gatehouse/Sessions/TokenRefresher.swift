@@ -30,18 +30,21 @@ public actor TokenRefresher {
         return try await task.value
     }
 
+    /// Under the store's per-session refresh lock, so that one refresh happens across all replicas: whoever waited
+    /// for the lock reads the stored session again and finds it refreshed already.
     private func perform(_ session: Session) async throws -> Session {
-        // Another request (or replica) may have refreshed since this one read the session.
-        guard var current = try await store.find(id: session.id) else { throw OIDCError.refreshFailed("session is gone") }
-        guard needsRefresh(current), let refreshToken = current.tokens.refreshToken else { return current }
-        let response = try await refresh(refreshToken)
-        current.tokens = TokenSet(
-            idToken: response.idToken ?? current.tokens.idToken,
-            accessToken: response.accessToken,
-            refreshToken: response.refreshToken ?? refreshToken,
-            accessTokenExpiresAt: response.expiresIn.map { Date().addingTimeInterval(TimeInterval($0)) }
-        )
-        try await store.update(current)
-        return current
+        try await store.withExclusiveRefresh(sessionID: session.id) { [store, refresh] in
+            guard var current = try await store.findStored(id: session.id) else { throw OIDCError.refreshFailed("session is gone") }
+            guard self.needsRefresh(current), let refreshToken = current.tokens.refreshToken else { return current }
+            let response = try await refresh(refreshToken)
+            current.tokens = TokenSet(
+                idToken: response.idToken ?? current.tokens.idToken,
+                accessToken: response.accessToken,
+                refreshToken: response.refreshToken ?? refreshToken,
+                accessTokenExpiresAt: response.expiresIn.map { Date().addingTimeInterval(TimeInterval($0)) }
+            )
+            try await store.update(current)
+            return current
+        }
     }
 }

@@ -10,14 +10,28 @@ public struct PostgresCookieJarStore: CookieJarStore {
         try await database.body(CookieJar.self, "SELECT body FROM cookie_jars WHERE session_id = \(sessionID)")
     }
 
-    public func save(_ jar: CookieJar, sessionID: String) async throws {
-        let body = try RowCoding.encode(jar)
-        try await database.query(
-            """
-            INSERT INTO cookie_jars (session_id, body, updated_at) VALUES (\(sessionID), \(body), \(Date()))
-            ON CONFLICT (session_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
-            """)
+    /// One transaction holding the jar's advisory lock: changes from two replicas to one jar line up instead of
+    /// overwriting each other (a row lock would not cover a jar that does not exist yet).
+    public func modify(sessionID: String, _ change: @Sendable @escaping (inout CookieJar) -> Void) async throws -> CookieJar {
+        try await database.transaction { transaction in
+            try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.jarLockClass), hashtext(\(sessionID)))")
+            let row = try await transaction.query("SELECT body FROM cookie_jars WHERE session_id = \(sessionID)").first
+            let before = try row.map { row in try RowCoding.decode(CookieJar.self, text: PostgresDatabase.decoding { try row.decode(String.self) }) }
+            var jar = before ?? CookieJar()
+            change(&jar)
+            if jar != before {
+                let body = try RowCoding.encode(jar)
+                try await transaction.query(
+                    """
+                    INSERT INTO cookie_jars (session_id, body, updated_at) VALUES (\(sessionID), \(body), \(Date()))
+                    ON CONFLICT (session_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                    """)
+            }
+            return jar
+        }
     }
+
+    static let jarLockClass: Int32 = 4
 
     public func delete(sessionID: String) async throws {
         try await database.query("DELETE FROM cookie_jars WHERE session_id = \(sessionID)")

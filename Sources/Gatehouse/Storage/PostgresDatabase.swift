@@ -27,14 +27,16 @@ public final class PostgresDatabase: Service, Sendable {
 
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await withDeadline {
+        try await withDeadline(queryTimeout) {
             try await Self.collect(self.client.query(query, logger: self.logger))
         }
     }
 
     /// Runs `body` in one transaction on one connection (committed when it returns, rolled back when it throws).
-    func transaction<T: Sendable>(_ body: @Sendable @escaping (Transaction) async throws -> T) async throws -> T {
-        try await withDeadline {
+    func transaction<T: Sendable>(
+        timeout: Duration? = nil, _ body: @Sendable @escaping (Transaction) async throws -> T
+    ) async throws -> T {
+        try await withDeadline(timeout ?? queryTimeout) {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 try await body(Transaction(connection: connection, logger: self.logger))
             }
@@ -58,9 +60,8 @@ public final class PostgresDatabase: Service, Sendable {
         return collected
     }
 
-    /// `body`, or `StorageError.unavailable` once `queryTimeout` has passed; driver errors become `StorageError`.
-    private func withDeadline<T: Sendable>(_ body: @Sendable @escaping () async throws -> T) async throws -> T {
-        let timeout = queryTimeout
+    /// `body`, or `StorageError.unavailable` once `timeout` has passed; driver errors become `StorageError`.
+    private func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
         do {
             return try await withThrowingTaskGroup(of: T.self) { group in
                 group.addTask { try await body() }
@@ -222,7 +223,33 @@ public final class PostgresDatabase: Service, Sendable {
             CREATE TRIGGER registration_completes AFTER INSERT ON registrations
             FOR EACH ROW EXECUTE FUNCTION registration_completes()
             """,
-        ]
+        ],
+        // Every change to a session or a jar, from any replica (and the registration trigger, and the cascade of a
+        // deleted session), tells every replica's `StateInvalidationListener` at commit.
+        [
+            """
+            CREATE FUNCTION session_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('\(StateInvalidationListener.channel)', 's' || OLD.id);
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE TRIGGER session_changed AFTER UPDATE OR DELETE ON sessions FOR EACH ROW EXECUTE FUNCTION session_changed()",
+            """
+            CREATE FUNCTION jar_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'DELETE' THEN
+                    PERFORM pg_notify('\(StateInvalidationListener.channel)', 'j' || OLD.session_id);
+                ELSE
+                    PERFORM pg_notify('\(StateInvalidationListener.channel)', 'j' || NEW.session_id);
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE TRIGGER jar_changed AFTER INSERT OR UPDATE OR DELETE ON cookie_jars FOR EACH ROW EXECUTE FUNCTION jar_changed()",
+        ],
     ]
 }
 

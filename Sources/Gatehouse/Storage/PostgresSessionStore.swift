@@ -35,7 +35,22 @@ public struct PostgresSessionStore: SessionStore {
         try await database.query("DELETE FROM sessions WHERE id = \(id)")
     }
 
-    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
-        try await database.query("DELETE FROM sessions WHERE expires_at <= \(now) OR last_seen_at <= \(idleCutoff) RETURNING id").count
+    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {
+        try await database.query("DELETE FROM sessions WHERE expires_at <= \(now) OR last_seen_at <= \(idleCutoff) RETURNING id").map { row in
+            try PostgresDatabase.decoding { try row.decode(String.self) }
+        }
     }
+
+    /// The session's advisory lock, held by a transaction for as long as `body` runs: a replica that wants to
+    /// refresh the same session waits, then finds the tokens fresh.
+    public func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        try await database.transaction(timeout: Self.refreshTimeout) { transaction in
+            try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.refreshLockClass), hashtext(\(sessionID)))")
+            return try await body()
+        }
+    }
+
+    static let refreshLockClass: Int32 = 3
+    /// Longer than a query's: the lock is held across the call to the identity provider.
+    static let refreshTimeout: Duration = .seconds(30)
 }

@@ -13,7 +13,17 @@ public struct SQLiteCookieJarStore: CookieJarStore {
         return try RowCoding.decode(CookieJar.self, from: row)
     }
 
-    public func save(_ jar: CookieJar, sessionID: String) async throws {
+    /// Read, change and write are three steps on the shared connection; `SharedCookieJars` lines up the changes to
+    /// one jar, and no other process writes an SQLite store.
+    public func modify(sessionID: String, _ change: @Sendable @escaping (inout CookieJar) -> Void) async throws -> CookieJar {
+        let before = try await load(sessionID: sessionID) ?? CookieJar()
+        var jar = before
+        change(&jar)
+        if jar != before { try await save(jar, sessionID: sessionID) }
+        return jar
+    }
+
+    func save(_ jar: CookieJar, sessionID: String) async throws {
         try await database.query(
             """
             INSERT INTO cookie_jars (session_id, body, updated_at) VALUES (?, ?, ?)

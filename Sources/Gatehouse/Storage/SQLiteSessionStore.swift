@@ -36,9 +36,9 @@ public struct SQLiteSessionStore: SessionStore {
         try await database.query("DELETE FROM sessions WHERE id = ?", [.text(id)])
     }
 
-    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
+    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {
         try await database.query(
             "DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ? RETURNING id", [.time(now), .time(idleCutoff)]
-        ).count
+        ).compactMap { $0.column("id")?.string }
     }
 }

@@ -16,6 +16,8 @@ public struct Stores: Sendable {
     var service: any Service
     /// Makes the backend ready before the server accepts requests (PostgreSQL's migrations).
     var prepare: @Sendable () async throws -> Void
+    /// The database replicas share, if any: its changes reach each replica's cache through a listener.
+    var shared: PostgresDatabase? = nil
 
     public static func sqlite(_ database: SQLiteDatabase) -> Stores {
         Stores(
@@ -30,7 +32,7 @@ public struct Stores: Sendable {
             sessions: PostgresSessionStore(database: database), jars: PostgresCookieJarStore(database: database),
             attempts: PostgresLoginAttemptStore(database: database), hostMounts: PostgresHostMountStore(database: database),
             registrations: PostgresRegistrationStore(database: database), flows: PostgresRegistrationFlowStore(database: database),
-            events: PostgresEventStore(database: database), service: database, prepare: { try await database.migrate() })
+            events: PostgresEventStore(database: database), service: database, prepare: { try await database.migrate() }, shared: database)
     }
 
     /// The stores `configuration` names, opened (SQLite) or ready to run (PostgreSQL).

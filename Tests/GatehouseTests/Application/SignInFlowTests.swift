@@ -201,21 +201,23 @@ import Testing
     }
 
     /// The provider refuses the refresh token: the session ends and the member is told so, keeping the deep link.
+    /// The tokens are changed behind the gateway's back, by another process on its PostgreSQL store (as another
+    /// replica would), which the gateway must notice despite its cache.
     @Test func aRefusedRefreshSendsTheMemberBackWithTheExpiredMessage() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-\(UUID().uuidString).sqlite").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        try await LiveGateway.run(configure: { $0.storage.sqlitePath = path }) { gateway in
+        let url = try await TestPostgres.freshDatabase()
+        try await LiveGateway.run(configure: { $0.storage = StorageConfiguration(kind: .postgres, postgresURL: url) }) { gateway in
             let flow = try await Self.signIn(gateway, deepLink: "/calls")
             #expect(try await gateway.get("/calls", cookies: flow.cookies.values).status == 200)
 
-            let database = try await SQLiteDatabase.open(path: path, logger: .init(label: "test"))
-            let sessions = SQLiteSessionStore(database: database)
-            let id = SessionResolver.sessionID(forCookie: try #require(flow.cookies.values["gatehouse_session"]))
-            var session = try #require(try await sessions.find(id: id))
-            session.tokens.refreshToken = "revoked-at-the-provider"
-            session.tokens.accessTokenExpiresAt = Date().addingTimeInterval(30)
-            try await sessions.update(session)
-            try await database.close()
+            let other = try PostgresDatabase(url: url, logger: .init(label: "test"))
+            try await Stores.postgres(other).whileRunning { stores in
+                let id = SessionResolver.sessionID(forCookie: try #require(flow.cookies.values["gatehouse_session"]))
+                var session = try #require(try await stores.sessions.find(id: id))
+                session.tokens.refreshToken = "revoked-at-the-provider"
+                session.tokens.accessTokenExpiresAt = Date().addingTimeInterval(30)
+                try await stores.sessions.update(session)
+            }
+            try await Task.sleep(for: .seconds(1))  // the invalidation bound
 
             let reply = try await gateway.get("/calls", cookies: flow.cookies.values)
             #expect(reply.status == 303)

@@ -19,7 +19,9 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let stores: Stores
         switch self {
         case .sqlite: stores = .sqlite(try await SQLiteDatabase.open(path: ":memory:", logger: Self.logger))
-        case .postgres: stores = .postgres(try PostgresDatabase(url: try await TestPostgres.freshDatabase(), logger: Self.logger))
+        // A generous deadline: a loaded CI machine queues a hundred parallel transactions for a while.
+        case .postgres:
+            stores = .postgres(try PostgresDatabase(url: try await TestPostgres.freshDatabase(), queryTimeout: .seconds(60), logger: Self.logger))
         }
         try await stores.whileRunning(body)
     }

@@ -37,9 +37,8 @@ import Testing
             #expect(found.tokens.accessToken == "access-9")
             #expect(abs(found.lastSeenAt.timeIntervalSince(session.lastSeenAt)) < 0.001)
 
-            var jar = CookieJar()
-            jar.store(setCookie: "app=1; Path=/", from: try #require(CookieOrigin(url: URL(string: "https://wiki.example.org/")!)))
-            try await stores.jars.save(jar, sessionID: session.id)
+            let origin = try #require(CookieOrigin(url: URL(string: "https://wiki.example.org/")!))
+            try await stores.jars.modify(sessionID: session.id) { $0.store(setCookie: "app=1; Path=/", from: origin) }
             // Times go through JSON as seconds since 1970, so compare what a request reads from the jar.
             let loaded = try #require(try await stores.jars.load(sessionID: session.id))
             #expect(loaded.cookies.map { "\($0.name)=\($0.value) \($0.domain)\($0.path)" } == ["app=1 wiki.example.org/"])
@@ -49,7 +48,8 @@ import Testing
 
             try await stores.sessions.insert(SessionLifecycleTests.session(cookie: "idle", lastSeen: Date().addingTimeInterval(-7200)))
             try await stores.sessions.insert(SessionLifecycleTests.session(cookie: "ended", expiresIn: -1))
-            #expect(try await stores.sessions.deleteExpired(now: Date(), idleCutoff: Date().addingTimeInterval(-3600)) == 2)
+            let removed = try await stores.sessions.deleteExpired(now: Date(), idleCutoff: Date().addingTimeInterval(-3600))
+            #expect(Set(removed) == [SessionResolver.sessionID(forCookie: "idle"), SessionResolver.sessionID(forCookie: "ended")])
             #expect(try await stores.sessions.find(id: session.id) != nil)
 
             try await stores.sessions.delete(id: session.id)
@@ -92,6 +92,23 @@ import Testing
             let recent = try await stores.events.events(since: start)
             #expect(recent.map(\.name) == [.ssoLoginSuccess, .ssoLoginSuccess, .ssoLoginSuccess, .ssoLogout])
             #expect(recent.first?.detail == "d")
+        }
+    }
+
+    /// Forty responses setting forty cookies at once for one member: every cookie is kept.
+    @Test(arguments: StoreBackend.allCases) func parallelCookieChangesAreAllKept(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let session = SessionLifecycleTests.session(cookie: "c1")
+            try await stores.sessions.insert(session)
+            let jars = SharedCookieJars(store: stores.jars)
+            let origin = try #require(CookieOrigin(url: URL(string: "https://wiki.example.org/")!))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<40 {
+                    group.addTask { try await jars.absorb(setCookies: ["c\(index)=\(index); Path=/"], from: origin, sessionID: session.id) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await stores.jars.load(sessionID: session.id)?.cookies.count == 40)
         }
     }
 }

@@ -48,7 +48,7 @@ enum TestPostgres {
     static func freshDatabase() async throws -> String {
         let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         let server = try PostgresDatabase(url: server.url, logger: Logger(label: "test-postgres"))
-        try await whileRunning(server) {
+        _ = try await whileRunning(server) {
             try await server.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
         }
         return url(database: name)

@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// Keeps a replica's `StateCache` honest on PostgreSQL: one pooled connection `LISTEN`s for the notifications the
+/// session and jar triggers send at every commit, and evicts what they name.
+///
+/// The bound: a change reaches the other replicas as a notification within milliseconds of its commit. If the
+/// listening connection fails or merely falls silent, the cache is no longer trusted: a heartbeat every 250 ms
+/// must come back within 500 ms (PostgreSQL sends pending notifications before a query's answer, so a heartbeat
+/// that returns proves nothing was held back), or the cache is emptied and bypassed until the connection listens
+/// again. So no replica serves a changed or ended session later than 750 ms after the change — within 1 second.
+struct StateInvalidationListener: Service {
+    static let channel = "gatehouse_state"
+
+    let database: PostgresDatabase
+    let cache: StateCache
+    let logger: Logger
+    var heartbeatInterval: Duration = .milliseconds(250)
+    var heartbeatTimeout: Duration = .milliseconds(500)
+
+    enum Failure: Error {
+        case heartbeatLate
+        case notificationsEnded
+    }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            var retryDelay = Self.firstRetryDelay
+            while !Task.isCancelled {
+                let started = ContinuousClock.now
+                do {
+                    try await listen()
+                } catch {
+                    if Task.isCancelled { return }  // the gateway is stopping
+                    // A connection that listened a while is a new outage: said once, retried at once.
+                    if ContinuousClock.now - started > .seconds(5) { retryDelay = Self.firstRetryDelay }
+                    if retryDelay == Self.firstRetryDelay {
+                        let reason = (error as? PSQLError).map { "PostgreSQL \($0.code)" } ?? "\(error)"
+                        logger.warning("state cache bypassed: invalidations interrupted", metadata: ["error": .string(reason)])
+                    }
+                }
+                cache.reset(trusted: false)
+                try await Task.sleep(for: retryDelay)
+                retryDelay = min(retryDelay * 2, .seconds(2))
+            }
+        }
+    }
+
+    static let firstRetryDelay: Duration = .milliseconds(100)
+    /// Recognisable in `pg_stat_activity`.
+    static let heartbeat: PostgresQuery = "SELECT 'gatehouse heartbeat'"
+
+    /// Listens until the connection fails or a heartbeat is late; the cache is trusted meanwhile.
+    private func listen() async throws {
+        try await database.client.withConnection { connection in
+            try await connection.listen(on: Self.channel) { notifications in
+                // Listening from here on: whatever changes now is heard, and whatever changed before is not in the
+                // emptied cache.
+                cache.reset(trusted: true)
+                logger.info("state cache trusted: listening for invalidations")
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await notification in notifications { apply(notification.payload) }
+                        throw Failure.notificationsEnded
+                    }
+                    group.addTask { try await heartbeats(on: connection) }
+                    defer { group.cancelAll() }
+                    try await group.next()
+                }
+            }
+        }
+    }
+
+    private func heartbeats(on connection: PostgresConnection) async throws {
+        while true {
+            try await Task.sleep(for: heartbeatInterval)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { _ = try await PostgresDatabase.collect(connection.query(Self.heartbeat, logger: logger)) }
+                group.addTask {
+                    try await Task.sleep(for: heartbeatTimeout)
+                    // Untrusted at once; closing the connection ends the query waiting on it (and the listening).
+                    cache.reset(trusted: false)
+                    try? await connection.close()
+                    throw Failure.heartbeatLate
+                }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+        }
+    }
+
+    func apply(_ payload: String) {
+        guard let kind = payload.first else { return }
+        let sessionID = String(payload.dropFirst())
+        switch kind {
+        case "s": cache.invalidate(sessionID: sessionID)
+        case "j": cache.invalidate(jarOf: sessionID)
+        default: logger.warning("unknown state notification", metadata: ["payload": .string(payload)])
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import PostgresNIO
+import Testing
+
+@testable import Gatehouse
+
+/// Two gateway replicas on one PostgreSQL, each with its own state cache: what one does, the other sees within the
+/// cache's invalidation bound (1 second), with no request to the other in between.
+@Suite struct ReplicaTests {
+    /// Polls `condition` until it holds; how long that took, or `nil` after `limit`.
+    static func timeUntil(limit: Duration = .seconds(3), _ condition: () async throws -> Bool) async throws -> Duration? {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < limit {
+            if try await condition() { return ContinuousClock.now - start }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    static func withReplicas(_ body: (LiveGateway, LiveGateway) async throws -> Void) async throws {
+        let url = try await TestPostgres.freshDatabase()
+        try await EchoUpstream.run { upstream in
+            let configure: (inout GatehouseConfiguration) -> Void = {
+                $0.storage = StorageConfiguration(kind: .postgres, postgresURL: url)
+                $0.apps = ProxyTests.apps(upstream)
+            }
+            try await LiveGateway.run(configure: configure) { first in
+                try await LiveGateway.run(configure: configure) { second in try await body(first, second) }
+            }
+        }
+    }
+
+    @Test func aSessionAndItsJarAreSharedAndSigningOutEndsItOnTheOtherReplicaWithinASecond() async throws {
+        try await Self.withReplicas { first, second in
+            for replica in [first, second] { #expect(try await Self.timeUntil { replica.built.stateCache.isTrusted } != nil) }
+            let cookies = try await ProxyTests.signedIn(first)
+            // The second replica knows the member at once, and now holds the session and the (empty) jar in memory.
+            #expect(try await second.get("/", cookies: cookies).status == 200)
+            #expect(try ProxyTests.report(try await second.get("/apps/echo/echo/x", cookies: cookies)).headers["cookie"] == nil)
+
+            _ = try await first.get("/apps/echo/set-cookie?c=app%3D1%3B%20Path%3D%2F", cookies: cookies)
+            let jarSeen = try await Self.timeUntil {
+                try ProxyTests.report(try await second.get("/apps/echo/echo/x", cookies: cookies)).headers["cookie"] == ["app=1"]
+            }
+            #expect(try #require(jarSeen) < .seconds(1))
+            // Served from memory in between, not by reading the store at every request.
+            #expect(second.built.stateCache.statistics.hits > 0)
+
+            let portal = try await first.get("/", cookies: cookies)
+            let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            #expect(try await second.get("/", cookies: cookies).status == 200)
+            _ = try await first.post("/signout", form: [("csrf", String(csrf))], cookies: cookies)
+            let refused = try await Self.timeUntil { try await second.get("/", cookies: cookies).location == "/signin" }
+            #expect(try #require(refused) < .seconds(1))
+        }
+    }
+
+    /// The listening connections are cut (PostgreSQL ends their processes): each replica empties and bypasses its
+    /// cache and listens on a new connection; a sign-out on one replica is refused by the other within a second all
+    /// the same.
+    @Test func whenInvalidationsAreCutTheReplicasListenAgainAndMissNothing() async throws {
+        try await Self.withReplicas { first, second in
+            for replica in [first, second] { #expect(try await Self.timeUntil { replica.built.stateCache.isTrusted } != nil) }
+            let cookies = try await ProxyTests.signedIn(first)
+            #expect(try await second.get("/", cookies: cookies).status == 200)
+            let cut = try await Self.listeningProcesses(first.configuration, count: 2)
+            #expect(cut.count == 2)
+            try await Self.terminate(cut, configuration: first.configuration)
+            let replaced = try await Self.timeUntil {
+                let now = try await Self.listeningProcesses(first.configuration, count: 2)
+                return now.count == 2 && Set(now).isDisjoint(with: cut)
+            }
+            #expect(try #require(replaced) < .seconds(1.5))
+
+            let portal = try await first.get("/", cookies: cookies)
+            let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            _ = try await first.post("/signout", form: [("csrf", String(csrf))], cookies: cookies)
+            let refused = try await Self.timeUntil { try await second.get("/", cookies: cookies).location == "/signin" }
+            #expect(try #require(refused) < .seconds(1))
+            #expect(second.built.stateCache.isTrusted)
+        }
+    }
+
+    static func terminate(_ processes: [Int32], configuration: GatehouseConfiguration) async throws {
+        let database = try PostgresDatabase(url: try #require(configuration.storage.postgresURL), logger: .init(label: "test"))
+        try await whileRunning(database) {
+            for pid in processes { try await database.query("SELECT pg_terminate_backend(\(pid))") }
+        }
+    }
+
+    /// The PostgreSQL processes serving the replicas' listening connections (found by their heartbeat).
+    static func listeningProcesses(_ configuration: GatehouseConfiguration, count: Int) async throws -> [Int32] {
+        let database = try PostgresDatabase(url: try #require(configuration.storage.postgresURL), logger: .init(label: "test"))
+        return try await whileRunning(database) {
+            _ = try await timeUntil { try await database.query(heartbeatQuery).count >= count }
+            return try await database.query(heartbeatQuery).map { try $0.decode(Int32.self) }
+        }
+    }
+
+    static let heartbeatQuery: PostgresQuery =
+        "SELECT pid FROM pg_stat_activity WHERE query = 'SELECT ''gatehouse heartbeat''' AND datname = current_database()"
+}
