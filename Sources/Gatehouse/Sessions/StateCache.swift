@@ -25,6 +25,8 @@ public final class StateCache: Sendable {
         var trusted: Bool
         var hits = 0
         var misses = 0
+        /// Times the cache stopped being trusted.
+        var bypasses = 0
     }
 
     private let state: NIOLockedValueBox<State>
@@ -126,14 +128,16 @@ public final class StateCache: Sendable {
             state.epoch &+= 1
             state.sessions = [:]
             state.jars = [:]
+            if state.trusted && !trusted { state.bypasses += 1 }
             state.trusted = trusted
         }
     }
 
     public var isTrusted: Bool { state.withLockedValue { $0.trusted } }
 
-    /// Entries held, and session reads answered from memory and from the store since start.
-    public var statistics: (entries: Int, hits: Int, misses: Int) {
-        state.withLockedValue { ($0.sessions.count + $0.jars.count, $0.hits, $0.misses) }
+    /// Entries held, session reads answered from memory and from the store, and times the cache was bypassed
+    /// because invalidations could not be relied on, since start.
+    public var statistics: (entries: Int, hits: Int, misses: Int, bypasses: Int) {
+        state.withLockedValue { ($0.sessions.count + $0.jars.count, $0.hits, $0.misses, $0.bypasses) }
     }
 }

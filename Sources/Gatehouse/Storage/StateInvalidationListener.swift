@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 import ServiceLifecycle
 
@@ -52,23 +53,40 @@ struct StateInvalidationListener: Service {
     /// Recognisable in `pg_stat_activity`.
     static let heartbeat: PostgresQuery = "SELECT 'gatehouse heartbeat'"
 
-    /// Listens until the connection fails or a heartbeat is late; the cache is trusted meanwhile.
+    /// Listens until the connection fails or a heartbeat is late; the cache is trusted meanwhile. A connection that
+    /// does not even confirm the `LISTEN` in time is given up the same way.
     private func listen() async throws {
         try await database.client.withConnection { connection in
-            try await connection.listen(on: Self.channel) { notifications in
-                // Listening from here on: whatever changes now is heard, and whatever changed before is not in the
-                // emptied cache.
-                cache.reset(trusted: true)
-                logger.info("state cache trusted: listening for invalidations")
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for try await notification in notifications { apply(notification.payload) }
-                        throw Failure.notificationsEnded
+            let listening = NIOLockedValueBox(false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await connection.listen(on: Self.channel) { notifications in
+                        // Listening from here on: whatever changes now is heard, and whatever changed before is not
+                        // in the emptied cache.
+                        listening.withLockedValue { $0 = true }
+                        cache.reset(trusted: true)
+                        logger.info("state cache trusted: listening for invalidations")
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask {
+                                for try await notification in notifications { apply(notification.payload) }
+                                throw Failure.notificationsEnded
+                            }
+                            group.addTask { try await heartbeats(on: connection) }
+                            defer { group.cancelAll() }
+                            try await group.next()
+                        }
                     }
-                    group.addTask { try await heartbeats(on: connection) }
-                    defer { group.cancelAll() }
-                    try await group.next()
                 }
+                group.addTask {
+                    try await Task.sleep(for: heartbeatTimeout)
+                    guard listening.withLockedValue({ $0 }) else {
+                        try? await connection.close()
+                        throw Failure.heartbeatLate
+                    }
+                }
+                defer { group.cancelAll() }
+                // The watchdog ends quietly once listening; the listener only ends by throwing.
+                for try await _ in group {}
             }
         }
     }
