@@ -69,15 +69,7 @@ struct UpstreamWebSocket {
                     return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: configuration)
                 }
             }
-        let result = try await withThrowingTaskGroup(of: UpgradeResult.self) { group in
-            group.addTask { try await upgrade.get() }
-            group.addTask {
-                try await Task.sleep(for: handshakeTimeout)
-                throw Failure.handshakeTimeout
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
-        }
+        let result = try await withTimeout(handshakeTimeout, { try await upgrade.get() }, expired: { Failure.handshakeTimeout })
         guard case .upgraded(let channel) = result else { throw Failure.upgradeRefused }
         return channel
     }

@@ -135,7 +135,6 @@ public struct WebSocketProxy: Sendable {
         enum End { case browser, app, session }
 
         func run(browserInbound: WebSocketInboundStream, browserOutbound: WebSocketOutboundWriter) async throws {
-            defer { Task { try? await browserOutbound.close(.normalClosure, reason: nil) } }
             let upstream: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
             do {
                 upstream = try await client.connect(to: target, headers: headers)
@@ -167,6 +166,7 @@ public struct WebSocketProxy: Sendable {
                 // The app closed first: its close was answered already.
                 if end != .app { try? await appOutbound.write(Self.frame(.connectionClose, Self.closeReason(.normalClosure))) }
             }
+            try? await browserOutbound.close(.normalClosure, reason: nil)
         }
 
         /// The app's messages to the browser; pings answered, and its close frame answered and ending the relay.

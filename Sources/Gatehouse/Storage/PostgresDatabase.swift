@@ -20,7 +20,7 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// Runs the pool until the gateway stops (after the server, which is stopped first).
     public func run() async throws {
-        try await cancelWhenGracefulShutdown { await self.client.run() }
+        await cancelWhenGracefulShutdown { await self.client.run() }
     }
 
     // MARK: - Queries
@@ -63,15 +63,7 @@ public final class PostgresDatabase: Service, Sendable {
     /// `body`, or `StorageError.unavailable` once `timeout` has passed; driver errors become `StorageError`.
     private func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
         do {
-            return try await withThrowingTaskGroup(of: T.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw StorageError.unavailable("PostgreSQL did not answer within \(timeout)")
-                }
-                defer { group.cancelAll() }
-                return try await group.next()!
-            }
+            return try await withTimeout(timeout, body) { StorageError.unavailable("PostgreSQL did not answer within \(timeout)") }
         } catch let error as PSQLError {
             throw Self.storageError(error)
         }

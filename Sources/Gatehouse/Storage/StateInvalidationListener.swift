@@ -94,17 +94,11 @@ struct StateInvalidationListener: Service {
     private func heartbeats(on connection: PostgresConnection) async throws {
         while true {
             try await Task.sleep(for: heartbeatInterval)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { _ = try await PostgresDatabase.collect(connection.query(Self.heartbeat, logger: logger)) }
-                group.addTask {
-                    try await Task.sleep(for: heartbeatTimeout)
-                    // Untrusted at once; closing the connection ends the query waiting on it (and the listening).
-                    cache.reset(trusted: false)
-                    try? await connection.close()
-                    throw Failure.heartbeatLate
-                }
-                defer { group.cancelAll() }
-                try await group.next()
+            _ = try await withTimeout(heartbeatTimeout, { try await PostgresDatabase.collect(connection.query(Self.heartbeat, logger: logger)) }) {
+                // Untrusted at once; closing the connection ends the query waiting on it (and the listening).
+                cache.reset(trusted: false)
+                try? await connection.close()
+                return Failure.heartbeatLate
             }
         }
     }
