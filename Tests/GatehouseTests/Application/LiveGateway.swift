@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -19,18 +20,16 @@ struct LiveGateway {
 
     var origin: String { "http://127.0.0.1:\(port)" }
 
+    /// A loopback port for a test server, never handed out twice in one run. Binding port 0 and closing it again is
+    /// not enough: the kernel may give the same port to the next caller before the first server listens on it (two
+    /// servers of parallel tests then fight for one port). So ports come from a counter below the ephemeral range
+    /// (which the kernel's own choices, and the sources of outgoing connections, never use), each checked free.
     static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress!.port!
-        try await channel.close()
-        return port
-    }
-
-    /// A loopback port nothing listens on, below the ephemeral range: a connection to a closed ephemeral port can,
-    /// now and then, be given that very port as its source and connect to itself.
-    static func closedPort() async throws -> Int {
-        for _ in 0..<50 {
-            let candidate = Int.random(in: 20_000..<30_000)
+        for _ in 0..<Self.portRange.count {
+            let candidate = Self.portRange.lowerBound + Self.portCounter.withLockedValue { next in
+                defer { next = (next + 1) % Self.portRange.count }
+                return next
+            }
             if let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: candidate).get() {
                 try await channel.close()
                 return candidate
@@ -38,6 +37,9 @@ struct LiveGateway {
         }
         throw HTTPClientError.connectTimeout
     }
+
+    static let portRange = 20_000..<32_000
+    static let portCounter = NIOLockedValueBox(Int.random(in: 0..<portRange.count))
 
     static func developmentConfiguration(port: Int, databasePath: String = ":memory:") throws -> GatehouseConfiguration {
         var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"]).load(

@@ -22,7 +22,7 @@ import Testing
         configure: @escaping (inout GatehouseConfiguration) -> Void = { _ in }, _ body: (LiveGateway, EchoUpstream) async throws -> Void
     ) async throws {
         try await EchoUpstream.run { upstream in
-            let closedPort = try await LiveGateway.closedPort()
+            let closedPort = try await LiveGateway.freePort()
             try await LiveGateway.run(configure: {
                 $0.apps = Self.apps(upstream, unreachablePort: closedPort)
                 configure(&$0)

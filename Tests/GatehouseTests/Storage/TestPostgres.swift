@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import PostgresNIO
 
 @testable import Gatehouse
@@ -7,10 +8,16 @@ import PostgresNIO
 /// A real PostgreSQL server for the tests: started once per test process by `scripts/postgres` in a temporary
 /// directory on loopback, stopped when the process exits. Each test gets a database of its own.
 enum TestPostgres {
-    /// The server's directory and URL (to its `postgres` database).
-    static let server: (directory: String, url: String) = start()
+    /// The server's URL (to its `postgres` database), once it has started. The start (seconds: `initdb`, `pg_ctl`)
+    /// runs on a thread of NIO's blocking pool: on a Swift worker thread it would stall every test of the run (the
+    /// concurrency pool has a thread per core) and make unrelated timing-sensitive tests fail.
+    static let server = Task { try await NIOThreadPool.singleton.runIfActive { start() } }
 
-    private static func start() -> (String, String) {
+    static var url: String {
+        get async throws { try await server.value }
+    }
+
+    private static func start() -> String {
         // Directly under the temporary directory: the `postgres` user must be able to enter it when tests run as root.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-pg-\(UUID().uuidString.prefix(8))").path
         let url = run("start", directory)
@@ -20,23 +27,49 @@ enum TestPostgres {
             _ = TestPostgres.run("stop", directory)
             try? FileManager.default.removeItem(atPath: directory)
         }
-        return (directory, url)
+        return url
     }
 
     nonisolated(unsafe) private static var startedDirectory: String?
 
-    /// Runs `scripts/postgres`; a failure stops the tests with its message (the server is not optional). Through
-    /// `system(3)`, which waits for the script itself: Foundation's `Process` here never noticed it had ended. Its
-    /// output goes through a file, as the server it starts must not inherit a pipe of ours.
+    /// Runs `scripts/postgres`; a failure stops the tests with its message (the server is not optional).
+    ///
+    /// Spawned with every descriptor above standard error closed in the child: this process has sockets open (other
+    /// tests' servers and connections), and a child that held copies would keep them alive after this process closed
+    /// them (a closed listener still taking connections, then resetting them; a closed connection whose peer never
+    /// sees the end), or, for the server it starts, for as long as the server runs. Output goes through a file.
     @discardableResult
     static func run(_ arguments: String...) -> String {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-\(UUID().uuidString).out")
-        defer { try? FileManager.default.removeItem(at: output) }
-        let command = (["bash", packageRoot + "/scripts/postgres"] + arguments).map { "'\($0)'" }.joined(separator: " ")
-        let status = system("\(command) >'\(output.path)' 2>&1 </dev/null")
-        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let status = spawn(["bash", packageRoot + "/scripts/postgres"] + arguments, output: output)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0 else { fatalError("scripts/postgres \(arguments.joined(separator: " ")) failed (\(status)): \(text)") }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// `posix_spawn` of `arguments` (the first found on the `PATH`) with standard input from `/dev/null`, standard
+    /// output and error to `output`, and nothing else inherited; waits for it and returns its exit status.
+    private static func spawn(_ arguments: [String], output: String) -> Int32 {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("this C library cannot close inherited descriptors in a spawned process (glibc 2.34 or later can)")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        guard posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // Exited normally (no signal): its exit code; otherwise -1.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
     }
 
     static var packageRoot: String {
@@ -47,14 +80,10 @@ enum TestPostgres {
     /// A new, empty database on the shared server; its URL.
     static func freshDatabase() async throws -> String {
         let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let server = try PostgresDatabase(url: server.url, logger: Logger(label: "test-postgres"))
+        let server = try PostgresDatabase(url: try await url, logger: Logger(label: "test-postgres"))
         _ = try await whileRunning(server) {
             try await server.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
         }
-        return url(database: name)
-    }
-
-    static func url(database: String) -> String {
-        server.url.replacingOccurrences(of: "/postgres?", with: "/\(database)?")
+        return try await url.replacingOccurrences(of: "/postgres?", with: "/\(name)?")
     }
 }
