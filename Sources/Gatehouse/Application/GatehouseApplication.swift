@@ -14,6 +14,8 @@ public enum GatehouseApplication {
         public let developmentPassword: String?
         /// This replica's sessions and jars in memory.
         public let stateCache: StateCache
+        /// Product events on their way to the store.
+        public let events: EventQueue
     }
 
     public static func build(configuration: GatehouseConfiguration, logger: Logger) async throws -> Built {
@@ -37,7 +39,8 @@ public enum GatehouseApplication {
         let registrations = stores.registrations
         let flows = stores.flows
         let eventStore = stores.events
-        let events = EventRecorder(store: eventStore, logger: logger)
+        let eventQueue = EventQueue(store: eventStore, logger: logger)
+        let events = EventRecorder(queue: eventQueue, logger: logger)
 
         let proxy = configuration.proxy
         var clientConfiguration = HTTPClient.Configuration(
@@ -103,6 +106,10 @@ public enum GatehouseApplication {
             developmentPassword = provider.demoPassword
         }
 
+        BackChannelLogoutController(
+            verifier: oidc.verifier, sessions: sessions, logoutTokens: stores.logoutTokens, events: events
+        ).addRoutes(to: router)
+
         let withSession = router.group().add(middleware: SessionMiddleware(resolver: resolver, cookieName: configuration.cookie.name))
         let auth = AuthController(
             configuration: configuration, oidc: oidc, attempts: attempts, sessions: sessions, registrations: registrations, events: events,
@@ -119,8 +126,9 @@ public enum GatehouseApplication {
             configuration: configuration,
             inbox: inbox
         ).addRoutes(to: signedIn)
-        FunnelController(events: eventStore, registrations: registrations, configuration: configuration, strings: renderer.strings).addRoutes(
-            to: signedIn)
+        FunnelController(events: eventStore, queue: eventQueue, registrations: registrations, configuration: configuration, strings: renderer.strings)
+            .addRoutes(
+                to: signedIn)
         proxyController.addRoutes(to: signedIn)
         hostMounts.addRoutes(to: signedIn)
         let webSockets = WebSocketProxy(
@@ -128,11 +136,14 @@ public enum GatehouseApplication {
             configuration: configuration, logger: logger
         )
 
+        // Stopped in reverse order: the event queue is flushed before the store closes.
         var services: [any Service] = [
             stores.service,
+            eventQueue,
             HTTPClientService(client: http, upstreamClients: upstreamClients),
             ExpirySweeper(
-                sessions: sessions, attempts: attempts, handoffs: hostMountStore, flows: flows, rules: configuration.registration.rules,
+                sessions: sessions, attempts: attempts, handoffs: hostMountStore, flows: flows, logoutTokens: stores.logoutTokens,
+                rules: configuration.registration.rules,
                 configuration: configuration.session, logger: logger),
         ]
         if let invalidations { services.append(invalidations) }
@@ -153,7 +164,7 @@ public enum GatehouseApplication {
             logger: logger
         )
         application.beforeServerStarts(perform: stores.prepare)
-        return Built(application: application, developmentPassword: developmentPassword, stateCache: cache)
+        return Built(application: application, developmentPassword: developmentPassword, stateCache: cache, events: eventQueue)
     }
 
     /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard after it.

@@ -25,13 +25,14 @@ struct DatabaseService: Service {
     }
 }
 
-/// Removes ended sessions (their jars and app grants go with them), abandoned sign-ins and unused app handoffs
-/// every few minutes.
+/// Removes ended sessions (their jars and app grants go with them), abandoned sign-ins, unused app handoffs and
+/// logout tokens that can no longer be replayed every few minutes.
 struct ExpirySweeper: Service {
     let sessions: any SessionStore
     let attempts: any LoginAttemptStore
     let handoffs: any HostMountStore
     let flows: any RegistrationFlowStore
+    let logoutTokens: any LogoutTokenStore
     let rules: VerificationRules
     let configuration: SessionConfiguration
     let logger: Logger
@@ -58,12 +59,13 @@ struct ExpirySweeper: Service {
             // Stale flows would start over anyway; send records only matter inside the rate window.
             let registrationRemoved = try await flows.deleteStale(
                 flowsBefore: now.addingTimeInterval(-RegistrationFlow.resumeWindow), sendsBefore: now.addingTimeInterval(-rules.rateWindow))
-            if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved > 0 {
+            let logoutTokensRemoved = try await logoutTokens.deleteExpired(now: now)
+            if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved + logoutTokensRemoved > 0 {
                 logger.info(
                     "swept",
                     metadata: [
                         "sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)", "app_handoffs": "\(handoffsRemoved)",
-                        "registration_rows": "\(registrationRemoved)",
+                        "registration_rows": "\(registrationRemoved)", "logout_tokens": "\(logoutTokensRemoved)",
                     ])
             }
         } catch {

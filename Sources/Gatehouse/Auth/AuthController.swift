@@ -66,7 +66,7 @@ public struct AuthController: Sendable {
             state: RandomToken.make(), browserBindingHash: SessionResolver.sessionID(forCookie: binding), nonce: RandomToken.make(),
             codeVerifier: PKCE.generate().verifier, returnTo: returnTo, createdAt: Date()
         )
-        await events.record(.ssoLoginAttempt)
+        events.record(.ssoLoginAttempt)
         let location: String
         do {
             location = try await oidc.authorizationURL(
@@ -111,7 +111,8 @@ public struct AuthController: Sendable {
             let identity = try await oidc.userinfo(accessToken: tokens.accessToken)
             guard identity.sub == claims.subject else { throw OIDCError.invalidUserinfo("userinfo sub differs from the ID token's") }
             return try await startSession(
-                identity: identity, tokens: tokens, idToken: idToken, returnTo: returnTo, replacing: context.session, context: context
+                identity: identity, tokens: tokens, idToken: idToken, providerSessionID: claims.sessionID, returnTo: returnTo,
+                replacing: context.session, context: context
             )
         } catch let error as OIDCError {
             return await failure(error, returnTo: returnTo, request: request, context: context)
@@ -130,11 +131,11 @@ public struct AuthController: Sendable {
     }
 
     func startSession(
-        identity: MemberIdentity, tokens: TokenResponse, idToken: String, returnTo: String, replacing previous: Session?,
-        context: GatewayRequestContext
+        identity: MemberIdentity, tokens: TokenResponse, idToken: String, providerSessionID: String?, returnTo: String,
+        replacing previous: Session?, context: GatewayRequestContext
     ) async throws -> Response {
         let isRegistered = try await registrations.isRegistered(sub: identity.sub)
-        guard let level = await events.transition(.signIn, from: .none, sub: identity.sub, isRegistered: isRegistered) else {
+        guard let level = events.transition(.signIn, from: .none, sub: identity.sub, isRegistered: isRegistered) else {
             throw RequestError.badRequest("sign-in transition refused")
         }
         // A new id at every sign-in: a cookie planted before sign-in never becomes a signed-in session.
@@ -148,10 +149,11 @@ public struct AuthController: Sendable {
                 accessTokenExpiresAt: tokens.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }
             ),
             level: level, csrfToken: RandomToken.make(), createdAt: now, lastSeenAt: now,
-            expiresAt: now.addingTimeInterval(TimeInterval(configuration.session.absoluteTimeoutSeconds))
+            expiresAt: now.addingTimeInterval(TimeInterval(configuration.session.absoluteTimeoutSeconds)),
+            providerSessionID: providerSessionID
         )
         try await sessions.insert(session)
-        await events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
+        events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
         var response = redirect(to: returnTo)
         response.headers.append(HTTPField(name: .setCookie, value: cookie.setting(value)))
         response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.clearing()))
@@ -161,7 +163,7 @@ public struct AuthController: Sendable {
     /// Back to the sign-in page with the reason; nothing of the attempt remains.
     func failure(_ error: OIDCError, returnTo: String, request: Request, context: GatewayRequestContext) async -> Response {
         context.logger.notice("sign-in failed", metadata: ["reason": .string(error.reason), "error": .string(error.description)])
-        await events.record(.ssoLoginFailure, detail: error.reason)
+        events.record(.ssoLoginFailure, detail: error.reason)
         if ErrorPageMiddleware<GatewayRequestContext>.wantsJSON(request) {
             let status: HTTPResponse.Status = error.reason == "provider_unreachable" ? .badGateway : .badRequest
             var response =
@@ -182,9 +184,9 @@ public struct AuthController: Sendable {
     @Sendable func signOut(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         guard let session = context.session else { return redirect(to: Paths.signIn) }
         _ = try await FormPost.read(request, session: session, publicOrigin: configuration.publicOrigin)
-        _ = await events.transition(.signOut, from: session.level, sub: session.identity.sub)
+        _ = events.transition(.signOut, from: session.level, sub: session.identity.sub)
         try await sessions.delete(id: session.id)
-        await events.record(.ssoLogout, sub: session.identity.sub, detail: "signed_out")
+        events.record(.ssoLogout, sub: session.identity.sub, detail: "signed_out")
         let location = await oidc.endSessionURL(idTokenHint: session.tokens.idToken, postLogoutRedirectURI: configuration.postLogoutRedirectURI)
         var response = redirect(to: location ?? Paths.signedOutPage)
         response.headers.append(HTTPField(name: .setCookie, value: cookie.clearing()))

@@ -9,12 +9,15 @@ actor DevelopmentGrants {
         var codeChallenge: String
         var nonce: String?
         var scopes: Set<String>
+        /// The sign-in at this provider the grant belongs to (`sid`).
+        var providerSession: String
         var expiresAt: Date
     }
 
     struct TokenGrant {
         var username: String
         var scopes: Set<String>
+        var providerSession: String
         var expiresAt: Date
     }
 
@@ -34,13 +37,16 @@ actor DevelopmentGrants {
         return grant
     }
 
-    func issueTokens(username: String, scopes: Set<String>, accessLifetime: TimeInterval, refreshLifetime: TimeInterval) -> (
-        access: String, refresh: String
-    ) {
+    func issueTokens(
+        username: String, scopes: Set<String>, providerSession: String, accessLifetime: TimeInterval, refreshLifetime: TimeInterval
+    ) -> (access: String, refresh: String) {
         let access = RandomToken.make()
         let refresh = RandomToken.make()
-        accessTokens[access] = TokenGrant(username: username, scopes: scopes, expiresAt: Date().addingTimeInterval(accessLifetime))
-        refreshTokens[refresh] = TokenGrant(username: username, scopes: scopes, expiresAt: Date().addingTimeInterval(refreshLifetime))
+        let now = Date()
+        accessTokens[access] = TokenGrant(
+            username: username, scopes: scopes, providerSession: providerSession, expiresAt: now.addingTimeInterval(accessLifetime))
+        refreshTokens[refresh] = TokenGrant(
+            username: username, scopes: scopes, providerSession: providerSession, expiresAt: now.addingTimeInterval(refreshLifetime))
         return (access, refresh)
     }
 

@@ -141,7 +141,7 @@ public struct DevelopmentIdentityProvider: Sendable {
             .init(
                 username: account.username, redirectURI: redirectURI, codeChallenge: parameters["code_challenge"] ?? "",
                 nonce: parameters["nonce"], scopes: Set((parameters["scope"] ?? "").split(separator: " ").map(String.init)),
-                expiresAt: Date().addingTimeInterval(60)
+                providerSession: RandomToken.make(), expiresAt: Date().addingTimeInterval(60)
             ))
         return redirect(FormEncoding.url(redirectURI, adding: [("code", code), ("state", authorization.state)]))
     }
@@ -156,26 +156,29 @@ public struct DevelopmentIdentityProvider: Sendable {
             guard let verifier = form["code_verifier"], PKCE.isValidVerifier(verifier), PKCE.challenge(for: verifier) == grant.codeChallenge else {
                 return try Self.oauthError("invalid_grant")
             }
-            return try await tokens(username: grant.username, scopes: grant.scopes, nonce: grant.nonce)
+            return try await tokens(username: grant.username, scopes: grant.scopes, providerSession: grant.providerSession, nonce: grant.nonce)
         case "refresh_token":
             guard let token = form["refresh_token"], let grant = await grants.redeemRefreshToken(token) else {
                 return try Self.oauthError("invalid_grant")
             }
-            return try await tokens(username: grant.username, scopes: grant.scopes, nonce: nil)
+            return try await tokens(username: grant.username, scopes: grant.scopes, providerSession: grant.providerSession, nonce: nil)
         default:
             return try Self.oauthError("unsupported_grant_type")
         }
     }
 
-    func tokens(username: String, scopes: Set<String>, nonce: String?) async throws -> Response {
+    /// Tokens for one sign-in at this provider; `providerSession` (the ID token's `sid`) stays the same across refreshes.
+    func tokens(username: String, scopes: Set<String>, providerSession: String, nonce: String?) async throws -> Response {
         guard let account = DevelopmentAccounts.account(username: username) else { return try Self.oauthError("invalid_grant") }
         let issued = await grants.issueTokens(
-            username: username, scopes: scopes, accessLifetime: Self.accessTokenLifetime, refreshLifetime: Self.refreshTokenLifetime
+            username: username, scopes: scopes, providerSession: providerSession, accessLifetime: Self.accessTokenLifetime,
+            refreshLifetime: Self.refreshTokenLifetime
         )
         let now = Date().timeIntervalSince1970
         let idToken = try await keys.sign(
             DevelopmentIDToken(
                 iss: issuer, sub: account.sub, aud: clientID, azp: clientID, exp: now + 300, iat: now, auth_time: now, nonce: nonce,
+                sid: providerSession,
                 name: account.name, email: account.email, preferred_username: account.username
             ),
             kid: JWKIdentifier(string: Self.keyID)
@@ -234,6 +237,7 @@ struct DevelopmentIDToken: JWTPayload {
     var iat: Double
     var auth_time: Double
     var nonce: String?
+    var sid: String
     var name: String
     var email: String
     var preferred_username: String

@@ -50,7 +50,7 @@ public struct UpgradeBanner: Sendable {
     }
 
     public func recordShown(sub: String) async {
-        await events.record(.upgradeBannerShown, sub: sub)
+        events.record(.upgradeBannerShown, sub: sub)
     }
 
     /// A top-level page load, not XHR/fetch, a frame, a download or a resource.

@@ -1,34 +1,30 @@
 import Foundation
 import Logging
 
-/// Records product events in the event store and as structured log lines. Recording never fails a request: a
-/// storage failure is logged once, here.
+/// Records product events as structured log lines and, through the `EventQueue`, in the event store. Recording
+/// never waits for the store and never fails a request.
 public struct EventRecorder: Sendable {
-    let store: any EventStore
+    let queue: EventQueue
     let logger: Logger
 
-    public init(store: any EventStore, logger: Logger) {
-        self.store = store
+    public init(queue: EventQueue, logger: Logger) {
+        self.queue = queue
         self.logger = logger
     }
 
-    public func record(_ name: EventName, sub: String? = nil, detail: String? = nil) async {
+    public func record(_ name: EventName, sub: String? = nil, detail: String? = nil) {
         let event = GatewayEvent(name: name, sub: sub, detail: detail)
         var metadata: Logger.Metadata = ["event": .string(name.rawValue)]
         if let sub { metadata["sub"] = .string(sub) }
         if let detail { metadata["detail"] = .string(detail) }
         logger.info("event", metadata: metadata)
-        do {
-            try await store.append(event)
-        } catch {
-            logger.error("event not stored", metadata: ["event": .string(name.rawValue), "error": .string("\(error)")])
-        }
+        queue.enqueue(event)
     }
 
     /// Applies a level change, recording `state_inconsistency_detected` when the transition does not exist.
-    public func transition(_ change: LevelChange, from level: AuthLevel, sub: String?, isRegistered: Bool = false) async -> AuthLevel? {
+    public func transition(_ change: LevelChange, from level: AuthLevel, sub: String?, isRegistered: Bool = false) -> AuthLevel? {
         guard let next = LevelTransition.apply(change, from: level, isRegistered: isRegistered) else {
-            await record(.stateInconsistencyDetected, sub: sub, detail: "\(change.rawValue) from \(level.rawValue)")
+            record(.stateInconsistencyDetected, sub: sub, detail: "\(change.rawValue) from \(level.rawValue)")
             return nil
         }
         return next

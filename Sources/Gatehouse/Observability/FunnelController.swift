@@ -7,9 +7,15 @@ public struct FunnelController: Sendable {
     let registrations: any RegistrationStore
     let configuration: GatehouseConfiguration
     let strings: StringsTable?
+    /// This replica's events on their way to the store, flushed before a report (a command has none).
+    let queue: EventQueue?
 
-    public init(events: any EventStore, registrations: any RegistrationStore, configuration: GatehouseConfiguration, strings: StringsTable? = nil) {
+    public init(
+        events: any EventStore, queue: EventQueue? = nil, registrations: any RegistrationStore, configuration: GatehouseConfiguration,
+        strings: StringsTable? = nil
+    ) {
         self.events = events
+        self.queue = queue
         self.registrations = registrations
         self.configuration = configuration
         self.strings = strings
@@ -35,6 +41,7 @@ public struct FunnelController: Sendable {
     }
 
     public func report(_ window: DateInterval) async throws -> FunnelReport {
+        await queue?.flush()
         let backlog =
             configuration.registration.provisioning.endpoint == nil
             ? nil : try await registrations.provisioningBacklog(maximumAttempts: configuration.registration.provisioning.maximumAttempts)

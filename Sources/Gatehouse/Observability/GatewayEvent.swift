@@ -31,7 +31,8 @@ public struct GatewayEvent: Sendable, Equatable {
 }
 
 public protocol EventStore: Sendable {
-    func append(_ event: GatewayEvent) async throws
+    /// Stores `events` in one statement (all or none).
+    func append(_ events: [GatewayEvent]) async throws
     func events(since: Date) async throws -> [GatewayEvent]
     /// Events and distinct members per event name within `window`.
     func counts(in window: DateInterval) async throws -> [EventName: EventCount]

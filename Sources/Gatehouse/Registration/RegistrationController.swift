@@ -89,20 +89,20 @@ public struct RegistrationController: Sendable {
         let query = request.uri.queryParameters
         let session = context.session
         let origin = query.get("from").flatMap { Self.origins.contains($0) ? $0 : nil } ?? "link"
-        if origin == "banner" { await events.record(.upgradeBannerTapped, sub: session.identity.sub) }
+        if origin == "banner" { events.record(.upgradeBannerTapped, sub: session.identity.sub) }
         let returnTo = query.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.chats
         if session.level == .registered { return redirect(returnTo) }
 
         let now = now()
         if let flow = try await flows.flow(sub: session.identity.sub) {
             if !flow.isStale(now: now) {
-                await events.record(.registrationResumed, sub: session.identity.sub, detail: flow.step.rawValue)
+                events.record(.registrationResumed, sub: session.identity.sub, detail: flow.step.rawValue)
                 return redirect(Paths.upgrade(flow.step))
             }
             try await flows.deleteFlow(sub: session.identity.sub)
         }
         try await flows.save(RegistrationFlow(sub: session.identity.sub, returnTo: returnTo, now: now))
-        await events.record(.registrationStarted, sub: session.identity.sub, detail: origin)
+        events.record(.registrationStarted, sub: session.identity.sub, detail: origin)
         return redirect(Paths.upgrade(.phone))
     }
 
@@ -117,7 +117,7 @@ public struct RegistrationController: Sendable {
     func fail(_ sub: String, reason: String, _ context: SignedInRequestContext) async -> Response {
         do {
             // Parallel requests may all find the flow failed; only the one that ended it records the failure.
-            if try await flows.deleteFlow(sub: sub) { await events.record(.registrationFailed, sub: sub, detail: reason) }
+            if try await flows.deleteFlow(sub: sub) { events.record(.registrationFailed, sub: sub, detail: reason) }
         } catch {
             context.logger.error("failed flow not deleted", metadata: ["error": .string("\(error)")])
         }
@@ -327,7 +327,7 @@ public struct RegistrationController: Sendable {
         -> Response
     {
         let session = context.session
-        guard await events.transition(.upgradeCompleted, from: session.level, sub: session.identity.sub) != nil else {
+        guard events.transition(.upgradeCompleted, from: session.level, sub: session.identity.sub) != nil else {
             return await fail(flow.sub, reason: "level_\(session.level.rawValue)", context)
         }
         let registration = try flow.registration(displayName: displayName, discoverability: discoverability, now: now())
@@ -340,7 +340,7 @@ public struct RegistrationController: Sendable {
         }
         switch outcome {
         case .registered:
-            await events.record(.registrationCompleted, sub: flow.sub)
+            events.record(.registrationCompleted, sub: flow.sub)
         case .alreadyRegistered:
             try await flows.deleteFlow(sub: flow.sub)
         case .usernameTaken:

@@ -46,6 +46,12 @@ public struct CachedSessionStore: SessionStore {
         return removed
     }
 
+    public func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session] {
+        let removed = try await store.deleteProviderSessions(subject: subject, providerSessionID: providerSessionID)
+        for session in removed { cache.invalidate(sessionID: session.id) }
+        return removed
+    }
+
     public func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
         try await store.withExclusiveRefresh(sessionID: sessionID, body)
     }

@@ -53,10 +53,12 @@ public struct Session: Sendable, Codable, Equatable {
     public var createdAt: Date
     public var lastSeenAt: Date
     public var expiresAt: Date
+    /// The provider's session (the ID token's `sid`): a back-channel logout that names it ends this session.
+    public var providerSessionID: String?
 
     public init(
         id: String, identity: MemberIdentity, tokens: TokenSet, level: AuthLevel, csrfToken: String,
-        createdAt: Date, lastSeenAt: Date, expiresAt: Date
+        createdAt: Date, lastSeenAt: Date, expiresAt: Date, providerSessionID: String? = nil
     ) {
         self.id = id
         self.identity = identity
@@ -66,5 +68,6 @@ public struct Session: Sendable, Codable, Equatable {
         self.createdAt = createdAt
         self.lastSeenAt = lastSeenAt
         self.expiresAt = expiresAt
+        self.providerSessionID = providerSessionID
     }
 }

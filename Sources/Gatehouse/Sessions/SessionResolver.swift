@@ -72,12 +72,12 @@ public struct SessionResolver: Sendable {
 
     /// Ends a session the member did not sign out of (SPEC §1: `→ none` because the SSO session ended).
     func end(_ session: Session, reason: String) async {
-        _ = await events.transition(.ssoSessionEnded, from: session.level, sub: session.identity.sub)
+        _ = events.transition(.ssoSessionEnded, from: session.level, sub: session.identity.sub)
         do {
             try await store.delete(id: session.id)
         } catch {
             logger.error("could not delete ended session", metadata: ["error": .string("\(error)")])
         }
-        await events.record(.ssoLogout, sub: session.identity.sub, detail: reason)
+        events.record(.ssoLogout, sub: session.identity.sub, detail: reason)
     }
 }

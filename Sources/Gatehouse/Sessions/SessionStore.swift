@@ -11,6 +11,9 @@ public protocol SessionStore: Sendable {
     func delete(id: String) async throws
     /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows; returns their ids.
     @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]
+    /// Ends what a back-channel logout names: the sessions of the provider session `providerSessionID` (of
+    /// `subject` too, when both are given), or every session of `subject`. Returns the sessions it removed.
+    func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session]
     /// Runs `body` (a token refresh) while no other replica runs one for this session. The default suits a store
     /// that a single process uses: `TokenRefresher` already lines up the requests of one process.
     func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T

@@ -242,6 +242,16 @@ public final class PostgresDatabase: Service, Sendable {
             """,
             "CREATE TRIGGER jar_changed AFTER INSERT OR UPDATE OR DELETE ON cookie_jars FOR EACH ROW EXECUTE FUNCTION jar_changed()",
         ],
+        // Back-channel logout: the provider's session of each session, and the logout tokens already honoured.
+        [
+            "ALTER TABLE sessions ADD COLUMN sid text",
+            "CREATE INDEX sessions_sid ON sessions (sid)",
+            """
+            CREATE TABLE logout_tokens (
+                issuer text NOT NULL, jti text NOT NULL, expires_at timestamptz NOT NULL, PRIMARY KEY (issuer, jti)
+            )
+            """,
+        ],
     ]
 }
 

@@ -6,9 +6,20 @@ public struct PostgresEventStore: EventStore {
 
     public init(database: PostgresDatabase) { self.database = database }
 
-    public func append(_ event: GatewayEvent) async throws {
+    public func append(_ events: [GatewayEvent]) async throws {
+        guard !events.isEmpty else { return }
+        var bindings = PostgresBindings(capacity: events.count * 4)
+        var rows: [String] = []
+        for (index, event) in events.enumerated() {
+            bindings.append(event.name.rawValue)
+            for text in [event.sub, event.detail] {
+                if let text { bindings.append(text) } else { bindings.appendNull() }
+            }
+            bindings.append(event.at)
+            rows.append("($\(index * 4 + 1), $\(index * 4 + 2), $\(index * 4 + 3), $\(index * 4 + 4))")
+        }
         try await database.query(
-            "INSERT INTO events (name, sub, detail, at) VALUES (\(event.name.rawValue), \(event.sub), \(event.detail), \(event.at))")
+            PostgresQuery(unsafeSQL: "INSERT INTO events (name, sub, detail, at) VALUES " + rows.joined(separator: ", "), binds: bindings))
     }
 
     public func events(since: Date) async throws -> [GatewayEvent] {

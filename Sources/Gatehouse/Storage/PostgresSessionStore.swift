@@ -10,8 +10,10 @@ public struct PostgresSessionStore: SessionStore {
         let body = try RowCoding.encode(session)
         try await database.query(
             """
-            INSERT INTO sessions (id, sub, body, last_seen_at, expires_at)
-            VALUES (\(session.id), \(session.identity.sub), \(body)::jsonb, \(session.lastSeenAt), \(session.expiresAt))
+            INSERT INTO sessions (id, sub, sid, body, last_seen_at, expires_at)
+            VALUES (
+                \(session.id), \(session.identity.sub), \(session.providerSessionID), \(body)::jsonb, \(session.lastSeenAt),
+                \(session.expiresAt))
             """)
     }
 
@@ -39,6 +41,19 @@ public struct PostgresSessionStore: SessionStore {
         try await database.query("DELETE FROM sessions WHERE expires_at <= \(now) OR last_seen_at <= \(idleCutoff) RETURNING id").map { row in
             try PostgresDatabase.decoding { try row.decode(String.self) }
         }
+    }
+
+    public func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session] {
+        let rows: [PostgresRow]
+        if let providerSessionID {
+            rows = try await database.query(
+                "DELETE FROM sessions WHERE sid = \(providerSessionID) AND (\(subject)::text IS NULL OR sub = \(subject)) RETURNING body::text")
+        } else if let subject {
+            rows = try await database.query("DELETE FROM sessions WHERE sub = \(subject) RETURNING body::text")
+        } else {
+            return []
+        }
+        return try rows.map { row in try RowCoding.decode(Session.self, text: PostgresDatabase.decoding { try row.decode(String.self) }) }
     }
 
     /// The session's advisory lock, held by a transaction for as long as `body` runs: a replica that wants to

@@ -147,6 +147,16 @@ public final class SQLiteDatabase: Sendable {
             created_at REAL NOT NULL
         );
         """,
+        """
+        ALTER TABLE sessions ADD COLUMN sid TEXT;
+        CREATE INDEX sessions_sid ON sessions(sid);
+        CREATE TABLE logout_tokens (
+            issuer TEXT NOT NULL,
+            jti TEXT NOT NULL,
+            expires_at REAL NOT NULL,
+            PRIMARY KEY (issuer, jti)
+        );
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

@@ -6,10 +6,11 @@ public struct SQLiteEventStore: EventStore {
 
     public init(database: SQLiteDatabase) { self.database = database }
 
-    public func append(_ event: GatewayEvent) async throws {
+    public func append(_ events: [GatewayEvent]) async throws {
+        guard !events.isEmpty else { return }
         try await database.query(
-            "INSERT INTO events (name, sub, detail, at) VALUES (?, ?, ?, ?)",
-            [.text(event.name.rawValue), .text(event.sub), .text(event.detail), .time(event.at)]
+            "INSERT INTO events (name, sub, detail, at) VALUES " + Array(repeating: "(?, ?, ?, ?)", count: events.count).joined(separator: ", "),
+            events.flatMap { event in [.text(event.name.rawValue), .text(event.sub), .text(event.detail), .time(event.at)] }
         )
     }
 

@@ -8,10 +8,10 @@ public struct SQLiteSessionStore: SessionStore {
 
     public func insert(_ session: Session) async throws {
         try await database.query(
-            "INSERT INTO sessions (id, sub, body, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO sessions (id, sub, sid, body, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                .text(session.id), .text(session.identity.sub), .text(try RowCoding.encode(session)), .time(session.lastSeenAt),
-                .time(session.expiresAt),
+                .text(session.id), .text(session.identity.sub), .text(session.providerSessionID),
+                .text(try RowCoding.encode(session)), .time(session.lastSeenAt), .time(session.expiresAt),
             ]
         )
     }
@@ -40,5 +40,19 @@ public struct SQLiteSessionStore: SessionStore {
         try await database.query(
             "DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ? RETURNING id", [.time(now), .time(idleCutoff)]
         ).compactMap { $0.column("id")?.string }
+    }
+
+    public func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session] {
+        let rows: [SQLiteRow]
+        if let providerSessionID {
+            rows = try await database.query(
+                "DELETE FROM sessions WHERE sid = ?1 AND (?2 IS NULL OR sub = ?2) RETURNING body",
+                [.text(providerSessionID), .text(subject)])
+        } else if let subject {
+            rows = try await database.query("DELETE FROM sessions WHERE sub = ? RETURNING body", [.text(subject)])
+        } else {
+            return []
+        }
+        return try rows.map { try RowCoding.decode(Session.self, from: $0) }
     }
 }

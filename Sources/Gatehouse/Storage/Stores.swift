@@ -11,6 +11,7 @@ public struct Stores: Sendable {
     public var registrations: any RegistrationStore
     public var flows: any RegistrationFlowStore
     public var events: any EventStore
+    public var logoutTokens: any LogoutTokenStore
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
     var service: any Service
@@ -24,7 +25,8 @@ public struct Stores: Sendable {
             sessions: SQLiteSessionStore(database: database), jars: SQLiteCookieJarStore(database: database),
             attempts: SQLiteLoginAttemptStore(database: database), hostMounts: SQLiteHostMountStore(database: database),
             registrations: SQLiteRegistrationStore(database: database), flows: SQLiteRegistrationFlowStore(database: database),
-            events: SQLiteEventStore(database: database), service: DatabaseService(database: database), prepare: {})
+            events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
+            service: DatabaseService(database: database), prepare: {})
     }
 
     public static func postgres(_ database: PostgresDatabase) -> Stores {
@@ -32,7 +34,8 @@ public struct Stores: Sendable {
             sessions: PostgresSessionStore(database: database), jars: PostgresCookieJarStore(database: database),
             attempts: PostgresLoginAttemptStore(database: database), hostMounts: PostgresHostMountStore(database: database),
             registrations: PostgresRegistrationStore(database: database), flows: PostgresRegistrationFlowStore(database: database),
-            events: PostgresEventStore(database: database), service: database, prepare: { try await database.migrate() }, shared: database)
+            events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database), service: database,
+            prepare: { try await database.migrate() }, shared: database)
     }
 
     /// The stores `configuration` names, opened (SQLite) or ready to run (PostgreSQL).

@@ -3,6 +3,8 @@ public enum Paths {
     public static let signIn = "/signin"
     public static let signInStart = "/signin/start"
     public static let callback = "/auth/callback"
+    /// Where the identity provider sends back-channel logout tokens.
+    public static let backChannelLogout = "/auth/backchannel-logout"
     public static let signOut = "/signout"
     public static let signedOutPage = "/signed-out"
     public static let portal = "/"

@@ -26,10 +26,12 @@ struct LiveGateway {
     /// (which the kernel's own choices, and the sources of outgoing connections, never use), each checked free.
     static func freePort() async throws -> Int {
         for _ in 0..<Self.portRange.count {
-            let candidate = Self.portRange.lowerBound + Self.portCounter.withLockedValue { next in
-                defer { next = (next + 1) % Self.portRange.count }
-                return next
-            }
+            let candidate =
+                Self.portRange.lowerBound
+                + Self.portCounter.withLockedValue { next in
+                    defer { next = (next + 1) % Self.portRange.count }
+                    return next
+                }
             if let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: candidate).get() {
                 try await channel.close()
                 return candidate

@@ -50,7 +50,7 @@ struct TestProvider {
     }
 
     /// A token with any header, signed by `signature` bytes or none: for the forgeries JWT libraries are known for.
-    static func forge(header: [String: Any], claims: TestClaims, signature: (Data) -> Data = { _ in Data() }) throws -> String {
+    static func forge(header: [String: Any], claims: some Encodable, signature: (Data) -> Data = { _ in Data() }) throws -> String {
         let head = Base64URL.encode(try JSONSerialization.data(withJSONObject: header))
         let body = Base64URL.encode(try JSONEncoder().encode(claims))
         return "\(head).\(body).\(Base64URL.encode(signature(Data("\(head).\(body)".utf8))))"

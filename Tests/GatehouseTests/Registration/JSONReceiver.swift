@@ -1,9 +1,6 @@
 import Foundation
 import Hummingbird
-import Logging
 import NIOCore
-import NIOPosix
-import ServiceLifecycle
 
 /// A real HTTP endpoint for the code sender and the provisioning webhook: it records every JSON POST and answers
 /// as told (success, an error status, or too slowly).
@@ -38,10 +35,7 @@ struct JSONReceiver {
     var url: URL { URL(string: "http://127.0.0.1:\(port)/hook")! }
 
     static func run<T>(_ body: (JSONReceiver) async throws -> T) async throws -> T {
-        let port = try await LiveGateway.freePort()
         let state = State()
-        var logger = Logger(label: "receiver")
-        logger.logLevel = .error
         let router = Router()
         router.post("hook") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)
@@ -59,27 +53,7 @@ struct JSONReceiver {
                 return Response(status: .ok)
             }
         }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            defer { tasks.cancelAll() }
-            let receiver = JSONReceiver(port: port, state: state)
-            try await receiver.waitUntilListening()
-            let result = try await body(receiver)
-            await group.triggerGracefulShutdown()
-            return result
-        }
-    }
-
-    func waitUntilListening() async throws {
-        for _ in 0..<100 {
-            if (try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get().close()) != nil
-            {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        return try await TestServer.run(router, label: "receiver") { port in try await body(JSONReceiver(port: port, state: state)) }
     }
 
     var received: [Received] { get async { await state.received } }

@@ -9,13 +9,22 @@ import Testing
 
     struct Harness {
         let stores: Stores
+        let queue: EventQueue
         var sessions: any SessionStore { stores.sessions }
-        var events: any EventStore { stores.events }
-        var recorder: EventRecorder { EventRecorder(store: stores.events, logger: SessionLifecycleTests.logger) }
+        var recorder: EventRecorder { EventRecorder(queue: queue, logger: SessionLifecycleTests.logger) }
 
-        /// Runs `body` with a harness on fresh stores of `backend`.
+        /// Runs `body` with a harness on fresh stores of `backend` (and their event queue running).
         static func with(_ backend: StoreBackend, _ body: (Harness) async throws -> Void) async throws {
-            try await backend.withStores { stores in try await body(Harness(stores: stores)) }
+            try await backend.withStores { stores in
+                let queue = EventQueue(store: stores.events, logger: SessionLifecycleTests.logger)
+                try await whileRunning(queue) { try await body(Harness(stores: stores, queue: queue)) }
+            }
+        }
+
+        /// Every event recorded so far, once stored.
+        func storedEvents() async throws -> [GatewayEvent] {
+            #expect(await queue.flush())
+            return try await stores.events.events(since: .distantPast)
         }
 
         func resolver(window: Int = 300, idle: Int = 1800, refresh: @escaping TokenRefresher.Refresh) -> SessionResolver {
@@ -27,12 +36,16 @@ import Testing
         }
     }
 
-    static func session(cookie: String, expiresIn: TimeInterval = 3600, tokenExpiresIn: TimeInterval = 3600, lastSeen: Date = Date()) -> Session {
+    static func session(
+        cookie: String, sub: String? = nil, providerSession: String? = nil, expiresIn: TimeInterval = 3600, tokenExpiresIn: TimeInterval = 3600,
+        lastSeen: Date = Date()
+    ) -> Session {
         Session(
-            id: SessionResolver.sessionID(forCookie: cookie), identity: MemberIdentity(sub: "member-\(cookie)", name: "M"),
+            id: SessionResolver.sessionID(forCookie: cookie), identity: MemberIdentity(sub: sub ?? "member-\(cookie)", name: "M"),
             tokens: TokenSet(
                 idToken: "id", accessToken: "access-0", refreshToken: "refresh-0", accessTokenExpiresAt: Date().addingTimeInterval(tokenExpiresIn)),
-            level: .sso, csrfToken: "csrf", createdAt: Date(), lastSeenAt: lastSeen, expiresAt: Date().addingTimeInterval(expiresIn)
+            level: .sso, csrfToken: "csrf", createdAt: Date(), lastSeenAt: lastSeen, expiresAt: Date().addingTimeInterval(expiresIn),
+            providerSessionID: providerSession
         )
     }
 
@@ -57,7 +70,7 @@ import Testing
             #expect(try await resolver.resolve(cookie: "old") == .expired)
             #expect(try await resolver.resolve(cookie: "idle") == .none)  // gone for good
             #expect(try await resolver.resolve(cookie: "never-issued") == .none)
-            let logouts = try await harness.events.events(since: .distantPast).filter { $0.name == .ssoLogout }
+            let logouts = try await harness.storedEvents().filter { $0.name == .ssoLogout }
             #expect(Set(logouts.compactMap(\.detail)) == ["idle_timeout", "absolute_timeout"])
         }
     }
@@ -97,7 +110,7 @@ import Testing
             let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("invalid_grant") }
             #expect(try await resolver.resolve(cookie: "revoked") == .expired)
             #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "revoked")) == nil)
-            let events = try await harness.events.events(since: .distantPast)
+            let events = try await harness.storedEvents()
             #expect(events.contains { $0.name == .ssoLogout && $0.detail == "refresh_failed" })
         }
     }
@@ -120,8 +133,8 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases) func refusedTransitionsAreRecorded(backend: StoreBackend) async throws {
         try await Harness.with(backend) { harness in
-            #expect(await harness.recorder.transition(.upgradeCompleted, from: .none, sub: "s") == nil)
-            let events = try await harness.events.events(since: .distantPast)
+            #expect(harness.recorder.transition(.upgradeCompleted, from: .none, sub: "s") == nil)
+            let events = try await harness.storedEvents()
             #expect(events.map(\.name) == [.stateInconsistencyDetected])
             #expect(events.first?.detail == "upgradeCompleted from none")
         }

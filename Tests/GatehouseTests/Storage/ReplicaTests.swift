@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import PostgresNIO
@@ -25,12 +26,21 @@ import Testing
         return elapsed < bound
     }
 
-    static func withReplicas(_ body: (LiveGateway, LiveGateway) async throws -> Void) async throws {
-        let url = try await TestPostgres.freshDatabase()
+    static func database(_ given: String?) async throws -> String {
+        if let given { return given }
+        return try await TestPostgres.freshDatabase()
+    }
+
+    static func withReplicas(
+        url: String? = nil, configure more: @escaping (inout GatehouseConfiguration) -> Void = { _ in },
+        _ body: (LiveGateway, LiveGateway) async throws -> Void
+    ) async throws {
+        let url = try await Self.database(url)
         try await EchoUpstream.run { upstream in
             let configure: (inout GatehouseConfiguration) -> Void = {
                 $0.storage = StorageConfiguration(kind: .postgres, postgresURL: url)
                 $0.apps = ProxyTests.apps(upstream)
+                more(&$0)
             }
             try await LiveGateway.run(configure: configure) { first in
                 try await LiveGateway.run(configure: configure) { second in try await body(first, second) }
@@ -60,6 +70,95 @@ import Testing
             _ = try await first.post("/signout", form: [("csrf", String(csrf))], cookies: cookies)
             let refused = try await Self.timeUntil { try await second.get("/", cookies: cookies).location == "/signin" }
             #expect(Self.within(refused, .seconds(1)))
+        }
+    }
+
+    /// A back-channel logout sent to one replica ends the provider session's gateway sessions on both within a
+    /// second, and nothing else; forged, misused and replayed tokens get `400` and end nothing. The provider is a
+    /// real HTTP one serving discovery and keys; the sessions are made in the store, as its sign-ins would have.
+    @Test func aBackChannelLogoutOnOneReplicaEndsTheSessionOnBoth() async throws {
+        let provider = try await TestProvider()
+        let url = try await TestPostgres.freshDatabase()
+        let sessions: [(cookie: String, sub: String, sid: String)] = [
+            ("ada-1", "ada", "sid-1"), ("ada-2", "ada", "sid-2"), ("bob-1", "bob", "sid-3"),
+        ]
+        try await Stores.postgres(PostgresDatabase(url: url, logger: StoreBackend.logger)).whileRunning { stores in
+            for (cookie, sub, sid) in sessions {
+                var session = SessionLifecycleTests.session(cookie: cookie, sub: sub, providerSession: sid)
+                session.tokens.refreshToken = nil
+                try await stores.sessions.insert(session)
+            }
+        }
+        try await TestIssuer.run(provider) { issuer in
+            try await Self.withReplicas(
+                url: url,
+                configure: {
+                    $0.oidc.issuer = issuer
+                    $0.oidc.clientID = TestProvider.clientID
+                }
+            ) { first, second in
+                for replica in [first, second] { #expect(try await Self.timeUntil { replica.built.stateCache.isTrusted } != nil) }
+                let cookieName = first.configuration.cookie.name
+                /// Whether every one of `cookies` is a signed-in session on `replica`.
+                func signedIn(_ replica: LiveGateway, _ cookies: String...) async throws -> Bool {
+                    for cookie in cookies where try await replica.get("/", cookies: [cookieName: cookie]).status != 200 { return false }
+                    return true
+                }
+                func send(_ token: String, to replica: LiveGateway) async throws -> LiveGateway.Reply {
+                    try await replica.post(Paths.backChannelLogout, form: [("logout_token", token)], cookies: [:])
+                }
+                for replica in [first, second] { #expect(try await signedIn(replica, "ada-1", "bob-1")) }
+
+                let (modulus, _) = try provider.rsaKey.publicKey.getKeyPrimitives()
+                /// A logout token's claims for Ada's first provider session from this issuer, changed by `change`.
+                func claims(_ change: (inout LogoutClaims) -> Void = { _ in }) -> LogoutClaims {
+                    var claims = LogoutClaims(iss: issuer, sub: "ada", sid: "sid-1")
+                    change(&claims)
+                    return claims
+                }
+                let hostile: [(String, String)] = [
+                    ("another key", try await TestProvider().sign(logout: claims())),
+                    ("alg none", try TestProvider.forge(header: ["alg": "none"], claims: claims())),
+                    (
+                        "HMAC",
+                        try TestProvider.forge(header: ["alg": "HS256", "kid": "rsa-1"], claims: claims()) {
+                            Data(HMAC<SHA256>.authenticationCode(for: $0, using: SymmetricKey(data: modulus)))
+                        }
+                    ),
+                    ("wrong iss", try await provider.sign(logout: claims { $0.iss = "https://evil.example" })),
+                    ("wrong aud", try await provider.sign(logout: claims { $0.aud = "other" })),
+                    ("a nonce", try await provider.sign(logout: claims { $0.nonce = "n" })),
+                    ("no events", try await provider.sign(logout: claims { $0.events = nil })),
+                    ("expired", try await provider.sign(logout: claims { ($0.iat, $0.exp) = (1_000, 2_000) })),
+                ]
+                for (name, token) in hostile {
+                    let reply = try await send(token, to: second)
+                    #expect(reply.status == 400 && reply.body.contains("invalid_request"), "\(name)")
+                    #expect(reply.headers.first(name: "Cache-Control") == "no-store", "\(name)")
+                }
+                // Not a form with one logout_token: refused the same way.
+                let twice = try await second.post(Paths.backChannelLogout, form: [("logout_token", "a"), ("logout_token", "b")], cookies: [:])
+                let asJSON = try await second.send(
+                    .POST, Paths.backChannelLogout, cookies: [:], headers: [("Content-Type", "application/json")], body: "{\"logout_token\":\"x\"}")
+                #expect(twice.status == 400 && asJSON.status == 400)
+                for replica in [first, second] { #expect(try await signedIn(replica, "ada-1")) }
+
+                let genuine = try await provider.sign(logout: claims())
+                let accepted = try await send(genuine, to: second)
+                #expect(accepted.status == 200 && accepted.headers.first(name: "Cache-Control") == "no-store", "\(accepted.body)")
+                let refused = try await Self.timeUntil { try await !signedIn(first, "ada-1") }
+                #expect(Self.within(refused, .seconds(1)))
+                #expect(try await !signedIn(second, "ada-1"))
+                // The member's other provider session, and other members, are untouched.
+                #expect(try await signedIn(first, "ada-2", "bob-1"))
+                // The same token again, on either replica: a replay.
+                for replica in [first, second] { #expect(try await send(genuine, to: replica).status == 400) }
+
+                // `sub` alone ends every session of that member.
+                #expect(try await send(try await provider.sign(logout: claims { ($0.sub, $0.sid) = ("bob", nil) }), to: first).status == 200)
+                #expect(Self.within(try await Self.timeUntil { try await !signedIn(second, "bob-1") }, .seconds(1)))
+                #expect(try await signedIn(second, "ada-2"))
+            }
         }
     }
 

@@ -25,6 +25,40 @@ import Testing
         }
     }
 
+    /// Back-channel logout: a provider session ends its gateway sessions (and only the named member's), a member
+    /// without `sid` ends all of theirs; a logout token is honoured once until it could no longer be presented.
+    @Test(arguments: StoreBackend.allCases) func providerSessionsEndAndLogoutTokensWorkOnce(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            for (cookie, sub, sid) in [
+                ("a1", "ada", "sid-1"), ("a2", "ada", "sid-1"), ("a3", "ada", "sid-2"), ("b1", "bob", "sid-3"), ("b2", "bob", nil),
+            ] {
+                try await stores.sessions.insert(SessionLifecycleTests.session(cookie: cookie, sub: sub, providerSession: sid))
+            }
+            let id = { SessionResolver.sessionID(forCookie: $0) }
+            #expect(try await stores.sessions.find(id: id("a1"))?.providerSessionID == "sid-1")
+            // A sid with somebody else's sub ends nothing.
+            #expect(try await stores.sessions.deleteProviderSessions(subject: "bob", providerSessionID: "sid-1").isEmpty)
+            let bySid = try await stores.sessions.deleteProviderSessions(subject: "ada", providerSessionID: "sid-1")
+            #expect(Set(bySid.map(\.id)) == [id("a1"), id("a2")] && bySid.allSatisfy { $0.identity.sub == "ada" })
+            #expect(try await stores.sessions.find(id: id("a3")) != nil)
+            #expect(try await stores.sessions.deleteProviderSessions(subject: nil, providerSessionID: "sid-2").map(\.id) == [id("a3")])
+            #expect(Set(try await stores.sessions.deleteProviderSessions(subject: "bob", providerSessionID: nil).map(\.id)) == [id("b1"), id("b2")])
+            #expect(try await stores.sessions.deleteProviderSessions(subject: nil, providerSessionID: nil).isEmpty)
+
+            let until = Date().addingTimeInterval(60)
+            let remembered = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<20 { group.addTask { try await stores.logoutTokens.remember(issuer: "https://idp", tokenID: "j1", until: until) } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(remembered == 1)
+            #expect(try await stores.logoutTokens.remember(issuer: "https://other-idp", tokenID: "j1", until: until))
+            try await stores.logoutTokens.forget(issuer: "https://idp", tokenID: "j1")
+            #expect(try await stores.logoutTokens.remember(issuer: "https://idp", tokenID: "j1", until: until))
+            #expect(try await stores.logoutTokens.remember(issuer: "https://idp", tokenID: "old", until: Date().addingTimeInterval(-1)))
+            #expect(try await stores.logoutTokens.deleteExpired(now: Date()) == 1)
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func sessionsUpdateExpireAndTakeTheirJarsAndGrantsWithThem(backend: StoreBackend) async throws {
         try await backend.withStores { stores in
             var session = SessionLifecycleTests.session(cookie: "c1")
@@ -82,10 +116,12 @@ import Testing
     @Test(arguments: StoreBackend.allCases) func eventsAreCountedPerNameAndMember(backend: StoreBackend) async throws {
         try await backend.withStores { stores in
             let start = Date().addingTimeInterval(-60)
-            for (name, sub) in [(EventName.ssoLoginSuccess, "a"), (.ssoLoginSuccess, "a"), (.ssoLoginSuccess, "b"), (.ssoLogout, nil)] {
-                try await stores.events.append(GatewayEvent(name: name, sub: sub, detail: "d"))
+            let batch = [(EventName.ssoLoginSuccess, "a"), (.ssoLoginSuccess, "a"), (.ssoLoginSuccess, "b"), (.ssoLogout, nil)].map {
+                GatewayEvent(name: $0, sub: $1, detail: "d")
             }
-            try await stores.events.append(GatewayEvent(name: .ssoLogout, at: start.addingTimeInterval(-60)))
+            try await stores.events.append(batch)
+            try await stores.events.append([GatewayEvent(name: .ssoLogout, at: start.addingTimeInterval(-60))])
+            try await stores.events.append([])
             let counts = try await stores.events.counts(in: DateInterval(start: start, end: Date().addingTimeInterval(1)))
             #expect(counts[.ssoLoginSuccess] == EventCount(events: 3, members: 2))
             #expect(counts[.ssoLogout] == EventCount(events: 1, members: 0))

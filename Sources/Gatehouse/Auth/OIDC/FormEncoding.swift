@@ -24,12 +24,17 @@ public enum FormEncoding {
     /// Parses a query string or form body; `+` is a space, later duplicates are ignored.
     public static func decode(_ text: String) -> [String: String] {
         var result: [String: String] = [:]
-        for pair in text.split(separator: "&") {
+        for (key, value) in pairs(text) where result[key] == nil { result[key] = value }
+        return result
+    }
+
+    /// Every name and value of a query string or form body, in order, duplicates included.
+    public static func pairs(_ text: String) -> [(String, String)] {
+        text.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = (parts[0].replacingOccurrences(of: "+", with: " ")).removingPercentEncoding ?? ""
             let value = parts.count > 1 ? (parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
-            if result[key] == nil { result[key] = value }
+            return (key, value)
         }
-        return result
     }
 }

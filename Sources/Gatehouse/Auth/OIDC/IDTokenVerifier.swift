@@ -10,6 +10,8 @@ public struct IDTokenClaims: Sendable, Equatable {
     public var issuedAt: Date
     public var notBefore: Date? = nil
     public var nonce: String?
+    /// The provider's session (`sid`), which a back-channel logout may name.
+    public var sessionID: String? = nil
 }
 
 /// Verifies ID tokens (OpenID Connect Core §3.1.3.7): signature by the provider's key for the token's `kid` with an
@@ -30,6 +32,20 @@ public struct IDTokenVerifier: Sendable {
     }
 
     public func verify(_ token: String, expectedNonce: String?, now: Date = Date()) async throws(OIDCError) -> IDTokenClaims {
+        let payload = try await verifiedPayload(token, as: IDTokenPayload.self)
+        let claims = IDTokenClaims(
+            issuer: payload.iss, subject: payload.sub, audience: payload.aud,
+            expiresAt: Date(timeIntervalSince1970: payload.exp), issuedAt: Date(timeIntervalSince1970: payload.iat),
+            notBefore: payload.nbf.map(Date.init(timeIntervalSince1970:)), nonce: payload.nonce, sessionID: payload.sid
+        )
+        try check(claims, azp: payload.azp, expectedNonce: expectedNonce, now: now)
+        return claims
+    }
+
+    /// The payload of a token signed by the provider: a JWS with an accepted asymmetric algorithm, no critical
+    /// extensions, and a signature by the key its `kid` names (or, without one, by one of the provider's keys).
+    /// With `types`, a header `typ` must be one of them (compared without case or an `application/` prefix).
+    func verifiedPayload<Payload: JWTPayload>(_ token: String, as _: Payload.Type, types: Set<String>? = nil) async throws(OIDCError) -> Payload {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(String(parts[0])),
             let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any]
@@ -39,33 +55,33 @@ public struct IDTokenVerifier: Sendable {
         }
         // RFC 7515 §4.1.11: an extension the recipient does not understand makes the token invalid.
         if header["crit"] != nil { throw .invalidIDToken("critical header extensions are not understood") }
+        if let types, let typ = header["typ"] {
+            let name = (typ as? String)?.lowercased() ?? ""
+            guard types.contains(name.hasPrefix("application/") ? String(name.dropFirst(12)) : name) else {
+                throw .invalidIDToken("type \(typ) is not accepted")
+            }
+        }
         let kid = header["kid"] as? String
-        guard let payload = try await verifySignature(token, with: keys.keys(for: kid)) else {
+        guard let payload = try await verifySignature(token, as: Payload.self, with: keys.keys(for: kid)) else {
             throw .invalidIDToken("signature does not verify with the provider's keys")
         }
-        let claims = IDTokenClaims(
-            issuer: payload.iss, subject: payload.sub, audience: payload.aud,
-            expiresAt: Date(timeIntervalSince1970: payload.exp), issuedAt: Date(timeIntervalSince1970: payload.iat),
-            notBefore: payload.nbf.map(Date.init(timeIntervalSince1970:)), nonce: payload.nonce
-        )
-        try check(claims, azp: payload.azp, expectedNonce: expectedNonce, now: now)
-        return claims
+        return payload
     }
 
     /// The payload when one of `candidates` verifies the signature; if none does, the key set is refetched once
     /// (rate-limited: the provider may have rotated its key, under the same `kid` or with none) and tried again.
-    func verifySignature(_ token: String, with candidates: [JWK]) async throws(OIDCError) -> IDTokenPayload? {
-        if let payload = await Self.firstVerifying(token, candidates) { return payload }
+    func verifySignature<Payload: JWTPayload>(_ token: String, as _: Payload.Type, with candidates: [JWK]) async throws(OIDCError) -> Payload? {
+        if let payload = await Self.firstVerifying(token, as: Payload.self, candidates) { return payload }
         let kid = Self.kid(of: token)
         guard try await keys.refreshIfAllowed() else { return nil }
-        return await Self.firstVerifying(token, try await keys.keys(for: kid))
+        return await Self.firstVerifying(token, as: Payload.self, try await keys.keys(for: kid))
     }
 
-    static func firstVerifying(_ token: String, _ candidates: [JWK]) async -> IDTokenPayload? {
+    static func firstVerifying<Payload: JWTPayload>(_ token: String, as _: Payload.Type, _ candidates: [JWK]) async -> Payload? {
         for jwk in candidates {
             let collection = JWTKeyCollection()
             guard (try? await collection.add(jwk: jwk)) != nil else { continue }
-            if let payload = try? await collection.verify(token, as: IDTokenPayload.self) { return payload }
+            if let payload = try? await collection.verify(token, as: Payload.self) { return payload }
         }
         return nil
     }
@@ -101,24 +117,30 @@ struct IDTokenPayload: JWTPayload {
     var nbf: Double?
     var nonce: String?
     var azp: String?
+    var sid: String?
 
-    enum CodingKeys: String, CodingKey { case iss, sub, aud, exp, iat, nbf, nonce, azp }
+    enum CodingKeys: String, CodingKey { case iss, sub, aud, exp, iat, nbf, nonce, azp, sid }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         iss = try container.decode(String.self, forKey: .iss)
         sub = try container.decode(String.self, forKey: .sub)
-        if let single = try? container.decode(String.self, forKey: .aud) {
-            aud = [single]
-        } else {
-            aud = try container.decode([String].self, forKey: .aud)
-        }
+        aud = try container.decodeAudience(forKey: .aud)
         exp = try container.decode(Double.self, forKey: .exp)
         iat = try container.decode(Double.self, forKey: .iat)
         nbf = try container.decodeIfPresent(Double.self, forKey: .nbf)
         nonce = try container.decodeIfPresent(String.self, forKey: .nonce)
         azp = try container.decodeIfPresent(String.self, forKey: .azp)
+        sid = try container.decodeIfPresent(String.self, forKey: .sid)
     }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+extension KeyedDecodingContainer {
+    /// `aud`: one string or a list of them.
+    func decodeAudience(forKey key: Key) throws -> [String] {
+        if let single = try? decode(String.self, forKey: key) { return [single] }
+        return try decode([String].self, forKey: key)
+    }
 }

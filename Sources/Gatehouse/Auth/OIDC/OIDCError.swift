@@ -10,6 +10,7 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
     case invalidState
     case tokenExchangeFailed(String)
     case invalidIDToken(String)
+    case invalidLogoutToken(String)
     case invalidUserinfo(String)
     case refreshFailed(String)
 
@@ -21,6 +22,7 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
         case .invalidState: "invalid_state"
         case .tokenExchangeFailed: "token_exchange_failed"
         case .invalidIDToken: "invalid_id_token"
+        case .invalidLogoutToken: "invalid_logout_token"
         case .invalidUserinfo: "invalid_userinfo"
         case .refreshFailed: "refresh_failed"
         }
@@ -31,7 +33,7 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
         case .providerError(let code, let text): "\(reason): \(code)\(text.map { " (\($0))" } ?? "")"
         case .invalidState: reason
         case .providerUnreachable(let detail), .invalidProviderResponse(let detail), .tokenExchangeFailed(let detail),
-            .invalidIDToken(let detail), .invalidUserinfo(let detail), .refreshFailed(let detail):
+            .invalidIDToken(let detail), .invalidLogoutToken(let detail), .invalidUserinfo(let detail), .refreshFailed(let detail):
             "\(reason): \(detail)"
         }
     }

@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+
+@testable import Gatehouse
+
+/// Product events leave the request path through a bounded queue: stored in batches, dropped (and counted) only
+/// when the queue is full, and stored before the gateway stops.
+@Suite struct EventQueueTests {
+    static let logger = Logger(label: "test-events")
+
+    @Test(arguments: StoreBackend.allCases) func eventsAreStoredInBatchesAndAFullQueueDropsAndCounts(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let queue = EventQueue(store: stores.events, capacity: 1_000, batchSize: 300, logger: Self.logger)
+            // The writer is not running yet: the queue fills up, and what does not fit is refused and counted.
+            let accepted = (0..<1_200).map { queue.enqueue(GatewayEvent(name: .upgradeBannerShown, sub: "m\($0 % 7)")) }
+            #expect(accepted.filter { $0 }.count == 1_000 && accepted.suffix(200).allSatisfy { !$0 })
+            #expect(queue.statistics == EventQueue.Statistics(waiting: 1_000, written: 0, dropped: 200, failedWrites: 0))
+            try await whileRunning(queue) {
+                #expect(await queue.flush(within: .seconds(10)))
+                #expect(queue.statistics == EventQueue.Statistics(waiting: 0, written: 1_000, dropped: 200, failedWrites: 0))
+            }
+            let counts = try await stores.events.counts(in: DateInterval(start: .distantPast, end: .distantFuture))
+            #expect(counts[.upgradeBannerShown] == EventCount(events: 1_000, members: 7))
+        }
+    }
+
+    /// A graceful shutdown right after the events were queued still stores every one of them.
+    @Test func aGracefulShutdownStoresWhatIsWaiting() async throws {
+        try await StoreBackend.sqlite.withStores { stores in
+            let queue = EventQueue(store: stores.events, batchSize: 50, logger: Self.logger)
+            let group = ServiceGroup(services: [queue], gracefulShutdownSignals: [], logger: Self.logger)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                for index in 0..<500 { queue.enqueue(GatewayEvent(name: .ssoLoginAttempt, detail: "\(index)")) }
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+            #expect(queue.statistics.written == 500 && queue.statistics.waiting == 0)
+            #expect(try await stores.events.events(since: .distantPast).map(\.detail) == (0..<500).map { "\($0)" })
+        }
+    }
+}
