@@ -89,14 +89,12 @@ public enum GatehouseApplication {
             Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
-            do {
-                _ = try await registrations.isRegistered(sub: "")
-                return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
-            } catch {
+            guard await stores.answers() else {
                 return Response(
-                    status: .serviceUnavailable, headers: [.contentType: "text/plain"],
+                    status: .serviceUnavailable, headers: [.contentType: "text/plain", .retryAfter: "5"],
                     body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
             }
+            return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
         }
 
         var developmentPassword: String?

@@ -60,6 +60,11 @@ public final class PostgresDatabase: Service, Sendable {
         return collected
     }
 
+    /// Whether the server answers a trivial query within `timeout` (readiness).
+    func answers(within timeout: Duration) async -> Bool {
+        (try? await withDeadline(timeout) { try await Self.collect(self.client.query("SELECT 1", logger: self.logger)) }) != nil
+    }
+
     /// `body`, or `StorageError.unavailable` once `timeout` has passed; driver errors become `StorageError`.
     private func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
         do {

@@ -50,6 +50,11 @@ public final class SQLiteDatabase: Sendable {
         try await connection.close().get()
     }
 
+    /// Whether the database answers a trivial query (readiness).
+    func answers() async -> Bool {
+        (try? await query("SELECT 1")) != nil
+    }
+
     @discardableResult
     func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         do {

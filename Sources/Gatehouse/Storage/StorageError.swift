@@ -1,5 +1,8 @@
-/// Failures of any storage backend.
-public enum StorageError: Error, CustomStringConvertible {
+import HTTPTypes
+
+/// Failures of any storage backend. An unreachable store is the member's "temporarily unavailable" page (`503`);
+/// anything else is an internal error.
+public enum StorageError: PresentableError, CustomStringConvertible {
     case unavailable(String)
     case query(String)
     case corrupt(String)
@@ -13,6 +16,16 @@ public enum StorageError: Error, CustomStringConvertible {
         case .corrupt: "storage_corrupt_row"
         case .uniqueViolation: "storage_unique_violation"
         }
+    }
+
+    public var status: HTTPResponse.Status {
+        if case .unavailable = self { return .serviceUnavailable }
+        return .internalServerError
+    }
+
+    public var messageKey: String {
+        if case .unavailable = self { return "error_unavailable" }
+        return "error_internal"
     }
 
     public var description: String {

@@ -17,6 +17,8 @@ public struct Stores: Sendable {
     var service: any Service
     /// Makes the backend ready before the server accepts requests (PostgreSQL's migrations).
     var prepare: @Sendable () async throws -> Void
+    /// Whether the backend answers now, quickly (`/readyz`: a balancer waits a second or two, not a query's deadline).
+    var answers: @Sendable () async -> Bool
     /// The database replicas share, if any: its changes reach each replica's cache through a listener.
     var shared: PostgresDatabase? = nil
 
@@ -26,7 +28,8 @@ public struct Stores: Sendable {
             attempts: SQLiteLoginAttemptStore(database: database), hostMounts: SQLiteHostMountStore(database: database),
             registrations: SQLiteRegistrationStore(database: database), flows: SQLiteRegistrationFlowStore(database: database),
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
-            service: DatabaseService(database: database), prepare: {})
+            service: DatabaseService(database: database), prepare: {},
+            answers: { await database.answers() })
     }
 
     public static func postgres(_ database: PostgresDatabase) -> Stores {
@@ -35,7 +38,7 @@ public struct Stores: Sendable {
             attempts: PostgresLoginAttemptStore(database: database), hostMounts: PostgresHostMountStore(database: database),
             registrations: PostgresRegistrationStore(database: database), flows: PostgresRegistrationFlowStore(database: database),
             events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database), service: database,
-            prepare: { try await database.migrate() }, shared: database)
+            prepare: { try await database.migrate() }, answers: { await database.answers(within: .seconds(1)) }, shared: database)
     }
 
     /// The stores `configuration` names, opened (SQLite) or ready to run (PostgreSQL).

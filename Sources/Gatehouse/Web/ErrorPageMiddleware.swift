@@ -72,6 +72,13 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         let level: Logger.Level = status.code >= 500 ? .error : .info
         context.logger.log(level: level, "request failed", metadata: ["reason": .string(reason), "error": .string("\(error)")])
 
+        var response = page(status: status, reason: reason, key: key, request: request, context: context)
+        // Unavailable for a moment (the database): clients and balancers may come back shortly.
+        if status == .serviceUnavailable { response.headers[.retryAfter] = "5" }
+        return response
+    }
+
+    func page(status: HTTPResponse.Status, reason: String, key: String, request: Request, context: Context) -> Response {
         let title = renderer.strings["\(key)_title"]
         let text = renderer.strings["\(key)_text"]
         if Self.wantsJSON(request) {

@@ -55,7 +55,9 @@ import Testing
         }
     }
 
+    /// The events the gateway stored (once its queue has written what it holds).
     static func events(_ gateway: LiveGateway) async throws -> [GatewayEvent] {
+        #expect(await gateway.built.events.flush())
         let database = try await SQLiteDatabase.open(path: gateway.configuration.storage.sqlitePath, logger: SessionLifecycleTests.logger)
         defer { Task { try? await database.close() } }
         return try await SQLiteEventStore(database: database).events(since: .distantPast)

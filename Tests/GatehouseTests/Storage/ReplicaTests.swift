@@ -162,6 +162,63 @@ import Testing
         }
     }
 
+    /// PostgreSQL stops under load on both replicas and starts again. Meanwhile members get the "temporarily
+    /// unavailable" page (JSON for API callers), never an error of another kind or a hang, and `/readyz` fails; then
+    /// both replicas serve the session and its jar again by themselves, and listen for invalidations again.
+    @Test func postgresRestartedUnderLoadComesBackWithNothingLost() async throws {
+        try await TestPostgres.OwnServer.with { server in
+            try await Self.withReplicas(url: server.url) { first, second in
+                for replica in [first, second] { #expect(try await Self.timeUntil { replica.built.stateCache.isTrusted } != nil) }
+                let cookies = try await ProxyTests.signedIn(first)
+                _ = try await first.get("/apps/echo/set-cookie?c=app%3D1%3B%20Path%3D%2F", cookies: cookies)
+                let load = Task {
+                    var statuses: [Int: Int] = [:]
+                    while !Task.isCancelled {
+                        for replica in [first, second] {
+                            if let status = try? await replica.get("/", cookies: cookies).status { statuses[status, default: 0] += 1 }
+                        }
+                    }
+                    return statuses
+                }
+                defer { load.cancel() }
+                try await Task.sleep(for: .milliseconds(300))
+                try await server.stop()
+
+                // Within the cache's bound the replicas stop trusting it; from then on the store is asked, and fails.
+                let unavailable = try await Self.timeUntil(limit: .seconds(15)) { try await second.get("/", cookies: cookies).status == 503 }
+                #expect(unavailable != nil)
+                let page = try await second.get("/", cookies: cookies)
+                #expect(page.status == 503 && page.body.contains("Temporarily unavailable") && page.headers.first(name: "Retry-After") == "5")
+                let json = try await first.get("/", cookies: cookies, headers: [("Accept", "application/json")])
+                #expect(json.status == 503 && json.body.contains("\"error\":\"storage_unavailable\""), "\(json.status) \(json.body)")
+                #expect(try await first.get("/readyz", cookies: [:]).status == 503)
+
+                try await server.start()
+                let back = try await Self.timeUntil(limit: .seconds(30)) {
+                    let ready = try await first.get("/readyz", cookies: [:]).status
+                    let served = try await second.get("/", cookies: cookies).status
+                    return ready == 200 && served == 200
+                }
+                #expect(back != nil)
+                load.cancel()
+                let statuses = await load.value
+                #expect(Set(statuses.keys).isSubset(of: [200, 503]), "\(statuses)")
+                #expect(statuses[200, default: 0] > 0 && statuses[503, default: 0] > 0, "\(statuses)")
+                // Nothing lost: the session on both replicas, and its jar.
+                #expect(try await first.get("/", cookies: cookies).status == 200)
+                #expect(try ProxyTests.report(try await second.get("/apps/echo/echo/x", cookies: cookies)).headers["cookie"] == ["app=1"])
+                // Listening again: a sign-out on one replica reaches the other within the bound.
+                for replica in [first, second] {
+                    #expect(try await Self.timeUntil(limit: .seconds(20)) { replica.built.stateCache.isTrusted } != nil)
+                }
+                let portal = try await first.get("/", cookies: cookies)
+                let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+                _ = try await first.post("/signout", form: [("csrf", String(csrf))], cookies: cookies)
+                #expect(Self.within(try await Self.timeUntil { try await second.get("/", cookies: cookies).location == "/signin" }, .seconds(1)))
+            }
+        }
+    }
+
     /// The listening connections are cut (PostgreSQL ends their processes): each replica empties and bypasses its
     /// cache and listens on a new connection; a sign-out on one replica is refused by the other within a second all
     /// the same.

@@ -32,6 +32,29 @@ enum TestPostgres {
 
     nonisolated(unsafe) private static var startedDirectory: String?
 
+    /// A server of one test's own, for a test that stops and starts it (the shared one must stay up for the others).
+    struct OwnServer {
+        let directory: String
+        let url: String
+
+        /// Runs `body` with a new server, stopped and removed afterwards.
+        static func with<T>(_ body: (OwnServer) async throws -> T) async throws -> T {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-pg-\(UUID().uuidString.prefix(8))").path
+            let url = try await NIOThreadPool.singleton.runIfActive { TestPostgres.run("start", directory) }
+            let server = OwnServer(directory: directory, url: url)
+            defer {
+                TestPostgres.run("stop", directory)
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+            return try await body(server)
+        }
+
+        /// Stops the server (`pg_ctl stop -m fast`: sessions are ended, as in a restart).
+        func stop() async throws { try await NIOThreadPool.singleton.runIfActive { TestPostgres.run("stop", directory) } }
+        /// Starts it again, on the same port, with everything it held.
+        func start() async throws { try await NIOThreadPool.singleton.runIfActive { TestPostgres.run("start", directory) } }
+    }
+
     /// Runs `scripts/postgres`; a failure stops the tests with its message (the server is not optional).
     ///
     /// Spawned with every descriptor above standard error closed in the child: this process has sockets open (other
