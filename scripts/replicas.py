@@ -63,13 +63,13 @@ def wait_until(condition, what, timeout=60.0):
 
 
 class Process:
-    """A child process writing to a log file of its own."""
+    """A child process writing to a log file of its own; stopped gracefully (SIGTERM), or killed."""
 
-    def __init__(self, name, args, directory, env=None):
-        self.name = name
+    def __init__(self, args, log_path, env=None):
+        self.name = Path(log_path).stem
         self.args = args
         self.env = env
-        self.log_path = directory / f"{name}.log"
+        self.log_path = Path(log_path)
         self.process = None
         self.start()
 
@@ -80,7 +80,7 @@ class Process:
     def running(self):
         return self.process.poll() is None
 
-    def log(self):
+    def output(self):
         return self.log_path.read_text(errors="replace")
 
     def kill(self):
@@ -148,7 +148,7 @@ class ReplicaSet:
             args += ["--token-max-age", str(self.token_max_age)]
         for member in MEMBERS:
             args += ["--user-claims", json.dumps(member)]
-        self.provider = Process("provider", args, self.directory)
+        self.provider = Process(args, self.directory / "provider.log")
         self.processes.append(self.provider)
         self.issuer = f"http://127.0.0.1:{port}"
         wait_until(lambda: answers(self.issuer + "/.well-known/openid-configuration") == 200, "the provider did not answer")
@@ -181,7 +181,7 @@ class ReplicaSet:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
         env["GATEHOUSE_STORAGE_POSTGRES_URL"] = self.database_url
         env["GATEHOUSE_OIDC_CLIENT_SECRET_FILE"] = str(secret)
-        replica = Process(f"replica-{index + 1}", [self.binary, "serve", "--config", str(path)], self.directory, env=env)
+        replica = Process([self.binary, "serve", "--config", str(path)], self.directory / f"replica-{index + 1}.log", env=env)
         self.processes.append(replica)
         wait_until(lambda: answers(self.replica_url(index) + "/readyz") == 200, f"replica {index + 1} was not ready")
         return replica
@@ -229,7 +229,7 @@ http {{
 }}
 """
         )
-        self.balancer = Process("nginx", [nginx, "-p", str(work), "-c", str(work / "nginx.conf")], self.directory)
+        self.balancer = Process([nginx, "-p", str(work), "-c", str(work / "nginx.conf")], self.directory / "nginx.log")
         self.processes.append(self.balancer)
         wait_until(lambda: answers(self.url + "/healthz") == 200, "nginx did not answer")
 
@@ -258,7 +258,7 @@ def main():
             time.sleep(0.5)
         for process in replicas.processes:
             if not process.running():
-                print(f"{process.name} exited; its log:\n{process.log()[-2000:]}", file=sys.stderr)
+                print(f"{process.name} exited; its log:\n{process.output()[-2000:]}", file=sys.stderr)
     except KeyboardInterrupt:
         pass
     finally:

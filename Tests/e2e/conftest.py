@@ -61,27 +61,9 @@ def wait_for(url, timeout=60.0, process=None):
     raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
-class Running:
-    """A child process with its log file; stopped gracefully (SIGTERM) at the end."""
-
-    def __init__(self, args, log_path, cwd=ROOT, env=None):
-        self.log_path = log_path
-        self.log = open(log_path, "w")
-        self.process = subprocess.Popen(args, cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
-
-    def output(self):
-        self.log.flush()
-        return Path(self.log_path).read_text()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+# A child process with its log file (the replicas' helper, shared).
+sys.path.insert(0, str(ROOT / "scripts"))
+from replicas import Process as Running  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -54,7 +54,7 @@ def status_on(url, cookie, path="/"):
 
 
 def token_requests(replicas):
-    return len(re.findall(r'"POST /oauth2/token', replicas.provider.log()))
+    return len(re.findall(r'"POST /oauth2/token', replicas.provider.output()))
 
 
 def test_a_member_moves_between_replicas_freely_and_a_sign_out_reaches_both(browser, replicas):

@@ -73,6 +73,62 @@ import Testing
         }
     }
 
+    /// The upgrade flow continues on whichever replica the next request reaches: its steps alternate between the
+    /// two, and the registration raises the member's level on both.
+    @Test func anUpgradeFlowContinuesOnWhicheverReplicaAnswers() async throws {
+        try await Self.withReplicas(configure: { $0.registration.pinBcryptCost = 4 }) { first, second in
+            let onFirst = try await UpgradeFlowTests.Member.signIn(first, as: "olive")
+            let onSecond = UpgradeFlowTests.Member(gateway: second, cookies: onFirst.cookies)
+            #expect(try await onSecond.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+            #expect(try await onFirst.post(Paths.upgrade(.phone), [("phone", "+15550100007")]).location == Paths.upgrade(.code))
+            // The development sender's inbox is the sending replica's; the flow itself is in the store.
+            let code = try await onFirst.inboxCode()
+            #expect(try await onSecond.get(Paths.upgrade(.code)).status == 200)
+            #expect(try await onSecond.post(Paths.upgrade(.code), [("code", code)]).location == Paths.upgrade(.username))
+            #expect(try await onFirst.post(Paths.upgrade(.username), [("username", "olive.r")]).location == Paths.upgrade(.pin))
+            #expect(
+                try await onSecond.post(Paths.upgrade(.pin), [("pin", "2580"), ("pin_confirmation", "2580")]).location == Paths.upgrade(.profile))
+            let done = try await onFirst.post(Paths.upgrade(.profile), [("display_name", "Olive R"), ("discoverability", "everybody")])
+            #expect(done.location?.hasPrefix(Paths.upgradeDone) == true)
+            // Registered on both: the flow's pages send the member on instead of asking again.
+            for member in [onFirst, onSecond] { #expect(try await member.get(Paths.upgrade(.phone)).location == Paths.chats) }
+        }
+    }
+
+    /// A host-mounted app's handoff code, issued by one replica, is redeemed by the other, once; the grant it
+    /// gives works on both.
+    @Test func aHandoffCodeFromOneReplicaIsRedeemedOnceByTheOther() async throws {
+        try await Self.withReplicas(configure: { configuration in
+            configuration.appsDomain = "apps.localhost"
+            configuration.apps = configuration.apps.map { app in
+                var app = app
+                app.mount = .host
+                return app
+            }
+        }) { first, second in
+            let session = try await ProxyTests.signedIn(first)
+            let slug = try #require(first.configuration.apps.first?.slug)
+            let start = try await first.get("/echo/x", cookies: [:], headers: HostMountTests.host(slug, first))
+            var appCookies = BrowserCookies()
+            appCookies.absorb(start)
+            let back = try await first.get(try #require(start.location), cookies: session)
+            let handoff = try #require(back.location?.firstMatch(of: /\/__gatehouse\/handoff\?code=.+/)?.0)
+            let redeem = { (replica: LiveGateway) in
+                try await replica.get(String(handoff), cookies: appCookies.values, headers: HostMountTests.host(slug, replica))
+            }
+            let redeemed = try await redeem(second)
+            #expect(redeemed.status == 303 && redeemed.location == "/echo/x")
+            // Spent: the same code on the replica that issued it is refused.
+            #expect(try await redeem(first).status == 403)
+            let grant = try #require(redeemed.setCookies.first { $0.hasPrefix("gatehouse_app=") })
+            let value = String(grant.dropFirst("gatehouse_app=".count).prefix { $0 != ";" })
+            for replica in [first, second] {
+                let reply = try await replica.get("/echo/x", cookies: ["gatehouse_app": value], headers: HostMountTests.host(slug, replica))
+                #expect(reply.status == 200)
+            }
+        }
+    }
+
     /// A back-channel logout sent to one replica ends the provider session's gateway sessions on both within a
     /// second, and nothing else; forged, misused and replayed tokens get `400` and end nothing. The provider is a
     /// real HTTP one serving discovery and keys; the sessions are made in the store, as its sign-ins would have.
