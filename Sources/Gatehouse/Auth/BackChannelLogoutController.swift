@@ -22,11 +22,9 @@ public struct BackChannelLogoutController: Sendable {
     }
 
     @Sendable func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let token: String
         let claims: LogoutTokenClaims
         do {
-            token = try await Self.logoutToken(in: request)
-            claims = try await verifier.verifyLogoutToken(token)
+            claims = try await verifier.verifyLogoutToken(Self.logoutToken(in: request))
         } catch let error as OIDCError {
             if case .providerUnreachable = error { return Self.answer(.serviceUnavailable, error: "temporarily_unavailable", error.description) }
             return refuse(error.description, context: context)

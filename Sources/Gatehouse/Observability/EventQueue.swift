@@ -111,10 +111,7 @@ public final class EventQueue: Service, Sendable {
                 state.withLockedValue { $0.statistics.failedWrites += 1 }
                 logger.error("events not stored", metadata: ["events": "\(batch.count)", "error": .string("\(error)")])
                 guard retrying, !Task.isCancelled, !Task.isShuttingDownGracefully else {
-                    let lost = state.withLockedValue { state in
-                        defer { state.waiting.removeAll() }
-                        return state.waiting.count
-                    }
+                    let lost = state.withLockedValue { $0.waiting.count }
                     settle(lost, written: false)
                     logger.error("events given up at shutdown", metadata: ["dropped": "\(lost)"])
                     return
