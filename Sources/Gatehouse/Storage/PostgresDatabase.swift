@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 import ServiceLifecycle
 
@@ -11,6 +12,7 @@ public final class PostgresDatabase: Service, Sendable {
     let client: PostgresClient
     let logger: Logger
     let queryTimeout: Duration
+    private let availability = NIOLockedValueBox(Availability())
 
     public init(url: String, queryTimeout: Duration = .seconds(5), logger: Logger) throws {
         self.client = PostgresClient(configuration: try Self.configuration(url: url), backgroundLogger: logger)
@@ -66,11 +68,54 @@ public final class PostgresDatabase: Service, Sendable {
     }
 
     /// `body`, or `StorageError.unavailable` once `timeout` has passed; driver errors become `StorageError`.
+    ///
+    /// Once the server was found unreachable, queries fail at once for a second instead of each waiting out its
+    /// deadline (under load they would pile up by the thousand); then one query at a time tries the server until
+    /// one gets an answer, and everything flows again.
     private func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        guard availability.withLockedValue({ $0.admit(now: .now) }) else {
+            throw StorageError.unavailable("PostgreSQL was unreachable a moment ago")
+        }
         do {
-            return try await withTimeout(timeout, body) { StorageError.unavailable("PostgreSQL did not answer within \(timeout)") }
+            let result = try await withTimeout(timeout, body) { StorageError.unavailable("PostgreSQL did not answer within \(timeout)") }
+            availability.withLockedValue { $0.answered() }
+            return result
         } catch let error as PSQLError {
-            throw Self.storageError(error)
+            let storageError = Self.storageError(error)
+            availability.withLockedValue { $0.failed(unavailable: storageError.isUnavailable, now: .now) }
+            throw storageError
+        } catch let error as StorageError {
+            availability.withLockedValue { $0.failed(unavailable: error.isUnavailable, now: .now) }
+            throw error
+        } catch {
+            // The body's own failure (a refresh refused by the provider, say): the server did answer.
+            availability.withLockedValue { $0.answered() }
+            throw error
+        }
+    }
+
+    /// Whether the server is worth asking: after it was unreachable, nobody for `quietPeriod`, then one probe.
+    struct Availability {
+        static let quietPeriod: Duration = .seconds(1)
+        private var unreachableUntil: ContinuousClock.Instant?
+        private var probing = false
+
+        mutating func admit(now: ContinuousClock.Instant) -> Bool {
+            guard let until = unreachableUntil else { return true }
+            guard now >= until, !probing else { return false }
+            probing = true
+            return true
+        }
+
+        mutating func answered() {
+            unreachableUntil = nil
+            probing = false
+        }
+
+        mutating func failed(unavailable: Bool, now: ContinuousClock.Instant) {
+            guard unavailable else { return answered() }
+            unreachableUntil = now + Self.quietPeriod
+            probing = false
         }
     }
 

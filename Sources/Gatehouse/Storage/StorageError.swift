@@ -18,15 +18,14 @@ public enum StorageError: PresentableError, CustomStringConvertible {
         }
     }
 
-    public var status: HTTPResponse.Status {
-        if case .unavailable = self { return .serviceUnavailable }
-        return .internalServerError
+    var isUnavailable: Bool {
+        if case .unavailable = self { return true }
+        return false
     }
 
-    public var messageKey: String {
-        if case .unavailable = self { return "error_unavailable" }
-        return "error_internal"
-    }
+    public var status: HTTPResponse.Status { isUnavailable ? .serviceUnavailable : .internalServerError }
+
+    public var messageKey: String { isUnavailable ? "error_unavailable" : "error_internal" }
 
     public var description: String {
         switch self {

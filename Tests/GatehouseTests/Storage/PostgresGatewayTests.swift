@@ -22,3 +22,29 @@ import Testing
         }
     }
 }
+
+/// After PostgreSQL was unreachable, queries fail at once for a second, then one at a time probes it.
+@Suite struct PostgresAvailabilityTests {
+    @Test func aFailureQuietensThenOneProbeAtATime() {
+        var availability = PostgresDatabase.Availability()
+        let start = ContinuousClock.now
+        var admitted: [Bool] = []
+        func admit(after offset: Duration) { admitted.append(availability.admit(now: start + offset)) }
+
+        admit(after: .zero)
+        admit(after: .zero)
+        availability.failed(unavailable: false, now: start)  // a query error: the server answered
+        admit(after: .zero)
+        availability.failed(unavailable: true, now: start)
+        admit(after: .milliseconds(999))  // quiet: refused at once
+        admit(after: .seconds(1))  // the probe
+        admit(after: .seconds(2))  // nobody else while it runs
+        availability.failed(unavailable: true, now: start + .seconds(3))
+        admit(after: .milliseconds(3_500))
+        admit(after: .seconds(4))  // the next probe
+        availability.answered()
+        admit(after: .seconds(4))
+        admit(after: .seconds(4))
+        #expect(admitted == [true, true, true, false, true, false, false, true, true, true])
+    }
+}
