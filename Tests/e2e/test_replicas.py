@@ -45,6 +45,15 @@ def sign_in_in_browser(browser, replicas, deep_link):
     wait(browser, lambda b: b.current_url.startswith(replicas.url) and path_of(b) == deep_link)
 
 
+def sign_in_over_http(replicas):
+    """Ada signed in through the balancer without a browser; her session cookie."""
+    http = requests.Session()
+    start = http.get(replicas.url + "/signin/start", allow_redirects=False)
+    decision = http.post(start.headers["Location"], data={"sub": ADA["sub"]}, allow_redirects=False)
+    assert http.get(decision.headers["Location"], allow_redirects=False).status_code == 303
+    return http.cookies["gatehouse_session"]
+
+
 def session_cookie(browser):
     return {c["name"]: c["value"] for c in browser.get_cookies()}["gatehouse_session"]
 
@@ -87,11 +96,7 @@ def test_a_member_moves_between_replicas_freely_and_a_sign_out_reaches_both(brow
 
 
 def test_a_refresh_under_load_on_both_replicas_reaches_the_provider_once(replicas):
-    http = requests.Session()
-    start = http.get(replicas.url + "/signin/start", allow_redirects=False)
-    decision = http.post(start.headers["Location"], data={"sub": ADA["sub"]}, allow_redirects=False)
-    assert http.get(decision.headers["Location"], allow_redirects=False).status_code == 303
-    cookie = http.cookies["gatehouse_session"]
+    cookie = sign_in_over_http(replicas)
     before = token_requests(replicas)  # the code exchange
     time.sleep(TOKEN_MAX_AGE - REFRESH_WINDOW + 1)  # now inside the refresh window
 
@@ -105,13 +110,7 @@ def test_a_refresh_under_load_on_both_replicas_reaches_the_provider_once(replica
 
 
 def test_a_replica_killed_with_sigkill_leaves_the_others_serving(replicas):
-    sessions = []
-    for _ in range(3):
-        http = requests.Session()
-        start = http.get(replicas.url + "/signin/start", allow_redirects=False)
-        decision = http.post(start.headers["Location"], data={"sub": ADA["sub"]}, allow_redirects=False)
-        http.get(decision.headers["Location"], allow_redirects=False)
-        sessions.append(http.cookies["gatehouse_session"])
+    sessions = [sign_in_over_http(replicas) for _ in range(3)]
     replicas.replicas[0].kill()
     survivor = replicas.replica_url(1)
     for cookie in sessions:

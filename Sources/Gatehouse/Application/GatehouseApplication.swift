@@ -91,7 +91,8 @@ public enum GatehouseApplication {
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
             guard await stores.answers() else {
                 return Response(
-                    status: .serviceUnavailable, headers: [.contentType: "text/plain", .retryAfter: "5"],
+                    status: .serviceUnavailable,
+                    headers: [.contentType: "text/plain", .retryAfter: ErrorPageMiddleware<GatewayRequestContext>.retryAfterSeconds],
                     body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
             }
             return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))

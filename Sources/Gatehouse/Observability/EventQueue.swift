@@ -58,7 +58,6 @@ public final class EventQueue: Service, Sendable {
             }
             state.waiting.append(event)
             state.accepted += 1
-            state.statistics.waiting = state.waiting.count
             return (true, nil)
         }
         if let dropsToLog {
@@ -70,7 +69,13 @@ public final class EventQueue: Service, Sendable {
         return accepted
     }
 
-    public var statistics: Statistics { state.withLockedValue { $0.statistics } }
+    public var statistics: Statistics {
+        state.withLockedValue { state in
+            var statistics = state.statistics
+            statistics.waiting = state.waiting.count
+            return statistics
+        }
+    }
 
     /// Waits until every event queued before the call is stored (or given up on), for at most `limit`; whether
     /// they were. For a reader that wants this replica's latest events in the store (the funnel report).
@@ -134,7 +139,6 @@ public final class EventQueue: Service, Sendable {
             state.waiting.removeFirst(min(count, state.waiting.count))
             state.settled += count
             if written { state.statistics.written += count } else { state.statistics.dropped += count }
-            state.statistics.waiting = state.waiting.count
         }
     }
 }

@@ -74,9 +74,12 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
 
         var response = page(status: status, reason: reason, key: key, request: request, context: context)
         // Unavailable for a moment (the database): clients and balancers may come back shortly.
-        if status == .serviceUnavailable { response.headers[.retryAfter] = "5" }
+        if status == .serviceUnavailable { response.headers[.retryAfter] = Self.retryAfterSeconds }
         return response
     }
+
+    /// What a `503` tells clients and balancers to wait before trying again (the error pages and `/readyz`).
+    static var retryAfterSeconds: String { "5" }
 
     func page(status: HTTPResponse.Status, reason: String, key: String, request: Request, context: Context) -> Response {
         let title = renderer.strings["\(key)_title"]

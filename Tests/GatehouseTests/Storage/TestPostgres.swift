@@ -18,8 +18,7 @@ enum TestPostgres {
     }
 
     private static func start() -> String {
-        // Directly under the temporary directory: the `postgres` user must be able to enter it when tests run as root.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-pg-\(UUID().uuidString.prefix(8))").path
+        let directory = newDirectory()
         let url = run("start", directory)
         startedDirectory = directory
         atexit {
@@ -32,6 +31,17 @@ enum TestPostgres {
 
     nonisolated(unsafe) private static var startedDirectory: String?
 
+    /// Where a server's cluster goes: directly under the temporary directory, which the `postgres` user must be able
+    /// to enter when the tests run as root.
+    static func newDirectory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-pg-\(UUID().uuidString.prefix(8))").path
+    }
+
+    /// `run` on NIO's blocking pool, for a caller on a Swift worker thread (which it must not block for seconds).
+    static func runBlocking(_ arguments: String...) async throws -> String {
+        try await NIOThreadPool.singleton.runIfActive { run(arguments) }
+    }
+
     /// A server of one test's own, for a test that stops and starts it (the shared one must stay up for the others).
     struct OwnServer {
         let directory: String
@@ -39,20 +49,28 @@ enum TestPostgres {
 
         /// Runs `body` with a new server, stopped and removed afterwards.
         static func with<T>(_ body: (OwnServer) async throws -> T) async throws -> T {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-pg-\(UUID().uuidString.prefix(8))").path
-            let url = try await NIOThreadPool.singleton.runIfActive { TestPostgres.run("start", directory) }
-            let server = OwnServer(directory: directory, url: url)
-            defer {
-                TestPostgres.run("stop", directory)
-                try? FileManager.default.removeItem(atPath: directory)
+            let directory = TestPostgres.newDirectory()
+            let server = OwnServer(directory: directory, url: try await runBlocking("start", directory))
+            let result: T
+            do {
+                result = try await body(server)
+            } catch {
+                try? await server.remove()
+                throw error
             }
-            return try await body(server)
+            try await server.remove()
+            return result
         }
 
         /// Stops the server (`pg_ctl stop -m fast`: sessions are ended, as in a restart).
-        func stop() async throws { try await NIOThreadPool.singleton.runIfActive { TestPostgres.run("stop", directory) } }
+        func stop() async throws { _ = try await runBlocking("stop", directory) }
         /// Starts it again, on the same port, with everything it held.
-        func start() async throws { try await NIOThreadPool.singleton.runIfActive { TestPostgres.run("start", directory) } }
+        func start() async throws { _ = try await runBlocking("start", directory) }
+
+        private func remove() async throws {
+            try await stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
     /// Runs `scripts/postgres`; a failure stops the tests with its message (the server is not optional).
@@ -62,7 +80,9 @@ enum TestPostgres {
     /// them (a closed listener still taking connections, then resetting them; a closed connection whose peer never
     /// sees the end), or, for the server it starts, for as long as the server runs. Output goes through a file.
     @discardableResult
-    static func run(_ arguments: String...) -> String {
+    static func run(_ arguments: String...) -> String { run(arguments) }
+
+    static func run(_ arguments: [String]) -> String {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-\(UUID().uuidString).out").path
         defer { try? FileManager.default.removeItem(atPath: output) }
         let status = spawn(["bash", packageRoot + "/scripts/postgres"] + arguments, output: output)
