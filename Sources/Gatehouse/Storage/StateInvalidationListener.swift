@@ -27,6 +27,8 @@ struct StateInvalidationListener: Service {
     }
 
     func run() async throws {
+        // Whatever ends the listening, nothing is served from memory without it.
+        defer { cache.reset(trusted: false) }
         try? await cancelWhenGracefulShutdown {
             var retryDelay = Self.firstRetryDelay
             while !Task.isCancelled {
@@ -66,6 +68,8 @@ struct StateInvalidationListener: Service {
                         listening.withLockedValue { $0 = true }
                         cache.reset(trusted: true)
                         logger.info("state cache trusted: listening for invalidations")
+                        // Untrusted the moment listening ends, whatever the rest of the unwinding waits for.
+                        defer { cache.reset(trusted: false) }
                         try await withThrowingTaskGroup(of: Void.self) { group in
                             group.addTask {
                                 for try await notification in notifications { apply(notification.payload) }
