@@ -28,6 +28,11 @@ public struct HTMLStreamRewriter: Sendable {
     )
     static let urlAttributes: Set<[UInt8]> = Set(["href", "src", "action", "formaction", "poster", "srcset"].map { Array($0.utf8) })
     public static let maximumTagBytes = 16 * 1024
+    static let meta = Array("meta".utf8)
+    static let body = Array("body".utf8)
+    static let httpEquiv = Array("http-equiv".utf8)
+    static let content = Array("content".utf8)
+    static let srcset = Array("srcset".utf8)
 
     private var state: State = .text
     private var pending: [UInt8] = []
@@ -45,21 +50,58 @@ public struct HTMLStreamRewriter: Sendable {
     public var isIdentity: Bool { injection == nil && urls == nil }
 
     public mutating func feed(_ chunk: some Collection<UInt8>) -> [UInt8] {
+        if let output = chunk.withContiguousStorageIfAvailable({ feed(bytes: $0) }) { return output }
+        return Array(chunk).withUnsafeBufferPointer { feed(bytes: $0) }
+    }
+
+    /// The byte-at-a-time state machine (`consume`) only sees the bytes that can change the state: runs of text, of
+    /// a tag's inside, of raw text and of a comment are found with one scan each and copied in one go.
+    mutating func feed(bytes chunk: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(chunk.count + (hasInjected ? 0 : injection?.count ?? 0))
-        var index = chunk.startIndex
-        while index != chunk.endIndex {
-            if state == .text {
-                // Most of a document is text: copy up to the next `<` in one go.
-                let next = chunk[index...].firstIndex(of: UInt8(ascii: "<")) ?? chunk.endIndex
-                output.append(contentsOf: chunk[index..<next])
+        var index = 0
+        while index < chunk.count {
+            switch state {
+            case .text:
+                let next = Self.firstIndex(of: UInt8(ascii: "<"), in: chunk, from: index)
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[index..<next]))
                 index = next
-                if index == chunk.endIndex { break }
+            case .tag(let quote):
+                let next =
+                    quote.map { Self.firstIndex(of: $0, in: chunk, from: index) }
+                    ?? Self.firstIndex(in: chunk, from: index) { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") }
+                pending.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[index..<next]))
+                index = next
+                if pending.count > Self.maximumTagBytes { flushPending(into: &output, then: .passThroughTag(quote: quote)) }
+            case .rawText(_, 0):
+                let next = Self.firstIndex(of: UInt8(ascii: "<"), in: chunk, from: index)
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[index..<next]))
+                index = next
+            case .comment(0):
+                let next = Self.firstIndex(of: UInt8(ascii: "-"), in: chunk, from: index)
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[index..<next]))
+                index = next
+            default:
+                break
             }
+            if index == chunk.count { break }
             consume(chunk[index], into: &output)
-            index = chunk.index(after: index)
+            index += 1
         }
         return output
+    }
+
+    static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard start < bytes.count, let base = bytes.baseAddress,
+            let found = memchr(base + start, Int32(byte), bytes.count - start)
+        else { return bytes.count }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+    }
+
+    static func firstIndex(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, where matches: (UInt8) -> Bool) -> Int {
+        var index = start
+        while index < bytes.count, !matches(bytes[index]) { index += 1 }
+        return index
     }
 
     /// The rest of the document: a tag cut off by the end is passed through as it was, then the injection if no
@@ -74,7 +116,7 @@ public struct HTMLStreamRewriter: Sendable {
         return output
     }
 
-    private mutating func consume(_ byte: UInt8, into output: inout [UInt8]) {
+    mutating func consume(_ byte: UInt8, into output: inout [UInt8]) {
         switch state {
         case .text:
             if byte == UInt8(ascii: "<") {
@@ -170,18 +212,18 @@ public struct HTMLStreamRewriter: Sendable {
         while nameEnd < tag.count, !Self.isSpace(tag[nameEnd]), tag[nameEnd] != UInt8(ascii: ">"), tag[nameEnd] != UInt8(ascii: "/") {
             nameEnd += 1
         }
-        let name = tag[nameStart..<nameEnd].map(Self.lowercased)
         if isEndTag {
             output += tag
             return
         }
-        if name == Array("meta".utf8) {
+        let name = tag[nameStart..<nameEnd].map(Self.lowercased)
+        if name == Self.meta {
             guard let kept = Self.rewriteMeta(tag, nameEnd: nameEnd, urls: urls) else { return }  // neutralised: dropped
             output += kept
         } else {
             output += urls.map { Self.rewriteAttributes(tag, nameEnd: nameEnd, urls: $0) } ?? tag
         }
-        if name == Array("body".utf8), !hasInjected, let injection {
+        if name == Self.body, !hasInjected, let injection {
             output += injection
             hasInjected = true
         }
@@ -195,8 +237,8 @@ public struct HTMLStreamRewriter: Sendable {
     /// around the jar, and a refresh to a URL outside the gateway would leave it; a refresh inside is mapped.
     static func rewriteMeta(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter?) -> [UInt8]? {
         var equiv: String?
-        _ = rewriteAttributes(tag, nameEnd: nameEnd) { name, value in
-            if name == Array("http-equiv".utf8) { equiv = value.trimmingCharacters(in: .whitespaces).lowercased() }
+        _ = rewriteAttributes(tag, nameEnd: nameEnd, only: { $0 == httpEquiv }) { _, value in
+            equiv = value.trimmingCharacters(in: .whitespaces).lowercased()
             return value
         }
         switch equiv {
@@ -205,8 +247,7 @@ public struct HTMLStreamRewriter: Sendable {
         case "refresh":
             guard let urls else { return tag }
             var keep = true
-            let rewritten = rewriteAttributes(tag, nameEnd: nameEnd) { name, value in
-                guard name == Array("content".utf8) else { return value }
+            let rewritten = rewriteAttributes(tag, nameEnd: nameEnd, only: { $0 == content }) { _, value in
                 // The browser reads the value with character references decoded (`https&#58;//…`).
                 guard let decoded = decodeCharacterReferences(value), let mapped = urls.rewriteRefresh(decoded) else {
                     keep = false
@@ -259,15 +300,16 @@ public struct HTMLStreamRewriter: Sendable {
 
     /// Rewrites the values of URL attributes in one start tag, leaving every other byte as it was.
     static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter) -> [UInt8] {
-        rewriteAttributes(tag, nameEnd: nameEnd) { name, value in
-            guard urlAttributes.contains(name) else { return value }
-            return name == Array("srcset".utf8) ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
+        rewriteAttributes(tag, nameEnd: nameEnd, only: urlAttributes.contains) { name, value in
+            name == srcset ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
         }
     }
 
-    /// Passes every attribute value of one start tag (with its lower-case name) through `rewrite`, leaving every
-    /// other byte as it was.
-    static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, _ rewrite: ([UInt8], String) -> String) -> [UInt8] {
+    /// Passes the value of every attribute of one start tag whose lower-case name is one of `only` through `rewrite`,
+    /// leaving every other byte as it was.
+    static func rewriteAttributes(
+        _ tag: [UInt8], nameEnd: Int, only wanted: ([UInt8]) -> Bool, _ rewrite: ([UInt8], String) -> String
+    ) -> [UInt8] {
         var result = Array(tag[..<nameEnd])
         var index = nameEnd
         while index < tag.count {
@@ -308,10 +350,13 @@ public struct HTMLStreamRewriter: Sendable {
                 while end < tag.count, !isSpace(tag[end]), tag[end] != UInt8(ascii: ">") { end += 1 }
                 valueEnd = end
             }
-            let value = String(decoding: tag[valueStart..<valueEnd], as: UTF8.self)
             if let quote { result.append(quote) }
-            let rewritten = rewrite(attributeName, value)
-            if rewritten == value { result += tag[valueStart..<valueEnd] } else { result += Array(rewritten.utf8) }
+            let rewritten = wanted(attributeName) ? rewrite(attributeName, String(decoding: tag[valueStart..<valueEnd], as: UTF8.self)) : nil
+            if let rewritten, !rewritten.utf8.elementsEqual(tag[valueStart..<valueEnd]) {
+                result += rewritten.utf8
+            } else {
+                result += tag[valueStart..<valueEnd]
+            }
             if let quote, valueEnd < tag.count {
                 result.append(quote)
                 index = valueEnd + 1

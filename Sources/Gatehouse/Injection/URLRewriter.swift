@@ -43,27 +43,116 @@ public struct URLRewriter: Sendable, Equatable {
 
     /// The gateway URL for `value`, or `nil` when it is not a URL of a mounted app.
     public func rewrite(_ value: String) -> String? {
-        if value.hasPrefix("//") {
+        let utf8 = value.utf8[...]
+        if Self.hasPrefix(utf8, "//") {
             let scheme = current.origin.hasPrefix("https") ? "https:" : "http:"
             return rewriteAbsolute(scheme + value)
         }
-        if value.hasPrefix("/") { return rewriteAbsolute(current.origin + value) }
-        let lowered = value.lowercased()
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return rewriteAbsolute(value) }
+        if Self.hasPrefix(utf8, "/") {
+            // A path on the current app's host: most links of a page, mapped without building a URL at all.
+            if Self.isPlainURLRest(utf8) { return mapped(origin: current.origin, path: value) }
+            return rewriteAbsolute(current.origin + value)
+        }
+        if Self.hasPrefix(utf8, "http://") || Self.hasPrefix(utf8, "https://") { return rewriteAbsolute(value) }
         return nil
     }
 
     /// An absolute URL of any mounted app.
     public func rewriteAbsolute(_ value: String) -> String? {
+        guard let (origin, path) = Self.plainOriginAndPath(value) ?? Self.parsedOriginAndPath(value) else { return nil }
+        return mapped(origin: origin, path: path)
+    }
+
+    /// The gateway path for a path (with query and fragment) on an upstream origin, by the first mount that has it.
+    func mapped(origin: String, path: String) -> String? {
+        if current.origin == origin, let mapped = current.gatewayPath(forUpstreamPath: path) { return mapped }
+        for mount in all where mount.origin == origin {
+            if let mapped = mount.gatewayPath(forUpstreamPath: path) { return mapped }
+        }
+        return nil
+    }
+
+    /// The origin and the path (with query and fragment) of an absolute URL, as Foundation reads them.
+    static func parsedOriginAndPath(_ value: String) -> (origin: String, path: String)? {
         guard let url = URL(string: value), let origin = Self.origin(of: url) else { return nil }
         var path = url.path(percentEncoded: true)
         if path.isEmpty { path = "/" }
         if let query = url.query(percentEncoded: true) { path += "?" + query }
         if let fragment = url.fragment(percentEncoded: true) { path += "#" + fragment }
-        for mount in [current] + all where mount.origin == origin {
-            if let mapped = mount.gatewayPath(forUpstreamPath: path) { return mapped }
+        return (origin, path)
+    }
+
+    /// The same as `parsedOriginAndPath` without Foundation, for the common case of a page's links: `http(s)://`,
+    /// a host of letters, digits, dots and dashes, an optional port, then only characters a URL may hold as they
+    /// are. Anything else (user info, IPv6, percent-encoded hosts, spaces, backslashes) is left to Foundation (`nil`).
+    static func plainOriginAndPath(_ value: String) -> (origin: String, path: String)? {
+        var utf8 = value.utf8[...]
+        let scheme: String
+        if Self.hasPrefix(utf8, "https://") {
+            scheme = "https"
+            utf8 = utf8.dropFirst(8)
+        } else if Self.hasPrefix(utf8, "http://") {
+            scheme = "http"
+            utf8 = utf8.dropFirst(7)
+        } else {
+            return nil
         }
-        return nil
+        let authorityEnd = utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? utf8.endIndex
+        let authority = utf8[..<authorityEnd]
+        let colon = authority.firstIndex(of: UInt8(ascii: ":"))
+        let host = authority[..<(colon ?? authority.endIndex)]
+        guard !host.isEmpty, host.allSatisfy(Self.isHostByte) else { return nil }
+        var origin = scheme + "://" + String(decoding: host, as: UTF8.self).lowercased()
+        if let colon {
+            let digits = authority[authority.index(after: colon)...]
+            guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                let port = Int(String(decoding: digits, as: UTF8.self)), port <= 65535
+            else { return nil }
+            if port != (scheme == "https" ? 443 : 80) { origin += ":\(port)" }
+        }
+        let rest = utf8[authorityEnd...]
+        guard Self.isPlainURLRest(rest) else { return nil }
+        let path = String(decoding: rest, as: UTF8.self)
+        return (origin, path.hasPrefix("/") ? path : "/" + path)
+    }
+
+    static func hasPrefix(_ utf8: Substring.UTF8View, _ prefix: StaticString) -> Bool {
+        guard utf8.count >= prefix.utf8CodeUnitCount else { return false }
+        return zip(utf8, UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)).allSatisfy { Self.lowercased($0) == $1 }
+    }
+
+    static func lowercased(_ byte: UInt8) -> UInt8 { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte }
+
+    static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "."), UInt8(ascii: "-"):
+            true
+        default: false
+        }
+    }
+
+    /// Whether Foundation would keep `rest` (path, query, fragment) exactly as it is: printable ASCII a URL carries
+    /// unescaped (no space, quotes, `<>`, `[\\]`, `^`, backquote, `{|}`), `%` only before two hex digits, one `#` at most.
+    static func isPlainURLRest(_ rest: Substring.UTF8View.SubSequence) -> Bool {
+        var sawFragment = false
+        var index = rest.startIndex
+        while index != rest.endIndex {
+            let byte = rest[index]
+            switch byte {
+            case 0x21, 0x24, 0x26...0x3B, 0x3D, 0x3F...0x5A, 0x5F, 0x61...0x7A, 0x7E:
+                break
+            case UInt8(ascii: "#") where !sawFragment:
+                sawFragment = true
+            case UInt8(ascii: "%"):
+                let digits = rest[rest.index(after: index)...].prefix(2)
+                guard digits.count == 2, digits.allSatisfy(\.isHexDigit) else { return false }
+            default:
+                return false
+            }
+            index = rest.index(after: index)
+        }
+        return true
     }
 
     /// `srcset`: comma-separated candidates of a URL and an optional descriptor.
@@ -139,5 +228,12 @@ public struct URLRewriter: Sendable, Equatable {
             rest = index < rest.endIndex ? rest[rest.index(after: index)...] : ""
         }
         return entries.isEmpty ? nil : entries.joined(separator: ", ")
+    }
+}
+
+extension UInt8 {
+    var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }
 }

@@ -151,3 +151,64 @@ import Testing
         #expect(rewrite(html, urls: Self.urls, injection: nil) == expected)
     }
 }
+
+/// The scanner copies runs of bytes in one go; on generated pages, cut into chunks anywhere, it must give exactly
+/// what the byte-at-a-time state machine (the rewriter before the runs) gives.
+@Suite struct HTMLStreamRewriterFuzzTests {
+    static let pieces = [
+        "<body>", "<BODY class=\"x\">", "<body data-a='>'>", "text ", "a < b ", "<<", "<p class=\"row\" data-i=\"1\">", "</p>",
+        "<a href=\"/base/x\">", "<a HREF='https://wiki.example.org/base/y?q=1#f'>", "<a href=/base/z>",
+        "<img src=\"//wiki.example.org/base/i.png\" srcset=\"/base/a 1x, /base/b 2x\">",
+        "<form action=\"https://evil.example/\">", "<!-- c -->", "<!-- -- > -->", "<!---->", "<!doctype html>", "<?xml?>",
+        "<script>if (a<b) document.write('<body>')</script>", "<script>'</scr'+'ipt>'</SCRIPT >", "<style>p>a{}</style>",
+        "<textarea><a href=/base/t></textarea>", "<meta http-equiv=\"refresh\" content=\"0; url=https://evil.example/\">",
+        "<meta http-equiv=\"Set-Cookie\" content=\"a=b\">", "<meta http-equiv=refresh content=\"5; url=/base/next\">", "<br/>", "<a href=\"",
+        "\">", "'", "\"", ">", "-", "--", "é", "\n", "<x y=\"a\nb\">", "</", "<!", "<!-", "<title><body></title>",
+    ]
+
+    static func page(_ generator: inout some RandomNumberGenerator) -> String {
+        (0..<Int.random(in: 1...60, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+    }
+
+    /// The rewriter before the runs: every byte through the state machine.
+    static func byteAtATime(_ html: [UInt8], urls: URLRewriter?) -> [UInt8] {
+        var rewriter = HTMLStreamRewriter(injection: Array("<!--B-->".utf8), urls: urls)
+        var output: [UInt8] = []
+        for byte in html { rewriter.consume(byte, into: &output) }
+        return output + rewriter.finish()
+    }
+
+    @Test func runsGiveWhatTheByteAtATimeMachineGives() throws {
+        let upstream = try #require(URL(string: "https://wiki.example.org/base/"))
+        let urls = URLRewriter(current: .init(prefix: "/apps/wiki", upstream: upstream), all: [])
+        var generator = SeededGenerator(seed: 0x6761_7465)
+        for _ in 0..<3_000 {
+            let html = Array(Self.page(&generator).utf8)
+            let expected = Self.byteAtATime(html, urls: urls)
+            var rewriter = HTMLStreamRewriter(injection: Array("<!--B-->".utf8), urls: urls)
+            var output: [UInt8] = []
+            var index = 0
+            while index < html.count {
+                let end = min(html.count, index + Int.random(in: 1...64, using: &generator))
+                output += rewriter.feed(html[index..<end])
+                index = end
+            }
+            output += rewriter.finish()
+            #expect(output == expected, "\(String(decoding: html, as: UTF8.self))")
+            if output != expected { return }
+        }
+    }
+}
+
+/// A deterministic generator (SplitMix64), so a failing page can be found again.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,425 @@
+"""Gatehouse side by side with its peers, in one run, on one upstream (see bench/peers.sh, which installs and builds).
+
+Targets, each asked as a browser navigation (`Sec-Fetch-Dest: document`) through wrk:
+  direct          the upstream nginx itself
+  nginx           nginx reverse proxy, banner by sub_filter after <body>, CSP header, no sign-in
+  apache-oidc     Apache 2.4 + mod_auth_openidc with a real signed-in session (oidc-provider-mock), proxy,
+                  banner by mod_substitute, CSP header
+  gatehouse-sso   Gatehouse, a member at level sso: the app's cookie from the jar, CSP merge, URL rewriting, banner
+  gatehouse-reg   Gatehouse, a registered member (no banner)
+Pages: a 10 KB HTML page and a 1 MB JSON file. Within a page every target runs once per round, in an order rotated
+every round, so slow drifts of a shared machine hit every target alike; the table shows medians over the rounds.
+Then a 100 MB HTML page through Gatehouse's injector, with the growth of its peak RSS.
+
+Environment: GATEHOUSE_BIN (release binary), GATEHOUSE_BASELINE_BIN (an earlier build, measured beside it as
+gatehouse-*-baseline), DURATION (10s), CONNECTIONS (32), THREADS (2), ROUNDS (3), TARGETS, PAGES.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urljoin
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+BANNER = '<div id="gw-banner" style="background:#fc0;padding:4px">GATEWAY BANNER</div>'
+CSP = "default-src 'self'; frame-ancestors 'none'; object-src 'none'"
+DURATION = os.environ.get("DURATION", "10s")
+CONNECTIONS = os.environ.get("CONNECTIONS", "32")
+THREADS = os.environ.get("THREADS", "2")
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+TARGETS = os.environ.get("TARGETS", "direct nginx apache-oidc gatehouse-sso gatehouse-reg").split()
+PAGES = os.environ.get("PAGES", "page10k.html data1m.json").split()
+USER = {
+    "sub": "f3b1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+    "preferred_username": "alice",
+    "email": "alice@example.com",
+    "name": "Alice Example",
+    "realm_access": {"roles": ["user"]},
+    "groups": ["staff"],
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url, what, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            requests.get(url, timeout=1, allow_redirects=False)
+            return
+        except requests.RequestException:
+            time.sleep(0.1)
+    sys.exit(f"peers: {what} did not come up at {url}")
+
+
+class Run:
+    def __init__(self):
+        self.work = Path(tempfile.mkdtemp(prefix="gatehouse-peers-"))
+        self.work.chmod(0o755)  # nginx's and Apache's workers run as another user
+        self.processes = []
+        self.stops = []
+        self.ports = {name: free_port() for name in ["upstream", "nginx", "apache", "idp"]}
+
+    def close(self):
+        for stop in reversed(self.stops):
+            subprocess.run(stop, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def spawn(self, arguments, log, **options):
+        process = subprocess.Popen(
+            arguments, stdout=open(self.work / log, "w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **options
+        )
+        self.processes.append(process)
+        return process
+
+    # ---------------------------------------------------------------- content and upstream
+
+    def content(self):
+        """The page shape of the peers' own benchmark: a stylesheet link, rows of text with attributes, one link."""
+        www = self.work / "www"
+        www.mkdir()
+        text = "Gatehouse benchmark row: ordinary words of a page, about as long as a paragraph of an internal app's."
+        head = (
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>page</title>\n'
+            '<link rel="stylesheet" href="/style.css">\n</head>\n<body class="x">\n<h1 id="title">page</h1>\n'
+        )
+        tail = '<p id="end"><a href="/page10k.html">again</a></p>\n</body>\n</html>\n'
+
+        def page(size):
+            rows, number = [], 0
+            while len(head) + sum(map(len, rows)) + len(tail) + 200 < size:
+                rows.append(f'<p class="row" data-i="{number}">{number:05d} {text}</p>\n')
+                number += 1
+            document = head + "".join(rows)
+            padding = size - len(document) - len(tail) - len("<!---->\n")
+            return document + "<!--" + "p" * padding + "-->\n" + tail
+
+        (www / "page10k.html").write_text(page(10240))
+        items = json.dumps([{"id": i, "name": f"item {i}", "tags": ["a", "b"], "value": i * 3.25} for i in range(20000)])
+        (www / "data1m.json").write_text(items[: (1 << 20) - 1] + "]")
+        paragraph = page(10240)[len(head) : -len(tail)]
+        with open(www / "page100m.html", "w") as big:
+            big.write(head)
+            chunk = paragraph * 100
+            for _ in range((100 << 20) // len(chunk)):
+                big.write(chunk)
+            big.write(tail)
+        self.run_dir = self.work / "run"
+        for directory in ["run", "run/tmp", "apache"]:
+            (self.work / directory).mkdir()
+        shutil.chown(self.work / "run/tmp", "www-data")
+
+    def nginx_configuration(self, name, server):
+        temp = self.work / "run/tmp"
+        return f"""
+{"user www-data;" if os.geteuid() == 0 else ""}
+worker_processes auto;
+pid {self.work}/run/{name}.pid;
+error_log {self.work}/{name}-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    include /etc/nginx/mime.types;
+    access_log off;
+    sendfile on; tcp_nodelay on;
+    keepalive_requests 1000000;
+    client_body_temp_path {temp}/{name}-body; proxy_temp_path {temp}/{name}-proxy;
+    fastcgi_temp_path {temp}/{name}-fcgi; uwsgi_temp_path {temp}/{name}-uwsgi; scgi_temp_path {temp}/{name}-scgi;
+    {server}
+}}
+"""
+
+    def upstream(self):
+        server = f"""
+    server {{
+        listen 127.0.0.1:{self.ports["upstream"]};
+        root {self.work}/www;
+        etag off;
+        location = /setcookie {{
+            add_header Set-Cookie "app_session=$request_id; Path=/; HttpOnly; SameSite=Lax";
+            default_type text/html; return 200 "<!doctype html><title>set</title><body>set</body>";
+        }}
+    }}"""
+        self.start_nginx("upstream", server)
+        wait_http(f"http://127.0.0.1:{self.ports['upstream']}/page10k.html", "upstream nginx")
+
+    def start_nginx(self, name, server):
+        path = self.work / f"{name}.conf"
+        path.write_text(self.nginx_configuration(name, server))
+        subprocess.run(["nginx", "-q", "-p", str(self.work), "-e", str(self.work / f"{name}-error.log"), "-c", str(path)], check=True)
+        self.stops.append(["nginx", "-q", "-p", str(self.work), "-e", str(self.work / f"{name}-error.log"), "-c", str(path), "-s", "stop"])
+
+    # ---------------------------------------------------------------- peers
+
+    def nginx_proxy(self):
+        server = f"""
+    upstream app {{ server 127.0.0.1:{self.ports["upstream"]}; keepalive 64; keepalive_requests 1000000; }}
+    server {{
+        listen 127.0.0.1:{self.ports["nginx"]};
+        location / {{
+            proxy_pass http://app;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header Accept-Encoding "";
+            proxy_buffers 64 16k; proxy_buffer_size 16k;
+            sub_filter '<body class="x">' '<body class="x">{BANNER}';
+            sub_filter '<body>' '<body>{BANNER}';
+            sub_filter_once on;
+            proxy_hide_header Content-Security-Policy;
+            add_header Content-Security-Policy "{CSP}" always;
+        }}
+    }}"""
+        self.start_nginx("nginx-proxy", server)
+        wait_http(f"http://127.0.0.1:{self.ports['nginx']}/page10k.html", "nginx proxy")
+
+    def identity_provider(self):
+        self.spawn(
+            ["oidc-provider-mock", "--host", "127.0.0.1", "--port", str(self.ports["idp"]), "--user-claims", json.dumps(USER)],
+            "idp.log",
+        )
+        wait_http(f"http://127.0.0.1:{self.ports['idp']}/.well-known/openid-configuration", "oidc-provider-mock")
+
+    def apache(self):
+        port, idp, upstream = self.ports["apache"], self.ports["idp"], self.ports["upstream"]
+        modules = "/usr/lib/apache2/modules"
+        configuration = f"""
+ServerRoot "{self.work}/apache"
+ServerName 127.0.0.1
+Listen 127.0.0.1:{port}
+PidFile "{self.work}/run/apache.pid"
+Mutex file:{self.work}/apache
+DefaultRuntimeDir "{self.work}/apache"
+ErrorLog "{self.work}/apache-error.log"
+LogLevel warn
+LoadModule mpm_event_module {modules}/mod_mpm_event.so
+LoadModule authz_core_module {modules}/mod_authz_core.so
+LoadModule authz_user_module {modules}/mod_authz_user.so
+LoadModule authn_core_module {modules}/mod_authn_core.so
+LoadModule mime_module {modules}/mod_mime.so
+LoadModule filter_module {modules}/mod_filter.so
+LoadModule headers_module {modules}/mod_headers.so
+LoadModule substitute_module {modules}/mod_substitute.so
+LoadModule proxy_module {modules}/mod_proxy.so
+LoadModule proxy_http_module {modules}/mod_proxy_http.so
+LoadModule auth_openidc_module {modules}/mod_auth_openidc.so
+User www-data
+Group www-data
+TypesConfig /etc/mime.types
+StartServers 4
+ServerLimit 4
+ThreadsPerChild 32
+MaxRequestWorkers 128
+MinSpareThreads 32
+MaxSpareThreads 128
+MaxConnectionsPerChild 0
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 65
+OIDCProviderMetadataURL http://127.0.0.1:{idp}/.well-known/openid-configuration
+OIDCClientID gateway
+OIDCClientSecret gateway-secret
+OIDCRedirectURI http://127.0.0.1:{port}/oidc/callback
+OIDCCryptoPassphrase "{os.urandom(18).hex()}"
+OIDCScope "openid email profile"
+OIDCPKCEMethod S256
+OIDCSessionType server-cache
+OIDCCacheType shm
+OIDCSessionInactivityTimeout 3600
+OIDCRemoteUserClaim preferred_username
+OIDCPassClaimsAs headers
+OIDCStripCookies mod_auth_openidc_session mod_auth_openidc_session_chunks
+<VirtualHost 127.0.0.1:{port}>
+    ProxyRequests Off
+    ProxyPreserveHost On
+    ProxyPass /oidc/callback !
+    ProxyPass / http://127.0.0.1:{upstream}/
+    ProxyPassReverse / http://127.0.0.1:{upstream}/
+    <Location />
+        AuthType openid-connect
+        Require valid-user
+    </Location>
+    RequestHeader unset Accept-Encoding
+    Header unset Content-Security-Policy
+    Header always set Content-Security-Policy "{CSP}"
+    AddOutputFilterByType SUBSTITUTE text/html
+    Substitute 's|(<body[^>]*>)|$1{BANNER}|iq'
+</VirtualHost>
+"""
+        path = self.work / "apache.conf"
+        path.write_text(configuration)
+        shutil.chown(self.work / "apache", "www-data")
+        command = ["apache2", "-d", str(self.work / "apache"), "-f", str(path)]
+        subprocess.run(command + ["-k", "start"], check=True)
+        self.stops.append(command + ["-k", "stop"])
+        wait_http(f"http://127.0.0.1:{port}/page10k.html", "Apache")
+        # Sign in as a browser would: the protected page sends us to the provider, whose form we answer.
+        http = requests.Session()
+        reply = http.get(f"http://127.0.0.1:{port}/page10k.html", allow_redirects=False)
+        authorize = reply.headers["Location"]
+        http.get(authorize)
+        reply = http.post(authorize, data={"sub": USER["sub"]}, allow_redirects=False)
+        while reply.status_code in (302, 303) and "mod_auth_openidc_session" not in http.cookies:
+            reply = http.get(urljoin(reply.url, reply.headers["Location"]), allow_redirects=False)
+        session = http.cookies.get("mod_auth_openidc_session")
+        if not session:
+            sys.exit(f"peers: signing in through Apache failed ({reply.status_code}); see {self.work}/apache-error.log")
+        return f"mod_auth_openidc_session={session}"
+
+    def gatehouse(self, binary, name):
+        port, demo = free_port(), free_port()
+        configuration = {
+            "public_url": f"http://127.0.0.1:{port}",
+            "storage": {"sqlite_path": str(self.work / f"{name}.sqlite")},
+            "development": {"demo_apps_port": demo},
+            "log_level": "warning",
+            "apps": [{"slug": "bench", "name": "Bench", "upstream": f"http://127.0.0.1:{self.ports['upstream']}/"}],
+        }
+        path = self.work / f"{name}.json"
+        path.write_text(json.dumps(configuration))
+        process = self.spawn([binary, "dev", "--config", str(path)], f"{name}.log", cwd=ROOT)
+        wait_http(f"http://127.0.0.1:{port}/healthz", "Gatehouse")
+        password = re.search(r"this run: ([^)\s]+)", (self.work / f"{name}.log").read_text()).group(1)
+        origin = f"http://127.0.0.1:{port}"
+
+        def sign_in(*extra):
+            value = subprocess.run(
+                [sys.executable, str(ROOT / "bench/signin.py"), origin, password, *extra], check=True, capture_output=True, text=True
+            ).stdout.strip()
+            cookie = f"gatehouse_session={value}"
+            # The app's own session cookie goes into the member's jar: every measured request carries it upstream.
+            requests.get(f"{origin}/apps/bench/setcookie", headers={"Cookie": cookie}).raise_for_status()
+            return cookie
+
+        return process, f"{origin}/apps/bench/", sign_in("alice"), sign_in("bob", "--register", "bob.bench", "+15550100123")
+
+
+def wrk(url, cookie):
+    command = ["wrk", f"-t{THREADS}", f"-c{CONNECTIONS}", f"-d{DURATION}", "--latency", "-H", "Sec-Fetch-Dest: document"]
+    if cookie:
+        command += ["-H", f"Cookie: {cookie}"]
+    output = subprocess.run(command + [url], check=True, capture_output=True, text=True).stdout
+
+    def milliseconds(label):
+        value = re.search(rf"^\s*{label}\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+        number, unit = float(value.group(1)), value.group(2)
+        return number / 1000 if unit == "us" else number * 1000 if unit == "s" else number
+
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if errors or "Socket errors" in output:
+        sys.exit(f"peers: {url} had errors:\n{output}")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)), milliseconds("50%"), milliseconds("99%")
+
+
+def check(name, url, cookie, banner):
+    """Every target answers 200, with the CSP, and on HTML with the banner (a marker) or without, before it is measured."""
+    reply = requests.get(url, headers={"Cookie": cookie or "", "Sec-Fetch-Dest": "document"}, allow_redirects=False)
+    if reply.status_code != 200:
+        sys.exit(f"peers: {name}: {url} answered {reply.status_code}")
+    if name != "direct" and "content-security-policy" not in reply.headers:
+        sys.exit(f"peers: {name}: {url} has no Content-Security-Policy")
+    if banner and url.endswith(".html") and (banner[0] in reply.text) != banner[1]:
+        sys.exit(f"peers: {name}: {url}: banner {'missing' if banner[1] else 'present'}")
+
+
+def rss(pid):
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {key: int(re.search(rf"{key}:\s+(\d+)", status).group(1)) // 1024 for key in ["VmRSS", "VmHWM"]}
+
+
+def main():
+    run = Run()
+    try:
+        run.content()
+        run.upstream()
+        ports = run.ports
+        targets = {"direct": (f"http://127.0.0.1:{ports['upstream']}/", None, None)}
+        if "nginx" in TARGETS:
+            run.nginx_proxy()
+            targets["nginx"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True))
+        if "apache-oidc" in TARGETS:
+            run.identity_provider()
+            targets["apache-oidc"] = (f"http://127.0.0.1:{ports['apache']}/", run.apache(), (BANNER, True))
+        # GATEHOUSE_BASELINE_BIN: an earlier build measured beside this one, in the same rounds.
+        builds = [("", os.environ["GATEHOUSE_BIN"])]
+        if os.environ.get("GATEHOUSE_BASELINE_BIN"):
+            builds.append(("-baseline", os.environ["GATEHOUSE_BASELINE_BIN"]))
+        for suffix, binary in builds:
+            process, gatehouse, sso, registered = run.gatehouse(binary, "gatehouse" + suffix)
+            if not suffix:
+                measured = (process, gatehouse, sso)
+            if "gatehouse-sso" in TARGETS:
+                targets["gatehouse-sso" + suffix] = (gatehouse, sso, ("gatehouse-banner", True))
+            if "gatehouse-reg" in TARGETS:
+                targets["gatehouse-reg" + suffix] = (gatehouse, registered, ("gatehouse-banner", False))
+        targets = {name: value for name, value in targets.items() if name == "direct" or name.removesuffix("-baseline") in TARGETS}
+        for page in PAGES:
+            for name, (base, cookie, banner) in targets.items():
+                check(name, base + page, cookie, banner)
+
+        cores = os.cpu_count()
+        memory = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) // (1 << 20)
+        print(f"# {time.strftime('%Y-%m-%d')} · {cores} cores, {memory} GiB, {os.uname().sysname} {os.uname().release}")
+        print(f"# wrk -t{THREADS} -c{CONNECTIONS} -d{DURATION} --latency, {ROUNDS} rounds, order rotated every round")
+        results = {}
+        names = list(targets)
+        for page in PAGES:
+            for round in range(ROUNDS):
+                order = names[round % len(names) :] + names[: round % len(names)]
+                for name in order:
+                    base, cookie, _ = targets[name]
+                    rps, p50, p99 = wrk(base + page, cookie)
+                    results.setdefault((page, name), []).append((rps, p50, p99))
+                    print(f"RUN page={page} round={round + 1} target={name} rps={rps:.0f} p50_ms={p50:.2f} p99_ms={p99:.2f}", flush=True)
+        print()
+        print("| page | target | req/s | × direct | p50 | p99 |")
+        print("|---|---|---:|---:|---:|---:|")
+        for page in PAGES:
+            direct = statistics.median(r[0] for r in results[(page, "direct")])
+            for name in names:
+                runs = results[(page, name)]
+                rps = statistics.median(r[0] for r in runs)
+                p50 = statistics.median(r[1] for r in runs)
+                p99 = statistics.median(r[2] for r in runs)
+                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {p50:.2f} ms | {p99:.2f} ms |")
+
+        # The 100 MB page streamed through the injector: how much the gateway's peak memory grows.
+        process, gatehouse, sso = measured
+        pid = process.pid
+        before = rss(pid)["VmRSS"]
+        Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets the peak to the current RSS
+        started = time.time()
+        reply = requests.get(gatehouse + "page100m.html", headers={"Cookie": sso, "Sec-Fetch-Dest": "document"}, stream=True)
+        size = sum(len(chunk) for chunk in reply.iter_content(1 << 16))
+        elapsed = time.time() - started
+        peak = rss(pid)["VmHWM"]
+        print()
+        print(f"100 MB page through the injector: {size:,} bytes in {elapsed:.1f} s; RSS {before} MiB before, peak {peak} MiB (+{peak - before} MiB)")
+    finally:
+        run.close()
+
+
+if __name__ == "__main__":
+    main()
