@@ -21,8 +21,16 @@ public struct UpgradeBanner: Sendable {
         let upgrade = Paths.upgradeEntry(from: "banner", returnTo: ReturnTarget(returnTo)?.path ?? Paths.portal)
         // Rendered once per base and cut at its placeholders; a response only fills in its nonce (base64url) and
         // the way back (percent-encoded, so only `&` needs escaping inside the attribute).
-        let values = [Self.noncePlaceholder: nonce, Self.upgradePlaceholder: (gatewayBase + upgrade).replacingOccurrences(of: "&", with: "&amp;")]
-        return try segments(gatewayBase: gatewayBase).map { values[$0] ?? $0 }.joined()
+        let upgradeURL = (gatewayBase + upgrade).split(separator: "&", omittingEmptySubsequences: false).joined(separator: "&amp;")
+        var html = ""
+        for segment in try segments(gatewayBase: gatewayBase) {
+            switch segment {
+            case Self.noncePlaceholder: html += nonce
+            case Self.upgradePlaceholder: html += upgradeURL
+            default: html += segment
+            }
+        }
+        return html
     }
 
     static let noncePlaceholder = "GATEHOUSE-NONCE-PLACEHOLDER"

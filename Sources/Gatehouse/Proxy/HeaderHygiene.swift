@@ -36,7 +36,12 @@ public enum HeaderHygiene {
     }
 
     static func canonical(_ name: String) -> String {
-        name.lowercased().replacingOccurrences(of: "_", with: "-")
+        // Most names are lower-case already (`HTTPField.Name.canonicalName`): those are returned as they are.
+        guard name.utf8.contains(where: { $0 == UInt8(ascii: "_") || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else { return name }
+        return String(
+            decoding: name.utf8.map { byte in
+                byte == UInt8(ascii: "_") ? UInt8(ascii: "-") : (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            }, as: UTF8.self)
     }
 
     static func connectionListed(_ fields: HTTPFields) -> Set<String> {
@@ -101,13 +106,15 @@ public enum HeaderHygiene {
     /// The upstream's headers as the browser may see them: no hop-by-hop or `Connection`-listed fields, no
     /// `Set-Cookie2` (obsolete, and a way around the jar); cookies, CSP, lengths, `Location`, `Refresh` and `Link`
     /// are handled by the caller.
+    static let handledByTheCaller: Set = ["set-cookie", "set-cookie2", "content-security-policy", "content-length", "refresh", "link"]
+
     public static func responseHeaders(from fields: HTTPFields) -> HTTPFields {
         let listed = connectionListed(fields)
         var result = HTTPFields()
         for field in fields {
             let name = canonical(field.name)
             if hopByHop.contains(name) || listed.contains(name) { continue }
-            if ["set-cookie", "set-cookie2", "content-security-policy", "content-length", "refresh", "link"].contains(name) { continue }
+            if handledByTheCaller.contains(name) { continue }
             result.append(field)
         }
         return result
