@@ -30,9 +30,13 @@ public struct PKCE: Sendable, Equatable {
 /// Unguessable identifiers from the system's secure random source.
 public enum RandomToken {
     public static func make(bytes count: Int = 32) -> String {
+        // Eight bytes per draw from the system's generator, not one.
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Base64URL.encode(Data(bytes))
+        var bytes = Data(count: (count + 7) / 8 * 8)
+        bytes.withUnsafeMutableBytes { raw in
+            for offset in stride(from: 0, to: raw.count, by: 8) { raw.storeBytes(of: generator.next(), toByteOffset: offset, as: UInt64.self) }
+        }
+        return Base64URL.encode(bytes.prefix(count))
     }
 }
 

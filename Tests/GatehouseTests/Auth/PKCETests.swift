@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Gatehouse
@@ -27,5 +28,26 @@ import Testing
         #expect(!encoded.contains("+") && !encoded.contains("/") && !encoded.contains("="))
         #expect(Base64URL.decode(encoded).map(Array.init) == bytes)
         #expect(Base64URL.decode("ab=c") == nil)
+    }
+}
+
+/// Query strings and tokens built on the hot path without Foundation's helpers: the same results as Foundation's.
+@Suite struct EncodingHelpersTests {
+    @Test func percentEncodingMatchesFoundation() {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "-._~")
+        var generator = SeededGenerator(seed: 7)
+        let alphabet = Array("aZ09-._~ !\"#$%&'()*+,/:;<=>?@[\\]^`{|}é😀\t\n")
+        for _ in 0..<2_000 {
+            let value = String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            #expect(FormEncoding.escape(value) == value.addingPercentEncoding(withAllowedCharacters: allowed), "\(value)")
+        }
+    }
+
+    @Test func randomTokensHaveTheirLengthAndDiffer() {
+        let tokens = (0..<200).map { _ in RandomToken.make(bytes: 18) }
+        #expect(tokens.allSatisfy { $0.count == 24 && Base64URL.decode($0)?.count == 18 })
+        #expect(Set(tokens).count == tokens.count)
+        #expect(RandomToken.make(bytes: 32).count == 43)
     }
 }

@@ -2,14 +2,30 @@ import Foundation
 
 /// `application/x-www-form-urlencoded` and query strings, encoding everything outside the unreserved set.
 public enum FormEncoding {
-    static let unreserved: CharacterSet = {
-        var set = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
-        set.insert(charactersIn: "-._~")
-        return set
-    }()
+    /// RFC 3986 unreserved: ASCII letters and digits, `-._~`.
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
 
+    /// Every UTF-8 byte outside the unreserved set as `%XX` (upper-case hex, as Foundation writes it).
     public static func escape(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        guard !value.utf8.allSatisfy(isUnreserved) else { return value }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(value.utf8.count * 3)
+        for byte in value.utf8 {
+            if isUnreserved(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public static func encode(_ pairs: [(String, String)]) -> String {
