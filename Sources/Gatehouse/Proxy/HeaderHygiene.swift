@@ -45,7 +45,15 @@ public enum HeaderHygiene {
     }
 
     static func connectionListed(_ fields: HTTPFields) -> Set<String> {
-        Set(fields[values: .connection].flatMap { $0.split(separator: ",") }.map { canonical($0.trimmingCharacters(in: .whitespaces)) })
+        var listed = Set<String>()
+        for value in fields[values: .connection] {
+            for token in value.split(separator: ",") {
+                // Optional whitespace (RFC 9110 §5.6.3) around each token: spaces and tabs.
+                let trimmed = token.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+                listed.insert(canonical(String(trimmed)))
+            }
+        }
+        return listed
     }
 
     /// Why an app's `pass_headers` entry cannot be honoured, or `nil` when it can (reported by configuration validation).
