@@ -47,10 +47,11 @@ public enum HeaderHygiene {
     static func connectionListed(_ fields: HTTPFields) -> Set<String> {
         var listed = Set<String>()
         for value in fields[values: .connection] {
-            for token in value.split(separator: ",") {
+            for token in value.utf8.split(separator: UInt8(ascii: ",")) {
                 // Optional whitespace (RFC 9110 §5.6.3) around each token: spaces and tabs.
-                let trimmed = token.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
-                listed.insert(canonical(String(trimmed)))
+                let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+                guard let first = token.firstIndex(where: { !isSpace($0) }), let last = token.lastIndex(where: { !isSpace($0) }) else { continue }
+                listed.insert(canonical(String(decoding: token[first...last], as: UTF8.self)))
             }
         }
         return listed
