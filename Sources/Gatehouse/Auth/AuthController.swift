@@ -63,7 +63,7 @@ public struct AuthController: Sendable {
         let returnTo = request.uri.queryParameters.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.portal
         let binding = RandomToken.make()
         let attempt = LoginAttempt(
-            state: RandomToken.make(), browserBindingHash: SessionResolver.sessionID(forCookie: binding), nonce: RandomToken.make(),
+            state: RandomToken.make(), browserBindingHash: TokenHash.hex(binding), nonce: RandomToken.make(),
             codeVerifier: PKCE.generate().verifier, returnTo: returnTo, createdAt: Date()
         )
         events.record(.ssoLoginAttempt)
@@ -100,7 +100,7 @@ public struct AuthController: Sendable {
                     code: String(code.prefix(64)), description: query.get("error_description").map { String($0.prefix(200)) })
             }
             guard let attempt, let binding = request.cookies[cookie.loginCookie.name]?.value,
-                SessionResolver.sessionID(forCookie: binding) == attempt.browserBindingHash,
+                TokenHash.hex(binding) == attempt.browserBindingHash,
                 Date().timeIntervalSince(attempt.createdAt) < LoginAttempt.lifetime
             else { throw OIDCError.invalidState }
             guard let code = query.get("code"), !code.isEmpty else { throw OIDCError.invalidProviderResponse("no code in callback") }

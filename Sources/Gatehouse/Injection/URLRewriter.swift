@@ -118,10 +118,8 @@ public struct URLRewriter: Sendable, Equatable {
 
     static func hasPrefix(_ utf8: Substring.UTF8View, _ prefix: StaticString) -> Bool {
         guard utf8.count >= prefix.utf8CodeUnitCount else { return false }
-        return zip(utf8, UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)).allSatisfy { Self.lowercased($0) == $1 }
+        return zip(utf8, UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)).allSatisfy { $0.asciiLowercased == $1 }
     }
-
-    static func lowercased(_ byte: UInt8) -> UInt8 { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte }
 
     static func isHostByte(_ byte: UInt8) -> Bool {
         switch byte {
@@ -228,12 +226,5 @@ public struct URLRewriter: Sendable, Equatable {
             rest = index < rest.endIndex ? rest[rest.index(after: index)...] : ""
         }
         return entries.isEmpty ? nil : entries.joined(separator: ", ")
-    }
-}
-
-extension UInt8 {
-    var isHexDigit: Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
-            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }
 }

@@ -39,9 +39,7 @@ public enum HeaderHygiene {
         // Most names are lower-case already (`HTTPField.Name.canonicalName`): those are returned as they are.
         guard name.utf8.contains(where: { $0 == UInt8(ascii: "_") || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else { return name }
         return String(
-            decoding: name.utf8.map { byte in
-                byte == UInt8(ascii: "_") ? UInt8(ascii: "-") : (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
-            }, as: UTF8.self)
+            decoding: name.utf8.map { byte in byte == UInt8(ascii: "_") ? UInt8(ascii: "-") : byte.asciiLowercased }, as: UTF8.self)
     }
 
     static func connectionListed(_ fields: HTTPFields) -> Set<String> {

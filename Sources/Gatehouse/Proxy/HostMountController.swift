@@ -56,8 +56,8 @@ public struct HostMountController: Sendable {
             let returnTo = request.uri.queryParameters.get("to").flatMap(ReturnTarget.init)?.path ?? "/"
             try await store.insert(
                 AppHandoff(
-                    codeHash: SessionResolver.sessionID(forCookie: code), sessionID: session.id, slug: slug,
-                    stateHash: SessionResolver.sessionID(forCookie: String(state)), returnTo: returnTo,
+                    codeHash: TokenHash.hex(code), sessionID: session.id, slug: slug,
+                    stateHash: TokenHash.hex(String(state)), returnTo: returnTo,
                     expiresAt: Date().addingTimeInterval(AppHandoff.lifetime)
                 ))
             return Self.redirect(FormEncoding.url(appsDomain.origin(of: slug) + Self.handoffPath, adding: [("code", code)]))
@@ -68,7 +68,7 @@ public struct HostMountController: Sendable {
     func handle(_ request: Request, context: GatewayRequestContext, app: AppConfiguration) async throws -> Response {
         if request.uri.path == Self.handoffPath { return try await redeem(request, app: app) }
         if let token = request.cookies[Self.grantCookie]?.value,
-            let sessionID = try await store.sessionID(grantTokenHash: SessionResolver.sessionID(forCookie: token), slug: app.slug),
+            let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
             case .active(let session) = try await resolver.resolve(sessionID: sessionID)
         {
             var signedIn = context
@@ -87,12 +87,12 @@ public struct HostMountController: Sendable {
     /// Step 3.
     func redeem(_ request: Request, app: AppConfiguration) async throws -> Response {
         guard let code = request.uri.queryParameters.get("code"), code.count <= 128,
-            let handoff = try await store.takeHandoff(codeHash: SessionResolver.sessionID(forCookie: String(code))),
+            let handoff = try await store.takeHandoff(codeHash: TokenHash.hex(String(code))),
             handoff.slug == app.slug, handoff.expiresAt > Date(),
-            let state = request.cookies[Self.stateCookie]?.value, SessionResolver.sessionID(forCookie: state) == handoff.stateHash
+            let state = request.cookies[Self.stateCookie]?.value, TokenHash.hex(state) == handoff.stateHash
         else { throw RequestError.forbidden("invalid app handoff") }
         let token = RandomToken.make()
-        try await store.insertGrant(tokenHash: SessionResolver.sessionID(forCookie: token), sessionID: handoff.sessionID, slug: app.slug)
+        try await store.insertGrant(tokenHash: TokenHash.hex(token), sessionID: handoff.sessionID, slug: app.slug)
         var response = Self.redirect(handoff.returnTo)
         response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.grantCookie, token, maxAge: nil)))
         response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.stateCookie, "", maxAge: 0)))

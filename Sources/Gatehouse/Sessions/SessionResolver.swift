@@ -30,16 +30,7 @@ public struct SessionResolver: Sendable {
     }
 
     /// The store key for a cookie value: its SHA-256, so that the store never holds a usable cookie.
-    public static func sessionID(forCookie value: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: Data(value.utf8)) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
-    }
+    public static func sessionID(forCookie value: String) -> String { TokenHash.hex(value) }
 
     public func resolve(cookie value: String?, now: Date = Date()) async throws -> Resolution {
         guard let value, !value.isEmpty, value.utf8.count <= 128 else { return .none }

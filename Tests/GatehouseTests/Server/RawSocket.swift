@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -46,8 +47,15 @@ struct RawSocket {
 
     func send(_ text: String) { send(Array(text.utf8)) }
 
-    /// Reads until the peer closes or `timeout` passes.
-    func readUntilClosed(timeout: Duration) -> Outcome {
+    /// Reads until the peer closes or `timeout` passes, on NIO's blocking pool: blocking one of the two Swift worker
+    /// threads would slow the gateway under test (in the same process) and make its time bounds fail.
+    func readUntilClosed(timeout: Duration) async -> Outcome {
+        let socket = self
+        return (try? await NIOThreadPool.singleton.runIfActive { socket.blockingReadUntilClosed(timeout: timeout) })
+            ?? Outcome(text: "", closed: false, elapsed: .zero)
+    }
+
+    func blockingReadUntilClosed(timeout: Duration) -> Outcome {
         let started = ContinuousClock.now
         var received: [UInt8] = []
         var closed = false
@@ -70,10 +78,10 @@ struct RawSocket {
     func close() { Glibc.close(fd) }
 
     /// One connection: send, read to the end, close.
-    static func exchange(port: Int, _ bytes: [UInt8], timeout: Duration = .seconds(3)) throws -> Outcome {
+    static func exchange(port: Int, _ bytes: [UInt8], timeout: Duration = .seconds(3)) async throws -> Outcome {
         let socket = try RawSocket(port: port)
         defer { socket.close() }
         socket.send(bytes)
-        return socket.readUntilClosed(timeout: timeout)
+        return await socket.readUntilClosed(timeout: timeout)
     }
 }

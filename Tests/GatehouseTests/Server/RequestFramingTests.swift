@@ -57,16 +57,16 @@ import Testing
     @Test func everyMalformedRequestGetsItsStatusAndAClosedConnectionWithinASecond() async throws {
         try await LiveGateway.run { gateway in
             for (name, bytes, status) in Self.cases {
-                let outcome = try RawSocket.exchange(port: gateway.port, bytes)
+                let outcome = try await RawSocket.exchange(port: gateway.port, bytes)
                 #expect(outcome.status == status, "\(name): \(outcome.text.prefix(40))")
                 #expect(outcome.closed, "\(name): the connection stayed open")
                 #expect(outcome.elapsed < .seconds(1), "\(name)")
             }
             // A well-formed request on the same listener still works, and keeps its connection.
             // Kept open: read for a while (long enough for a busy machine to answer) and see no close.
-            let fine = try RawSocket.exchange(port: gateway.port, Self.head(["GET /healthz HTTP/1.1", "Host: a"]), timeout: .seconds(2))
+            let fine = try await RawSocket.exchange(port: gateway.port, Self.head(["GET /healthz HTTP/1.1", "Host: a"]), timeout: .seconds(2))
             #expect(fine.status == 200 && !fine.closed)
-            let old = try RawSocket.exchange(port: gateway.port, Self.head(["GET /healthz HTTP/1.0"]))
+            let old = try await RawSocket.exchange(port: gateway.port, Self.head(["GET /healthz HTTP/1.0"]))
             #expect(old.status == 200)
         }
     }
@@ -79,7 +79,7 @@ import Testing
             // Half a head: 408 once the header timeout passes.
             let half = try RawSocket(port: gateway.port)
             half.send("GET /healthz HTTP/1.1\r\nHost: a\r\n")
-            let halfOutcome = half.readUntilClosed(timeout: .seconds(8))
+            let halfOutcome = await half.readUntilClosed(timeout: .seconds(8))
             half.close()
             #expect(halfOutcome.status == 408 && halfOutcome.closed)
 
@@ -90,15 +90,15 @@ import Testing
                 try await Task.sleep(for: .milliseconds(300))
                 slow.send("X-\(index): a\r\n")
             }
-            let slowOutcome = slow.readUntilClosed(timeout: .seconds(8))
+            let slowOutcome = await slow.readUntilClosed(timeout: .seconds(8))
             slow.close()
             #expect(slowOutcome.status == 408 && slowOutcome.closed)
 
             // Nothing at all: closed without an answer after the idle timeout; the same after a finished request.
             // (Bounds generous enough for a loaded machine; without the timeout these would never close.)
-            let idle = try RawSocket.exchange(port: gateway.port, [], timeout: .seconds(8))
+            let idle = try await RawSocket.exchange(port: gateway.port, [], timeout: .seconds(8))
             #expect(idle.closed && idle.text.isEmpty && idle.elapsed < .seconds(6))
-            let kept = try RawSocket.exchange(port: gateway.port, Self.head(["GET /healthz HTTP/1.1", "Host: a"]), timeout: .seconds(8))
+            let kept = try await RawSocket.exchange(port: gateway.port, Self.head(["GET /healthz HTTP/1.1", "Host: a"]), timeout: .seconds(8))
             #expect(kept.status == 200, "\(kept.text.prefix(40))")
             #expect(kept.closed && kept.elapsed < .seconds(6), "\(kept.elapsed)")
         }
@@ -126,7 +126,7 @@ import Testing
             let cookies = try await ProxyTests.signedIn(gateway)
             let cookie = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
             for body in ["zz\r\nhello\r\n0\r\n\r\n", "ffffffffffffffffffffff\r\nx\r\n", "5;\u{0}\r\nhello\r\n0\r\n\r\n"] {
-                let outcome = try RawSocket.exchange(
+                let outcome = try await RawSocket.exchange(
                     port: gateway.port,
                     Self.head(
                         ["POST /apps/trap/upload HTTP/1.1", "Host: 127.0.0.1:\(gateway.port)", "Cookie: \(cookie)", "Transfer-Encoding: chunked"],
