@@ -44,10 +44,7 @@ public struct HostMountController: Sendable {
             let slug = context.parameters.get("slug") ?? ""
             guard let app = catalog.app(slug), app.mount == .host, let appsDomain = catalog.appsDomain else { throw ProxyError.unknownApp(slug) }
             let session = context.session
-            guard session.level >= app.minimumLevel else { throw AccessError.registrationRequired(returnTo: Paths.appsOpen + "/" + slug) }
-            guard AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups) else {
-                throw AccessError.appNotAllowed(slug)
-            }
+            try proxy.access.mayOpen(app, session: session, returnTo: Paths.appsOpen + "/" + slug)
             guard let state = request.uri.queryParameters.get("state"), (16...128).contains(state.count) else {
                 // Opened directly (a bookmark): start at the app host, which begins with step 1.
                 return Self.redirect(appsDomain.origin(of: slug) + "/")

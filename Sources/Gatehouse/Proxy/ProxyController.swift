@@ -9,7 +9,7 @@ import Logging
 public struct ProxyController: Sendable {
     let catalog: AppCatalog
     let forwarder: Forwarder
-    let policy: UpstreamPolicy
+    let access: AppAccess
     let jars: SharedCookieJars
     let banner: UpgradeBanner
     let gatewayPolicy: ContentSecurityPolicy
@@ -21,7 +21,7 @@ public struct ProxyController: Sendable {
     ) {
         self.catalog = catalog
         self.forwarder = forwarder
-        self.policy = policy
+        self.access = AppAccess(catalog: catalog, policy: policy, configuration: configuration)
         self.jars = jars
         self.banner = banner
         self.configuration = configuration
@@ -58,55 +58,20 @@ public struct ProxyController: Sendable {
 
     /// Sends the request for `rest` (a path with its query) to `app`, whichever way the app is mounted.
     func forward(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws -> Response {
-        guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
-        let session = context.session
-        guard session.level >= app.minimumLevel else {
-            throw AccessError.registrationRequired(returnTo: app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug)
-        }
-        guard AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups) else {
-            throw AccessError.appNotAllowed(app.slug)
-        }
-        guard !Self.hasDotSegment(rest) else { throw RequestError.badRequest("dot segment in app path") }
-        guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
-            throw RequestError.badRequest("unusable path")
-        }
-        let target = try await policy.check(url)
-
-        var headers = HeaderHygiene.requestHeaders(from: request.headers, for: app.headers)
-        HeaderHygiene.addGatewayHeaders(
-            &headers, identity: session.identity, clientAddress: context.remoteAddress, publicURL: configuration.publicURL, rules: app.headers)
-        if let cookie = try await jars.cookieHeader(sessionID: session.id, for: origin) { headers[.cookie] = cookie }
+        let returnTo = app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug
+        let access = try await self.access.open(app, rest: rest, session: context.session, returnTo: returnTo)
+        var headers = access.requestHeaders(from: request.headers, clientAddress: context.remoteAddress)
+        if let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin) { headers[.cookie] = cookie }
         if let encodings = HeaderHygiene.acceptEncoding(browser: request.headers[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
 
         let upstream = try await forwarder.send(
-            method: request.method, target: target, headers: headers, body: request.body,
+            method: request.method, target: access.target, headers: headers, body: request.body,
             contentLength: request.headers[.contentLength].flatMap { Int($0) }
         )
         // On an app host the banner's files and links must name the gateway's own origin.
         let gatewayBase = app.mount == .host && catalog.appsDomain != nil ? configuration.publicOrigin : ""
-        return try await respond(upstream, to: request, url: url, origin: origin, urls: urls, gatewayBase: gatewayBase, context: context)
-    }
-
-    /// `..` or `.` segments, plain or percent-encoded, would leave the app's base path on the upstream.
-    static func hasDotSegment(_ rest: String) -> Bool {
-        // Decode what could become a dot or a separator (`%2e`, `%2f`, `%5c`, `\`), then look at the segments.
-        var decoded: [UInt8] = []
-        let bytes = Array(rest.utf8.prefix { $0 != UInt8(ascii: "?") })
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count {
-                switch String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self).lowercased() {
-                case "2e": decoded.append(UInt8(ascii: ".")); index += 3; continue
-                case "2f", "5c": decoded.append(UInt8(ascii: "/")); index += 3; continue
-                default: break
-                }
-            }
-            decoded.append(bytes[index] == UInt8(ascii: "\\") ? UInt8(ascii: "/") : bytes[index])
-            index += 1
-        }
-        return decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains {
-            $0.elementsEqual([UInt8(ascii: ".")]) || $0.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
-        }
+        return try await respond(
+            upstream, to: request, url: access.url, origin: access.origin, urls: access.urls, gatewayBase: gatewayBase, context: context)
     }
 
     func respond(

@@ -11,7 +11,7 @@ import NIOWebSocket
 /// ways until either side closes or the member's session ends.
 public struct WebSocketProxy: Sendable {
     let catalog: AppCatalog
-    let policy: UpstreamPolicy
+    let access: AppAccess
     let jars: SharedCookieJars
     let resolver: SessionResolver
     let sessions: any SessionStore
@@ -35,7 +35,7 @@ public struct WebSocketProxy: Sendable {
     ) {
         self.hostMounts = hostMounts
         self.catalog = catalog
-        self.policy = policy
+        self.access = AppAccess(catalog: catalog, policy: policy, configuration: configuration)
         self.jars = jars
         self.resolver = resolver
         self.sessions = sessions
@@ -50,26 +50,20 @@ public struct WebSocketProxy: Sendable {
     public func shouldUpgrade(_ head: HTTPRequest, remoteAddress: String?) async -> Decision {
         guard let target = await target(of: head) else { return .dontUpgrade }
         let (app, rest, session) = target
-        guard !ProxyController.hasDotSegment(rest), session.level >= app.minimumLevel,
-            AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups),
-            let httpURL = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: httpURL)
-        else { return .dontUpgrade }
-        let upstream: UpstreamTarget
+        let access: AppAccess.Forwarding
         do {
-            upstream = try await policy.check(httpURL)
+            access = try await self.access.open(app, rest: rest, session: session, returnTo: rest)
         } catch {
-            logger.notice("WebSocket refused", metadata: ["reason": .string(error.reason)])
+            logger.notice("WebSocket refused", metadata: ["reason": .string("\(error)")])
             return .dontUpgrade
         }
         // The same headers a plain request to the app carries; the WebSocket client sets the handshake's own
         // (`Host`, `Origin`, `Sec-WebSocket-*`).
-        var headers = HeaderHygiene.requestHeaders(from: head.headerFields, for: app.headers)
+        var headers = access.requestHeaders(from: head.headerFields, clientAddress: remoteAddress)
         headers[.origin] = nil
-        HeaderHygiene.addGatewayHeaders(
-            &headers, identity: session.identity, clientAddress: remoteAddress, publicURL: configuration.publicURL, rules: app.headers)
-        if let cookie = try? await jars.cookieHeader(sessionID: session.id, for: origin) { headers[.cookie] = cookie }
+        if let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin) { headers[.cookie] = cookie }
         let relay = Relay(
-            target: upstream, headers: headers, client: client, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval,
+            target: access.target, headers: headers, client: client, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval,
             logger: logger)
         return .upgrade([:]) { inbound, outbound, _ in try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
     }

@@ -21,6 +21,16 @@ struct EchoUpstream {
             router: router(),
             server: .http1WebSocketUpgrade { head, _, _ in
                 guard head.path?.hasPrefix("/ws") == true else { return .dontUpgrade }
+                if head.path?.hasPrefix("/ws-headers") == true {
+                    // Every header of the upgrade request, as `/echo` reports a plain request's.
+                    var headers: [String: [String]] = [:]
+                    for field in head.headerFields { headers[field.name.canonicalName, default: []].append(field.value) }
+                    let report = String(decoding: try JSONSerialization.data(withJSONObject: ["headers": headers]), as: UTF8.self)
+                    return .upgrade([:]) { inbound, outbound, _ in
+                        try await outbound.write(.text(report))
+                        for try await _ in inbound {}  // open until the other side closes
+                    }
+                }
                 // First tells what the upgrade request carried, then echoes every message.
                 let seen =
                     "user=\(head.headerFields[HTTPField.Name("X-Forwarded-User")!] ?? "") cookie=\(head.headerFields[.cookie] ?? "") host=\(head.authority ?? "")"

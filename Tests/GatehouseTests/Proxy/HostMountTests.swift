@@ -1,4 +1,8 @@
 import Foundation
+import HTTPTypes
+import HummingbirdWSClient
+import Logging
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import Gatehouse
@@ -40,6 +44,42 @@ import Testing
         let grant = try #require(redeemed.setCookies.first { $0.hasPrefix("gatehouse_app=") })
         #expect(!grant.contains("Domain="))  // host-only: no other app host gets it
         return String(grant.dropFirst("gatehouse_app=".count).prefix { $0 != ";" })
+    }
+
+    /// One gate for every way into an app: a path-mounted request, a host-mounted request and a WebSocket upgrade
+    /// deliver the same forwarding and identity headers upstream.
+    @Test func everyWayIntoAnAppDeliversTheSameIdentityHeaders() async throws {
+        try await Self.withHostMounts { gateway, _ in
+            let session = try await ProxyTests.signedIn(gateway)
+            let pathMounted = try ProxyTests.report(try await gateway.get("/apps/wiki/echo/x", cookies: session)).headers
+            let grant = try await Self.handoff(gateway, session: session)
+            let hostMounted = try ProxyTests.report(
+                try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway))
+            ).headers
+            let upgrade = try await Self.webSocketHeaders(gateway, path: "/apps/wiki/ws-headers", cookies: session)
+            func gatewayHeaders(_ headers: [String: [String]]) -> [String: [String]] { headers.filter { $0.key.hasPrefix("x-forwarded-") } }
+            // Addresses, scheme, host, and who the member is (sub, email, name, groups, …).
+            #expect(gatewayHeaders(pathMounted).count >= 5, "\(pathMounted)")
+            #expect(gatewayHeaders(pathMounted)["x-forwarded-preferred-username"] == ["alice"])
+            #expect(gatewayHeaders(hostMounted) == gatewayHeaders(pathMounted))
+            #expect(gatewayHeaders(upgrade) == gatewayHeaders(pathMounted))
+        }
+    }
+
+    /// The headers the upstream received with a WebSocket upgrade through the gateway (its first message).
+    static func webSocketHeaders(_ gateway: LiveGateway, path: String, cookies: [String: String]) async throws -> [String: [String]] {
+        var headers = HTTPFields()
+        headers[.cookie] = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
+        let report = NIOLockedValueBox<String?>(nil)
+        try await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(gateway.port)\(path)", configuration: .init(additionalHeaders: headers), logger: Logger(label: "ws-test")
+        ) { inbound, _, _ in
+            var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            if case .text(let text)? = try await iterator.next() { report.withLockedValue { $0 = text } }
+        }
+        let text = try #require(report.withLockedValue { $0 })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        return object["headers"] as? [String: [String]] ?? [:]
     }
 
     @Test func theHandoffCarriesTheSessionToTheAppHostOnly() async throws {

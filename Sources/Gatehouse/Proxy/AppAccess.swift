@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTypes
+
+/// The one way into an app. Every entry point (`/apps/<slug>/…`, an app host, a WebSocket upgrade) asks it whether
+/// a member may reach a path of an app, and gets back everything forwarding needs, or the reason for the refusal.
+/// Level, roles and groups, the path's shape, the allowlist and the identity headers are decided here only.
+struct AppAccess: Sendable {
+    let catalog: AppCatalog
+    let policy: UpstreamPolicy
+    let configuration: GatehouseConfiguration
+
+    /// What forwarding a request to an app needs, once access is granted.
+    struct Forwarding: Sendable {
+        let app: AppConfiguration
+        let session: Session
+        /// The upstream URL of the request, and the checked address to connect to.
+        let url: URL
+        let target: UpstreamTarget
+        /// Whose cookies from the jar go with it.
+        let origin: CookieOrigin
+        let urls: URLRewriter
+        let publicURL: URL
+
+        /// The headers the app gets: the browser's allowed ones, then the gateway's forwarding and identity headers,
+        /// the same on every entry point.
+        func requestHeaders(from browser: HTTPFields, clientAddress: String?) -> HTTPFields {
+            var headers = HeaderHygiene.requestHeaders(from: browser, for: app.headers)
+            HeaderHygiene.addGatewayHeaders(
+                &headers, identity: session.identity, clientAddress: clientAddress, publicURL: publicURL, rules: app.headers)
+            return headers
+        }
+    }
+
+    /// Whether the member of `session` may open `app` at all (its level, roles and groups). `returnTo` is where the
+    /// upgrade flow sends them back when the level is too low.
+    func mayOpen(_ app: AppConfiguration, session: Session, returnTo: String) throws {
+        guard session.level >= app.minimumLevel else { throw AccessError.registrationRequired(returnTo: returnTo) }
+        guard AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups) else {
+            throw AccessError.appNotAllowed(app.slug)
+        }
+    }
+
+    /// Access to `rest` (a path with its query) of `app` for `session`, or the error that refuses it.
+    func open(_ app: AppConfiguration, rest: String, session: Session, returnTo: String) async throws -> Forwarding {
+        guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
+        try mayOpen(app, session: session, returnTo: returnTo)
+        guard !Self.hasDotSegment(rest) else { throw RequestError.badRequest("dot segment in app path") }
+        guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
+            throw RequestError.badRequest("unusable path")
+        }
+        let target = try await policy.check(url)
+        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, publicURL: configuration.publicURL)
+    }
+
+    /// `..` or `.` segments, plain or percent-encoded, would leave the app's base path on the upstream.
+    static func hasDotSegment(_ rest: String) -> Bool {
+        // Decode what could become a dot or a separator (`%2e`, `%2f`, `%5c`, `\`), then look at the segments.
+        var decoded: [UInt8] = []
+        let bytes = Array(rest.utf8.prefix { $0 != UInt8(ascii: "?") })
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count {
+                switch String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self).lowercased() {
+                case "2e": decoded.append(UInt8(ascii: ".")); index += 3; continue
+                case "2f", "5c": decoded.append(UInt8(ascii: "/")); index += 3; continue
+                default: break
+                }
+            }
+            decoded.append(bytes[index] == UInt8(ascii: "\\") ? UInt8(ascii: "/") : bytes[index])
+            index += 1
+        }
+        return decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains {
+            $0.elementsEqual([UInt8(ascii: ".")]) || $0.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+        }
+    }
+}
