@@ -37,17 +37,17 @@ public enum HeaderHygiene {
 
     static func canonical(_ name: String) -> String {
         // Most names are lower-case already (`HTTPField.Name.canonicalName`): those are returned as they are.
-        guard name.utf8.contains(where: { $0 == UInt8(ascii: "_") || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else { return name }
+        guard name.utf8.contains(where: { $0 == UInt8(ascii: "_") || $0.asciiLowercased != $0 }) else { return name }
         return String(
             decoding: name.utf8.map { byte in byte == UInt8(ascii: "_") ? UInt8(ascii: "-") : byte.asciiLowercased }, as: UTF8.self)
     }
 
     static func connectionListed(_ fields: HTTPFields) -> Set<String> {
+        // Optional whitespace (RFC 9110 §5.6.3) around each token: spaces and tabs.
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         var listed = Set<String>()
         for value in fields[values: .connection] {
             for token in value.utf8.split(separator: UInt8(ascii: ",")) {
-                // Optional whitespace (RFC 9110 §5.6.3) around each token: spaces and tabs.
-                let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
                 guard let first = token.firstIndex(where: { !isSpace($0) }), let last = token.lastIndex(where: { !isSpace($0) }) else { continue }
                 listed.insert(canonical(String(decoding: token[first...last], as: UTF8.self)))
             }

@@ -1,8 +1,4 @@
 import Foundation
-import HTTPTypes
-import HummingbirdWSClient
-import Logging
-import NIOConcurrencyHelpers
 import Testing
 
 @testable import Gatehouse
@@ -56,7 +52,9 @@ import Testing
             let hostMounted = try ProxyTests.report(
                 try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway))
             ).headers
-            let upgrade = try await Self.webSocketHeaders(gateway, path: "/apps/wiki/ws-headers", cookies: session)
+            // The upstream's first message on `/ws-headers` reports the upgrade request's headers.
+            let messages = try await ProxyTests.webSocket(gateway, cookies: session, app: "wiki", path: "ws-headers", send: [])
+            let upgrade = try ProxyTests.report(json: try #require(messages.first)).headers
             func gatewayHeaders(_ headers: [String: [String]]) -> [String: [String]] { headers.filter { $0.key.hasPrefix("x-forwarded-") } }
             // Addresses, scheme, host, and who the member is (sub, email, name, groups, …).
             #expect(gatewayHeaders(pathMounted).count >= 5, "\(pathMounted)")
@@ -64,22 +62,6 @@ import Testing
             #expect(gatewayHeaders(hostMounted) == gatewayHeaders(pathMounted))
             #expect(gatewayHeaders(upgrade) == gatewayHeaders(pathMounted))
         }
-    }
-
-    /// The headers the upstream received with a WebSocket upgrade through the gateway (its first message).
-    static func webSocketHeaders(_ gateway: LiveGateway, path: String, cookies: [String: String]) async throws -> [String: [String]] {
-        var headers = HTTPFields()
-        headers[.cookie] = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
-        let report = NIOLockedValueBox<String?>(nil)
-        try await WebSocketClient.connect(
-            url: "ws://127.0.0.1:\(gateway.port)\(path)", configuration: .init(additionalHeaders: headers), logger: Logger(label: "ws-test")
-        ) { inbound, _, _ in
-            var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
-            if case .text(let text)? = try await iterator.next() { report.withLockedValue { $0 = text } }
-        }
-        let text = try #require(report.withLockedValue { $0 })
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        return object["headers"] as? [String: [String]] ?? [:]
     }
 
     @Test func theHandoffCarriesTheSessionToTheAppHostOnly() async throws {

@@ -36,7 +36,12 @@ import Testing
     }
 
     static func report(_ reply: LiveGateway.Reply) throws -> (headers: [String: [String]], path: String, bodyBytes: Int) {
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any])
+        try report(json: reply.body)
+    }
+
+    /// What the echo upstream says it received (a plain request's body, or a WebSocket's first message).
+    static func report(json text: String) throws -> (headers: [String: [String]], path: String, bodyBytes: Int) {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         return (object["headers"] as? [String: [String]] ?? [:], object["path"] as? String ?? "", object["bodyBytes"] as? Int ?? -1)
     }
 
@@ -260,8 +265,8 @@ import Testing
 
     /// Opens a WebSocket through the gateway and collects what comes back until it closes or `until` is satisfied.
     static func webSocket(
-        _ gateway: LiveGateway, cookies: [String: String], path: String = "ws", extraOrigin: String? = nil, send messages: [String],
-        wait: Duration = .seconds(0)
+        _ gateway: LiveGateway, cookies: [String: String], app: String = "echo", path: String = "ws", extraOrigin: String? = nil,
+        send messages: [String], wait: Duration = .seconds(0)
     ) async throws -> [String] {
         // The client sends `Origin: ws://<gateway host>` itself; an extra one plays a page of another site.
         var headers = HTTPFields()
@@ -269,7 +274,7 @@ import Testing
         if let extraOrigin { headers[.origin] = extraOrigin }
         let received = Box()
         try await WebSocketClient.connect(
-            url: "ws://127.0.0.1:\(gateway.port)/apps/echo/\(path)", configuration: .init(additionalHeaders: headers),
+            url: "ws://127.0.0.1:\(gateway.port)/apps/\(app)/\(path)", configuration: .init(additionalHeaders: headers),
             logger: Logger(label: "ws-test")
         ) { inbound, outbound, _ in
             for message in messages { try await outbound.write(.text(message)) }
