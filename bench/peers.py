@@ -19,8 +19,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,7 +29,8 @@ from urllib.parse import urljoin
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
+import gatehouse
+from gatehouse import Process, answers, free_port, wait_until
 BANNER = '<div id="gw-banner" style="background:#fc0;padding:4px">GATEWAY BANNER</div>'
 CSP = "default-src 'self'; frame-ancestors 'none'; object-src 'none'"
 DURATION = os.environ.get("DURATION", "10s")
@@ -50,21 +49,8 @@ USER = {
 }
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url, what, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            requests.get(url, timeout=1, allow_redirects=False)
-            return
-        except requests.RequestException:
-            time.sleep(0.1)
-    sys.exit(f"peers: {what} did not come up at {url}")
+def wait_http(url, what):
+    wait_until(lambda: answers(url) is not None, f"peers: {what} did not come up at {url}")
 
 
 class Run:
@@ -79,18 +65,11 @@ class Run:
         for stop in reversed(self.stops):
             subprocess.run(stop, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for process in self.processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            process.stop()
         shutil.rmtree(self.work, ignore_errors=True)
 
-    def spawn(self, arguments, log, **options):
-        process = subprocess.Popen(
-            arguments, stdout=open(self.work / log, "w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **options
-        )
+    def spawn(self, arguments, log):
+        process = Process(arguments, self.work / log)
         self.processes.append(process)
         return process
 
@@ -289,48 +268,21 @@ OIDCStripCookies mod_auth_openidc_session mod_auth_openidc_session_chunks
         return f"mod_auth_openidc_session={session}"
 
     def gatehouse(self, binary, name):
-        port, demo = free_port(), free_port()
-        configuration = {
-            "public_url": f"http://127.0.0.1:{port}",
-            "storage": {"sqlite_path": str(self.work / f"{name}.sqlite")},
-            "development": {"demo_apps_port": demo},
-            "log_level": "warning",
-            "apps": [{"slug": "bench", "name": "Bench", "upstream": f"http://127.0.0.1:{self.ports['upstream']}/"}],
-        }
-        path = self.work / f"{name}.json"
-        path.write_text(json.dumps(configuration))
-        process = self.spawn([binary, "dev", "--config", str(path)], f"{name}.log", cwd=ROOT)
-        wait_http(f"http://127.0.0.1:{port}/healthz", "Gatehouse")
-        password = re.search(r"this run: ([^)\s]+)", (self.work / f"{name}.log").read_text()).group(1)
-        origin = f"http://127.0.0.1:{port}"
+        """Gatehouse in front of the upstream, with a member at level `sso` and a registered one, each with the app's
+        own session cookie in their jar (every measured request carries it upstream)."""
+        process, origin, password = gatehouse.start(binary, self.work, name, f"http://127.0.0.1:{self.ports['upstream']}/")
+        self.processes.append(process)
 
-        def sign_in(*extra):
-            value = subprocess.run(
-                [sys.executable, str(ROOT / "bench/signin.py"), origin, password, *extra], check=True, capture_output=True, text=True
-            ).stdout.strip()
-            cookie = f"gatehouse_session={value}"
-            # The app's own session cookie goes into the member's jar: every measured request carries it upstream.
-            requests.get(f"{origin}/apps/bench/setcookie", headers={"Cookie": cookie}).raise_for_status()
-            return cookie
+        def member(*arguments):
+            http = gatehouse.sign_in(origin, password, *arguments)
+            http.get(f"{origin}/apps/bench/setcookie").raise_for_status()
+            return f"gatehouse_session={http.cookies['gatehouse_session']}"
 
-        return process, f"{origin}/apps/bench/", sign_in("alice"), sign_in("bob", "--register", "bob.bench", "+15550100123")
+        return process, f"{origin}/apps/bench/", member("alice"), member("bob", ("bob.bench", "+15550100123"))
 
 
 def wrk(url, cookie):
-    command = ["wrk", f"-t{THREADS}", f"-c{CONNECTIONS}", f"-d{DURATION}", "--latency", "-H", "Sec-Fetch-Dest: document"]
-    if cookie:
-        command += ["-H", f"Cookie: {cookie}"]
-    output = subprocess.run(command + [url], check=True, capture_output=True, text=True).stdout
-
-    def milliseconds(label):
-        value = re.search(rf"^\s*{label}\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
-        number, unit = float(value.group(1)), value.group(2)
-        return number / 1000 if unit == "us" else number * 1000 if unit == "s" else number
-
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    if errors or "Socket errors" in output:
-        sys.exit(f"peers: {url} had errors:\n{output}")
-    return float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)), milliseconds("50%"), milliseconds("99%")
+    return gatehouse.wrk(url, cookie, THREADS, CONNECTIONS, DURATION)
 
 
 def check(name, url, cookie, banner):
@@ -342,11 +294,6 @@ def check(name, url, cookie, banner):
         sys.exit(f"peers: {name}: {url} has no Content-Security-Policy")
     if banner and url.endswith(".html") and (banner[0] in reply.text) != banner[1]:
         sys.exit(f"peers: {name}: {url}: banner {'missing' if banner[1] else 'present'}")
-
-
-def rss(pid):
-    status = Path(f"/proc/{pid}/status").read_text()
-    return {key: int(re.search(rf"{key}:\s+(\d+)", status).group(1)) // 1024 for key in ["VmRSS", "VmHWM"]}
 
 
 def main():
@@ -367,13 +314,13 @@ def main():
         if os.environ.get("GATEHOUSE_BASELINE_BIN"):
             builds.append(("-baseline", os.environ["GATEHOUSE_BASELINE_BIN"]))
         for suffix, binary in builds:
-            process, gatehouse, sso, registered = run.gatehouse(binary, "gatehouse" + suffix)
+            process, base, sso, registered = run.gatehouse(binary, "gatehouse" + suffix)
             if not suffix:
-                measured = (process, gatehouse, sso)
+                measured = (process, base, sso)
             if "gatehouse-sso" in TARGETS:
-                targets["gatehouse-sso" + suffix] = (gatehouse, sso, ("gatehouse-banner", True))
+                targets["gatehouse-sso" + suffix] = (base, sso, ("gatehouse-banner", True))
             if "gatehouse-reg" in TARGETS:
-                targets["gatehouse-reg" + suffix] = (gatehouse, registered, ("gatehouse-banner", False))
+                targets["gatehouse-reg" + suffix] = (base, registered, ("gatehouse-banner", False))
         targets = {name: value for name, value in targets.items() if name == "direct" or name.removesuffix("-baseline") in TARGETS}
         for page in PAGES:
             for name, (base, cookie, banner) in targets.items():
@@ -406,15 +353,15 @@ def main():
                 print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {p50:.2f} ms | {p99:.2f} ms |")
 
         # The 100 MB page streamed through the injector: how much the gateway's peak memory grows.
-        process, gatehouse, sso = measured
-        pid = process.pid
-        before = rss(pid)["VmRSS"]
+        process, base, sso = measured
+        pid = process.process.pid
+        before = gatehouse.memory_mib(pid)["VmRSS"]
         Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets the peak to the current RSS
         started = time.time()
-        reply = requests.get(gatehouse + "page100m.html", headers={"Cookie": sso, "Sec-Fetch-Dest": "document"}, stream=True)
+        reply = requests.get(base + "page100m.html", headers={"Cookie": sso, "Sec-Fetch-Dest": "document"}, stream=True)
         size = sum(len(chunk) for chunk in reply.iter_content(1 << 16))
         elapsed = time.time() - started
-        peak = rss(pid)["VmHWM"]
+        peak = gatehouse.memory_mib(pid)["VmHWM"]
         print()
         print(f"100 MB page through the injector: {size:,} bytes in {elapsed:.1f} s; RSS {before} MiB before, peak {peak} MiB (+{peak - before} MiB)")
     finally:

@@ -8,21 +8,19 @@
 Usage: bench/storage.sh   (DURATION=10s CONNECTIONS=32 THREADS=2 SESSIONS=10000 to change it)
 """
 
-import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
 import requests
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-from replicas import Process, answers, free_port, wait_until  # noqa: E402
+import gatehouse
+from gatehouse import ROOT, Process, answers, free_port, wait_until
 
 DURATION = os.environ.get("DURATION", "10s")
 CONNECTIONS = os.environ.get("CONNECTIONS", "32")
@@ -62,78 +60,26 @@ http {{
     return process, f"http://127.0.0.1:{port}/"
 
 
-def gateway(binary, directory, kind, upstream_url, database_url=None):
-    port = free_port()
-    config = directory / f"gatehouse-{kind}.json"
-    config.write_text(
-        json.dumps(
-            {
-                "public_url": f"http://127.0.0.1:{port}",
-                "storage": {"kind": kind, "sqlite_path": str(directory / "gatehouse.sqlite")},
-                "development": {"demo_apps_port": free_port()},
-                "log_level": "warning",
-                "apps": [{"slug": "bench", "name": "Bench", "upstream": upstream_url}],
-            }
-        )
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
-    if database_url:
-        env["GATEHOUSE_STORAGE_POSTGRES_URL"] = database_url
-    process = Process([str(binary), "dev", "--config", str(config)], directory / f"gatehouse-{kind}.log", env=env)
-    url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: answers(url + "/readyz") == 200, f"Gatehouse on {kind} was not ready")
-    wait_until(lambda: "this run: " in process.output(), "no development password in the log")
-    password = process.output().split("this run: ", 1)[1].split(")", 1)[0]
-    return process, url, password
-
-
 def sign_in(url, password):
     """A member signed in through the development provider, with the app's cookie in their jar; the cookie."""
-    http = requests.Session()
-    start = http.get(url + "/signin/start", allow_redirects=False)
-    form = {key: values[0] for key, values in parse_qs(urlparse(start.headers["Location"]).query).items()}
-    form.update(account="alice", password=password, action="continue")
-    decision = http.post(url + "/dev-idp/authorize", data=form, allow_redirects=False)
-    http.get(decision.headers["Location"], allow_redirects=False)
-    cookie = http.cookies["gatehouse_session"]
+    http = gatehouse.sign_in(url, password)
     login = http.get(url + "/apps/bench/login", allow_redirects=False)
     assert login.status_code == 204, f"the app's login answered {login.status_code}"
-    return cookie
-
-
-def wrk(url, cookie):
-    output = subprocess.run(
-        ["wrk", f"-t{THREADS}", f"-c{CONNECTIONS}", f"-d{DURATION}", "--latency", "-H", "Sec-Fetch-Dest: document",
-         "-H", f"Cookie: gatehouse_session={cookie}", url],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    figures = {}
-    for line in output.splitlines():
-        parts = line.split()
-        if line.startswith("Requests/sec:"):
-            figures["req/s"] = float(parts[1])
-        elif parts[:1] in (["50%"], ["99%"]):
-            figures[parts[0]] = parts[1]
-        elif "Non-2xx" in line:
-            raise RuntimeError(f"wrk saw error answers: {line}")
-    return figures
-
-
-def rss_mib(process):
-    status = Path(f"/proc/{process.process.pid}/status").read_text()
-    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1024
+    return http.cookies["gatehouse_session"]
 
 
 def measure(binary, directory, kind, upstream_url, database_url=None):
-    process, url, password = gateway(binary, directory, kind, upstream_url, database_url)
+    process, url, password = gatehouse.start(binary, directory, f"gatehouse-{kind}", upstream_url, kind, database_url)
     try:
         cookie = sign_in(url, password)
         page = url + "/apps/bench/page.html"
         check = requests.get(page, headers={"Cookie": f"gatehouse_session={cookie}", "Sec-Fetch-Dest": "document"})
         assert check.status_code == 200 and "gatehouse-banner" in check.text, "the proxied page is not what is measured"
-        wrk(page, cookie)  # warm-up
-        figures = wrk(page, cookie)
-        before = rss_mib(process)
+        measured = lambda: gatehouse.wrk(page, f"gatehouse_session={cookie}", THREADS, CONNECTIONS, DURATION)  # noqa: E731
+        measured()  # warm-up
+        rps, p50, p99 = measured()
+        figures = {"req/s": rps, "50%": f"{p50:.2f}ms", "99%": f"{p99:.2f}ms"}
+        before = gatehouse.memory_mib(process.process.pid)["VmRSS"]
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=8) as pool:
             cookies = list(pool.map(lambda _: sign_in(url, password), range(SESSIONS)))
@@ -142,7 +88,7 @@ def measure(binary, directory, kind, upstream_url, database_url=None):
         with ThreadPoolExecutor(max_workers=8) as pool:
             statuses = set(pool.map(lambda c: requests.get(page, headers={"Cookie": f"gatehouse_session={c}"}).status_code, cookies))
         assert statuses == {200}, statuses
-        figures.update(rss_before=before, rss_sessions=rss_mib(process), sign_in_seconds=signed_in)
+        figures.update(rss_before=before, rss_sessions=gatehouse.memory_mib(process.process.pid)["VmRSS"], sign_in_seconds=signed_in)
         return figures
     finally:
         process.stop()
@@ -163,6 +109,7 @@ def main():
     finally:
         subprocess.run([str(ROOT / "scripts" / "postgres"), "stop", str(postgres_dir)], capture_output=True)
         nginx.stop()
+        shutil.rmtree(directory, ignore_errors=True)
     print(f"machine: {os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}")
     print(f"load: wrk -t{THREADS} -c{CONNECTIONS} -d{DURATION}; {SESSIONS} sessions for the memory figure")
     print(f"{'store':10} {'req/s':>10} {'p50':>10} {'p99':>10} {'RSS idle':>10} {'RSS +sessions':>14}")

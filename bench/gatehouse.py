@@ -1,0 +1,99 @@
+"""What the benchmarks share: a Gatehouse process in development mode in front of one app, members signed in
+through its built-in provider (and, if asked, registered through the whole upgrade flow), and wrk's figures.
+
+The process helpers are those of scripts/replicas.py, which the end-to-end tests use too.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from replicas import Process, answers, free_port, wait_until  # noqa: E402,F401  (re-exported for the benchmarks)
+
+
+def start(binary, directory, name, upstream_url, kind="sqlite", database_url=None):
+    """Gatehouse (`binary`) on a free port with one app, `bench`, proxying `upstream_url`; waits until it is ready.
+    Returns the process, its origin and the development provider's password of this run."""
+    port = free_port()
+    configuration = directory / f"{name}.json"
+    configuration.write_text(
+        json.dumps(
+            {
+                "public_url": f"http://127.0.0.1:{port}",
+                "storage": {"kind": kind, "sqlite_path": str(directory / f"{name}.sqlite")},
+                "development": {"demo_apps_port": free_port()},
+                "log_level": "warning",
+                "apps": [{"slug": "bench", "name": "Bench", "upstream": upstream_url}],
+            }
+        )
+    )
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("GATEHOUSE_")}
+    if database_url:
+        environment["GATEHOUSE_STORAGE_POSTGRES_URL"] = database_url
+    process = Process([str(Path(binary).resolve()), "dev", "--config", str(configuration)], directory / f"{name}.log", env=environment)
+    origin = f"http://127.0.0.1:{port}"
+    wait_until(lambda: answers(origin + "/readyz") == 200, f"Gatehouse ({name}) was not ready")
+    wait_until(lambda: "this run: " in process.output(), "no development password in the log")
+    password = process.output().split("this run: ", 1)[1].split(")", 1)[0]
+    return process, origin, password
+
+
+def sign_in(origin, password, account="alice", register=None):
+    """A member signed in through the development provider; with `register` = (username, phone number) then taken
+    through the whole upgrade flow to level `registered`. Returns the browser's session (its cookies)."""
+    http = requests.Session()
+    start = http.get(origin + "/signin/start", allow_redirects=False)
+    form = {key: values[0] for key, values in parse_qs(urlparse(start.headers["Location"]).query).items()}
+    form.update(account=account, password=password, action="continue")
+    decision = http.post(origin + "/dev-idp/authorize", data=form, allow_redirects=False)
+    http.get(decision.headers["Location"], allow_redirects=False)
+    if register:
+        username, phone = register
+        http.get(origin + "/upgrade?from=portal", allow_redirects=False)
+
+        def step(path, fields, expect):
+            csrf = re.search(r'name="csrf" value="([^"]+)"', http.get(origin + "/").text).group(1)
+            reply = http.post(origin + path, data={"csrf": csrf, **fields}, headers={"Origin": origin}, allow_redirects=False)
+            location = reply.headers.get("Location", "")
+            if not location.startswith(expect):
+                raise RuntimeError(f"{path} answered {reply.status_code} {location!r}, expected {expect}")
+
+        step("/upgrade/phone", {"phone": phone}, "/upgrade/code")
+        code = re.search(r'class="code">(\d+)', http.get(origin + "/dev/inbox").text).group(1)
+        step("/upgrade/code", {"code": code}, "/upgrade/username")
+        step("/upgrade/username", {"username": username}, "/upgrade/pin")
+        step("/upgrade/pin", {"pin": "2580", "pin_confirmation": "2580"}, "/upgrade/profile")
+        step("/upgrade/profile", {"display_name": username, "discoverability": "nobody"}, "/upgrade/done")
+    return http
+
+
+def wrk(url, cookie, threads, connections, duration):
+    """One wrk run as a browser navigation with `cookie` (a `name=value` pair, or None): req/s, p50 and p99 in ms.
+    Error answers or socket errors make it fail: a benchmark of error pages measures nothing."""
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}", "--latency", "-H", "Sec-Fetch-Dest: document"]
+    if cookie:
+        command += ["-H", f"Cookie: {cookie}"]
+    output = subprocess.run(command + [url], check=True, capture_output=True, text=True).stdout
+    if "Non-2xx or 3xx responses" in output or "Socket errors" in output:
+        raise RuntimeError(f"{url} had errors:\n{output}")
+
+    def milliseconds(label):
+        value = re.search(rf"^\s*{label}\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+        number, unit = float(value.group(1)), value.group(2)
+        return number / 1000 if unit == "us" else number * 1000 if unit == "s" else number
+
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)), milliseconds("50%"), milliseconds("99%")
+
+
+def memory_mib(pid):
+    """The process's resident memory now and at its peak (`VmRSS`, `VmHWM`), in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {key: int(re.search(rf"{key}:\s+(\d+)", status).group(1)) // 1024 for key in ["VmRSS", "VmHWM"]}
