@@ -67,8 +67,10 @@ public enum GatehouseApplication {
         let jars = SharedCookieJars(
             store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
         let banner = UpgradeBanner(renderer: renderer, events: events)
+        // The one gate every way into an app asks: paths, app hosts (through the proxy) and WebSocket upgrades.
+        let access = AppAccess(catalog: catalog, policy: upstreamPolicy, configuration: configuration)
         let proxyController = ProxyController(
-            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), policy: upstreamPolicy, jars: jars,
+            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars,
             banner: banner,
             configuration: configuration
         )
@@ -131,7 +133,7 @@ public enum GatehouseApplication {
         proxyController.addRoutes(to: signedIn)
         hostMounts.addRoutes(to: signedIn)
         let webSockets = WebSocketProxy(
-            catalog: catalog, policy: upstreamPolicy, jars: jars, resolver: resolver, sessions: sessions, hostMounts: hostMountStore,
+            catalog: catalog, access: access, jars: jars, resolver: resolver, sessions: sessions, hostMounts: hostMountStore,
             configuration: configuration, logger: logger
         )
 

@@ -15,13 +15,13 @@ public struct ProxyController: Sendable {
     let gatewayPolicy: ContentSecurityPolicy
     let configuration: GatehouseConfiguration
 
-    public init(
-        catalog: AppCatalog, forwarder: Forwarder, policy: UpstreamPolicy, jars: SharedCookieJars, banner: UpgradeBanner,
+    init(
+        catalog: AppCatalog, forwarder: Forwarder, access: AppAccess, jars: SharedCookieJars, banner: UpgradeBanner,
         configuration: GatehouseConfiguration
     ) {
         self.catalog = catalog
         self.forwarder = forwarder
-        self.access = AppAccess(catalog: catalog, policy: policy, configuration: configuration)
+        self.access = access
         self.jars = jars
         self.banner = banner
         self.configuration = configuration

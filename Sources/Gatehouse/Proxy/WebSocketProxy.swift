@@ -29,13 +29,13 @@ public struct WebSocketProxy: Sendable {
             handshakeTimeout: .seconds(configuration.proxy.readTimeoutSeconds))
     }
 
-    public init(
-        catalog: AppCatalog, policy: UpstreamPolicy, jars: SharedCookieJars, resolver: SessionResolver, sessions: any SessionStore,
+    init(
+        catalog: AppCatalog, access: AppAccess, jars: SharedCookieJars, resolver: SessionResolver, sessions: any SessionStore,
         hostMounts: any HostMountStore, configuration: GatehouseConfiguration, logger: Logger
     ) {
         self.hostMounts = hostMounts
         self.catalog = catalog
-        self.access = AppAccess(catalog: catalog, policy: policy, configuration: configuration)
+        self.access = access
         self.jars = jars
         self.resolver = resolver
         self.sessions = sessions
