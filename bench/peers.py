@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -297,6 +298,8 @@ def check(name, url, cookie, banner):
 
 
 def main():
+    # Stopped by a signal (`timeout`, a terminal closing): still stop every server it started, as at the end.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("peers: stopped"))
     run = Run()
     try:
         run.content()
