@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -6,7 +5,9 @@ import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
 
-/// The composition root: the only place that sees every part of the gateway.
+/// The composition root: the only place that sees every part of the gateway. `Gateway` makes the parts,
+/// `buildRouter` lays out the request's way through them, `buildApplication` adds the server and the background
+/// services.
 public enum GatehouseApplication {
     /// What a started gateway tells its operator (and what the tests use).
     public struct Built {
@@ -32,140 +33,46 @@ public enum GatehouseApplication {
         configuration: GatehouseConfiguration, stores: Stores, renderer: PageRenderer, logger: Logger,
         hostResolver: any HostResolver = SystemHostResolver()
     ) async throws -> Built {
-        let (cache, invalidations) = stores.makeCache(logger: logger)
-        let stores = stores.cached(by: cache)
-        let sessions = stores.sessions
-        let attempts = stores.attempts
-        let registrations = stores.registrations
-        let flows = stores.flows
-        let eventStore = stores.events
-        let eventQueue = EventQueue(store: eventStore, logger: logger)
-        let events = EventRecorder(queue: eventQueue, logger: logger)
+        let gateway = try await Gateway(configuration: configuration, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
+        return Built(
+            application: buildApplication(gateway, router: buildRouter(gateway)),
+            developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue)
+    }
 
-        let proxy = configuration.proxy
-        var clientConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(Int64(proxy.connectTimeoutSeconds)), read: .seconds(Int64(proxy.readTimeoutSeconds))),
-            decompression: .disabled
-        )
-        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = proxy.maximumConnectionsPerHost
-        // A refused connection fails at once instead of being retried until the connect timeout.
-        clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-        let upstreamClients = UpstreamClients(
-            plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
-        let oidc = OIDCClient(configuration: configuration.oidc, http: http)
-        let refresher = TokenRefresher(store: sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) { token throws(OIDCError) in
-            try await oidc.refresh(refreshToken: token)
-        }
-        let resolver = SessionResolver(store: sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger)
-
-        let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
-        let catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain)
-        let allowlist = Allowlist(configuration.allowlist)
-        let upstreamPolicy = UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver)
-        let jars = SharedCookieJars(
-            store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
-        let banner = UpgradeBanner(renderer: renderer, events: events)
-        // The one gate every way into an app asks: paths, app hosts (through the proxy) and WebSocket upgrades.
-        let access = AppAccess(catalog: catalog, policy: upstreamPolicy, configuration: configuration)
-        let proxyController = ProxyController(
-            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars,
-            banner: banner,
-            configuration: configuration
-        )
-        let hostMountStore = stores.hostMounts
-        let hostMounts = HostMountController(
-            catalog: catalog, proxy: proxyController, store: hostMountStore, resolver: resolver, configuration: configuration
-        )
-
-        let router = Router(context: GatewayRequestContext.self)
-        router.add(middleware: LogRequestsMiddleware(.info))
-        router.add(
-            middleware: SecurityHeadersMiddleware(
-                identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))
-        router.add(middleware: ErrorPageMiddleware(renderer: renderer))
-        router.add(middleware: HostMountMiddleware(controller: hostMounts))
-        router.add(middleware: FileMiddleware(configuration.directories.publicFiles, urlBasePath: Paths.publicAssets, searchForIndexHtml: false))
-        router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
-        }
-        router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
-            guard await stores.answers() else {
-                return Response(
-                    status: .serviceUnavailable,
-                    headers: [.contentType: "text/plain", .retryAfter: ErrorPageMiddleware<GatewayRequestContext>.retryAfterSeconds],
-                    body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
-            }
-            return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
-        }
-
-        var developmentPassword: String?
-        if configuration.developmentMode {
-            let provider = try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer)
-            provider.addRoutes(to: router)
-            developmentPassword = provider.demoPassword
-        }
-
-        BackChannelLogoutController(
-            verifier: oidc.verifier, sessions: sessions, logoutTokens: stores.logoutTokens, events: events
-        ).addRoutes(to: router)
-
-        let withSession = router.group().add(middleware: SessionMiddleware(resolver: resolver, cookieName: configuration.cookie.name))
-        let auth = AuthController(
-            configuration: configuration, oidc: oidc, attempts: attempts, sessions: sessions, registrations: registrations, events: events,
-            renderer: renderer
-        )
-        auth.addRoutes(to: withSession)
-        let signedIn = withSession.group(context: SignedInRequestContext.self)
-        PortalController(catalog: catalog, renderer: renderer, features: configuration.features).addRoutes(to: signedIn)
-        let inbox = configuration.developmentMode ? DevelopmentInbox() : nil
-        RegistrationController(
-            flows: flows, registrations: registrations,
-            sender: codeSender(configuration, http: http, inbox: inbox, logger: logger),
-            hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: events, renderer: renderer,
-            configuration: configuration,
-            inbox: inbox
-        ).addRoutes(to: signedIn)
-        FunnelController(events: eventStore, queue: eventQueue, registrations: registrations, configuration: configuration, strings: renderer.strings)
-            .addRoutes(
-                to: signedIn)
-        proxyController.addRoutes(to: signedIn)
-        hostMounts.addRoutes(to: signedIn)
-        let webSockets = WebSocketProxy(
-            catalog: catalog, access: access, jars: jars, resolver: resolver, sessions: sessions, hostMounts: hostMountStore,
-            configuration: configuration, logger: logger
-        )
-
+    /// The server (HTTP/1 with WebSocket upgrades, behind the framing guard) and the services that run beside it.
+    static func buildApplication(_ gateway: Gateway, router: Router<GatewayRequestContext>) -> Application<RouterResponder<GatewayRequestContext>> {
+        let configuration = gateway.configuration
+        let stores = gateway.stores
         // Stopped in reverse order: the event queue is flushed before the store closes.
         var services: [any Service] = [
             stores.service,
-            eventQueue,
-            HTTPClientService(client: http, upstreamClients: upstreamClients),
+            gateway.eventQueue,
+            HTTPClientService(client: gateway.http, upstreamClients: gateway.upstreamClients),
             ExpirySweeper(
-                sessions: sessions, attempts: attempts, handoffs: hostMountStore, flows: flows, logoutTokens: stores.logoutTokens,
-                rules: configuration.registration.rules,
-                configuration: configuration.session, logger: logger),
+                sessions: stores.sessions, attempts: stores.attempts, handoffs: stores.hostMounts, flows: stores.flows,
+                logoutTokens: stores.logoutTokens, rules: configuration.registration.rules, configuration: configuration.session,
+                logger: gateway.logger),
         ]
-        if let invalidations { services.append(invalidations) }
+        if let invalidations = gateway.invalidations { services.append(invalidations) }
         if let endpoint = configuration.registration.provisioning.endpoint {
             services.append(
                 ProvisioningWebhook(
-                    store: registrations, http: http, configuration: configuration.registration.provisioning, endpoint: endpoint, logger: logger))
+                    store: stores.registrations, http: gateway.http, configuration: configuration.registration.provisioning, endpoint: endpoint,
+                    logger: gateway.logger))
         }
         if let port = configuration.demoAppsPort {
-            services.append(DemoApps.application(port: port, logger: logger))
+            services.append(DemoApps.application(port: port, logger: gateway.logger))
         }
         var application = Application(
             router: router,
-            server: server(configuration.listen, webSockets: webSockets),
+            server: server(configuration.listen, webSockets: gateway.webSockets),
             configuration: .init(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
             services: services,
-            logger: logger
+            logger: gateway.logger
         )
         application.beforeServerStarts(perform: stores.prepare)
-        return Built(application: application, developmentPassword: developmentPassword, stateCache: cache, events: eventQueue)
+        return application
     }
 
     /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard after it.
@@ -186,23 +93,10 @@ public enum GatehouseApplication {
         }
     }
 
-    /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
-    static func codeSender(_ configuration: GatehouseConfiguration, http: HTTPClient, inbox: DevelopmentInbox?, logger: Logger) -> any CodeSender {
-        if configuration.registration.codeSender == .http, let endpoint = configuration.registration.codeSenderEndpoint {
-            return HTTPCodeSender(http: http, configuration: endpoint)
-        }
-        return LogCodeSender(inbox: inbox, logger: logger)
-    }
-
     /// The funnel report straight from the store, for `gatehouse funnel`.
     public static func funnelReport(configuration: GatehouseConfiguration, window: DateInterval, logger: Logger) async throws -> FunnelReport {
         try await Stores.open(configuration.storage, logger: logger).whileRunning { stores in
             try await FunnelController(events: stores.events, registrations: stores.registrations, configuration: configuration).report(window)
         }
-    }
-
-    static func origin(_ url: URL) -> String? {
-        guard let scheme = url.scheme, let host = url.host else { return nil }
-        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
     }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import Hummingbird
+
+extension GatehouseApplication {
+    /// The request's way through the gateway, top to bottom: logging → security headers → error pages → app hosts →
+    /// static files → public routes (health, readiness, the development provider, back-channel logout) → session →
+    /// sign-in routes → signed-in routes (a context that cannot be made without a session) → the proxy.
+    static func buildRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
+        let configuration = gateway.configuration
+        let stores = gateway.stores
+        let renderer = gateway.renderer
+        let router = Router(context: GatewayRequestContext.self)
+        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(
+            middleware: SecurityHeadersMiddleware(
+                identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))
+        router.add(middleware: ErrorPageMiddleware(renderer: renderer))
+        router.add(middleware: HostMountMiddleware(controller: gateway.hostMounts))
+        router.add(middleware: FileMiddleware(configuration.directories.publicFiles, urlBasePath: Paths.publicAssets, searchForIndexHtml: false))
+
+        router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
+        router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
+            guard await stores.answers() else {
+                return Response(
+                    status: .serviceUnavailable,
+                    headers: [.contentType: "text/plain", .retryAfter: ErrorPageMiddleware<GatewayRequestContext>.retryAfterSeconds],
+                    body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
+            }
+            return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+        }
+        gateway.developmentProvider?.addRoutes(to: router)
+        BackChannelLogoutController(
+            verifier: gateway.oidc.verifier, sessions: stores.sessions, logoutTokens: stores.logoutTokens, events: gateway.events
+        ).addRoutes(to: router)
+
+        let withSession = router.group().add(middleware: SessionMiddleware(resolver: gateway.resolver, cookieName: configuration.cookie.name))
+        AuthController(
+            configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
+            registrations: stores.registrations, events: gateway.events, renderer: renderer
+        ).addRoutes(to: withSession)
+
+        let signedIn = withSession.group(context: SignedInRequestContext.self)
+        PortalController(catalog: gateway.catalog, renderer: renderer, features: configuration.features).addRoutes(to: signedIn)
+        RegistrationController(
+            flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender,
+            hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
+            configuration: configuration, inbox: gateway.inbox
+        ).addRoutes(to: signedIn)
+        FunnelController(
+            events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,
+            strings: renderer.strings
+        ).addRoutes(to: signedIn)
+        gateway.proxy.addRoutes(to: signedIn)
+        gateway.hostMounts.addRoutes(to: signedIn)
+        return router
+    }
+
+    static func origin(_ url: URL) -> String? {
+        guard let scheme = url.scheme, let host = url.host else { return nil }
+        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+    }
+}

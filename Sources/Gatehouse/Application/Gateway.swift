@@ -1,0 +1,93 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Every part of the gateway, each made once and wired to the parts it needs. `GatehouseApplication` turns them
+/// into a router (`buildRouter`) and a running application with its background services (`buildApplication`).
+struct Gateway {
+    let configuration: GatehouseConfiguration
+    let logger: Logger
+    let renderer: PageRenderer
+    /// The stores, reading through this replica's state cache.
+    let stores: Stores
+    let cache: StateCache
+    let invalidations: (any Service)?
+    let eventQueue: EventQueue
+    let events: EventRecorder
+    /// The client for the identity provider, the code sender and provisioning; apps go through `upstreamClients`.
+    let http: HTTPClient
+    let upstreamClients: UpstreamClients
+    let oidc: OIDCClient
+    let resolver: SessionResolver
+    let catalog: AppCatalog
+    /// The one gate every way into an app asks: paths, app hosts (through the proxy) and WebSocket upgrades.
+    let access: AppAccess
+    let jars: SharedCookieJars
+    let proxy: ProxyController
+    let hostMounts: HostMountController
+    let webSockets: WebSocketProxy
+    let developmentProvider: DevelopmentIdentityProvider?
+    let inbox: DevelopmentInbox?
+
+    init(configuration: GatehouseConfiguration, stores uncached: Stores, renderer: PageRenderer, logger: Logger, hostResolver: any HostResolver)
+        async throws
+    {
+        self.configuration = configuration
+        self.logger = logger
+        self.renderer = renderer
+        (cache, invalidations) = uncached.makeCache(logger: logger)
+        stores = uncached.cached(by: cache)
+        eventQueue = EventQueue(store: stores.events, logger: logger)
+        events = EventRecorder(queue: eventQueue, logger: logger)
+
+        let proxy = configuration.proxy
+        var clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(Int64(proxy.connectTimeoutSeconds)), read: .seconds(Int64(proxy.readTimeoutSeconds))),
+            decompression: .disabled
+        )
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = proxy.maximumConnectionsPerHost
+        // A refused connection fails at once instead of being retried until the connect timeout.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        self.http = http
+        upstreamClients = UpstreamClients(
+            plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
+        let oidc = OIDCClient(configuration: configuration.oidc, http: http)
+        self.oidc = oidc
+        let refresher = TokenRefresher(store: stores.sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) {
+            token throws(OIDCError) in
+            try await oidc.refresh(refreshToken: token)
+        }
+        resolver = SessionResolver(store: stores.sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger)
+
+        let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
+        catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain)
+        let allowlist = Allowlist(configuration.allowlist)
+        access = AppAccess(
+            catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver), configuration: configuration
+        )
+        jars = SharedCookieJars(store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
+        self.proxy = ProxyController(
+            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars,
+            banner: UpgradeBanner(renderer: renderer, events: events), configuration: configuration)
+        hostMounts = HostMountController(
+            catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, configuration: configuration)
+        webSockets = WebSocketProxy(
+            catalog: catalog, access: access, jars: jars, resolver: resolver, sessions: stores.sessions, hostMounts: stores.hostMounts,
+            configuration: configuration, logger: logger)
+
+        developmentProvider =
+            configuration.developmentMode ? try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer) : nil
+        inbox = configuration.developmentMode ? DevelopmentInbox() : nil
+    }
+
+    /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
+    var codeSender: any CodeSender {
+        if configuration.registration.codeSender == .http, let endpoint = configuration.registration.codeSenderEndpoint {
+            return HTTPCodeSender(http: http, configuration: endpoint)
+        }
+        return LogCodeSender(inbox: inbox, logger: logger)
+    }
+}
