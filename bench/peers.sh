@@ -16,9 +16,6 @@ fi
 python3 -c "import requests, oidc_provider_mock" 2>/dev/null || python3 -m pip install --quiet requests oidc-provider-mock
 scripts/setup
 
-if [[ -z "${GATEHOUSE_BIN:-}" ]]; then
-  swift build -c release --product gatehouse 2>&1 | grep -E "error|Build complete" || true
-  GATEHOUSE_BIN="$(swift build -c release --show-bin-path)/gatehouse"
-fi
+GATEHOUSE_BIN="${GATEHOUSE_BIN:-$(scripts/build-release)}"
 export GATEHOUSE_BIN
 exec python3 bench/peers.py

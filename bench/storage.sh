@@ -8,5 +8,4 @@ for tool in nginx wrk; do
 done
 scripts/setup --replicas
 python3 -c "import requests" 2>/dev/null || python3 -m pip install --quiet requests
-swift build -c release --product gatehouse 2>&1 | grep -E "error|Build complete" || true
-exec python3 bench/storage.py "$(swift build -c release --show-bin-path)/gatehouse"
+exec python3 bench/storage.py "$(scripts/build-release)"
