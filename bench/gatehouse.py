@@ -30,6 +30,7 @@ def start(binary, directory, name, upstream_url, kind="sqlite", database_url=Non
                 "public_url": f"http://127.0.0.1:{port}",
                 "storage": {"kind": kind, "sqlite_path": str(directory / f"{name}.sqlite")},
                 "development": {"demo_apps_port": free_port()},
+                "metrics": {"port": free_port()},
                 "log_level": "warning",
                 "apps": [{"slug": "bench", "name": "Bench", "upstream": upstream_url}],
             }

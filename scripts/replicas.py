@@ -163,6 +163,7 @@ class ReplicaSet:
             "listen": {"host": "127.0.0.1", "port": port},
             # Development mode for the demo apps (each replica runs its own copy); members sign in at the provider.
             "development": {"enabled": True, "demo_apps_port": free_port()},
+            "metrics": {"port": free_port()},
             "oidc": {"issuer": self.issuer, "client_id": CLIENT_ID},
             "storage": {"kind": "postgres"},
             "directories": {

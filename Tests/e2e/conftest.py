@@ -94,6 +94,7 @@ def write_config(path, port, issuer=None, development=False, extra=None):
             "data": str(data_dir),
         },
         "log_level": "info",
+        "metrics": {"port": free_port()},
     }
     if development:
         config["development"] = {"demo_apps_port": free_port()}

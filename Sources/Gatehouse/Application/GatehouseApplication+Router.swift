@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 
 extension GatehouseApplication {
-    /// The request's way through the gateway, top to bottom: logging → security headers → error pages → app hosts →
+    /// The request's way through the gateway, top to bottom: metrics → logging → security headers → error pages → app hosts →
     /// static files → public routes (health, readiness, the development provider, back-channel logout) → session →
     /// sign-in routes → signed-in routes (a context that cannot be made without a session) → the proxy.
     static func buildRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
@@ -10,6 +10,7 @@ extension GatehouseApplication {
         let stores = gateway.stores
         let renderer = gateway.renderer
         let router = Router(context: GatewayRequestContext.self)
+        router.add(middleware: RequestMetricsMiddleware(metrics: gateway.metrics, catalog: gateway.catalog))
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(
             middleware: SecurityHeadersMiddleware(
@@ -29,6 +30,10 @@ extension GatehouseApplication {
                     body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
             }
             return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+        }
+        if configuration.metrics?.onMembersListener == true {
+            let metrics = gateway.metrics
+            router.get("metrics") { _, _ in MetricsServer.response(metrics) }
         }
         gateway.developmentProvider?.addRoutes(to: router)
         BackChannelLogoutController(

@@ -17,6 +17,8 @@ public enum GatehouseApplication {
         public let stateCache: StateCache
         /// Product events on their way to the store.
         public let events: EventQueue
+        /// What `/metrics` reports.
+        public let metrics: GatewayMetrics
     }
 
     public static func build(configuration: GatehouseConfiguration, logger: Logger) async throws -> Built {
@@ -36,7 +38,8 @@ public enum GatehouseApplication {
         let gateway = try await Gateway(configuration: configuration, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
         return Built(
             application: buildApplication(gateway, router: buildRouter(gateway)),
-            developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue)
+            developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue,
+            metrics: gateway.metrics)
     }
 
     /// The server (HTTP/1 with WebSocket upgrades, behind the framing guard) and the services that run beside it.
@@ -59,6 +62,9 @@ public enum GatehouseApplication {
                 ProvisioningWebhook(
                     store: stores.registrations, http: gateway.http, configuration: configuration.registration.provisioning, endpoint: endpoint,
                     logger: gateway.logger))
+        }
+        if let metrics = configuration.metrics {
+            services.append(MetricsServer.application(gateway.metrics, configuration: metrics, logger: gateway.logger))
         }
         if let port = configuration.demoAppsPort {
             services.append(DemoApps.application(port: port, logger: gateway.logger))

@@ -15,6 +15,7 @@ struct Gateway {
     let invalidations: (any Service)?
     let eventQueue: EventQueue
     let events: EventRecorder
+    let metrics: GatewayMetrics
     /// The client for the identity provider, the code sender and provisioning; apps go through `upstreamClients`.
     let http: HTTPClient
     let upstreamClients: UpstreamClients
@@ -39,7 +40,16 @@ struct Gateway {
         (cache, invalidations) = uncached.makeCache(logger: logger)
         stores = uncached.cached(by: cache)
         eventQueue = EventQueue(store: stores.events, logger: logger)
-        events = EventRecorder(queue: eventQueue, logger: logger)
+        let metrics = GatewayMetrics()
+        self.metrics = metrics
+        events = EventRecorder(queue: eventQueue, logger: logger, metrics: metrics)
+        let (cache, eventQueue) = (cache, eventQueue)
+        metrics.follow("gatehouse_session_cache_hits_total") { cache.statistics.hits }
+        metrics.follow("gatehouse_session_cache_misses_total") { cache.statistics.misses }
+        metrics.follow("gatehouse_session_cache_bypasses_total") { cache.statistics.bypasses }
+        metrics.follow("gatehouse_events_dropped_total") { eventQueue.statistics.dropped }
+        metrics.follow("gatehouse_event_writes_failed_total") { eventQueue.statistics.failedWrites }
+        metrics.gauge("gatehouse_events_waiting") { Double(eventQueue.statistics.waiting) }
 
         let proxy = configuration.proxy
         var clientConfiguration = HTTPClient.Configuration(
@@ -71,7 +81,7 @@ struct Gateway {
         jars = SharedCookieJars(store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars,
-            banner: UpgradeBanner(renderer: renderer, events: events), configuration: configuration)
+            banner: UpgradeBanner(renderer: renderer, events: events), configuration: configuration, metrics: metrics)
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, configuration: configuration)
         webSockets = WebSocketProxy(

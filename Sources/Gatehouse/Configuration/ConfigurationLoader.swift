@@ -117,6 +117,11 @@ public struct ConfigurationLoader {
         let proxyDefaults = ProxyConfiguration()
         let demoPort = reader.int("development.demo_apps_port", default: listen.port + 1, range: 1...65535)
         let demoAppsPort = development && reader.fileValue("apps") == nil ? demoPort : nil
+        let metricsDefaults = MetricsConfiguration()
+        let metrics = MetricsConfiguration(
+            host: reader.string("metrics.host", default: metricsDefaults.host),
+            port: reader.int("metrics.port", default: metricsDefaults.port, range: 1...65535),
+            onMembersListener: reader.bool("metrics.on_members_listener", default: metricsDefaults.onMembersListener))
         return GatehouseConfiguration(
             publicURL: publicURL,
             listen: listen,
@@ -150,7 +155,8 @@ public struct ConfigurationLoader {
                 calls: reader.optionalString("features.calls") ?? (demoAppsPort != nil ? DemoApps.callsSlug : nil),
                 stories: reader.optionalString("features.stories") ?? (demoAppsPort != nil ? DemoApps.storiesSlug : nil)
             ),
-            operatorRole: reader.string("operator.role", default: "gatehouse-operator")
+            operatorRole: reader.string("operator.role", default: "gatehouse-operator"),
+            metrics: reader.bool("metrics.enabled", default: true) ? metrics : nil
         )
     }
 

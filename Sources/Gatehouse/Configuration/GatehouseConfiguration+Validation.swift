@@ -17,6 +17,10 @@ extension GatehouseConfiguration {
         check(publicURL.query == nil && publicURL.fragment == nil, "public_url", "must not have a query or fragment")
         check(scheme != "http" || Self.isLoopback(publicURL.host), "public_url", "must be https unless the host is loopback")
         check(!listen.host.isEmpty, "listen.host", "must not be empty")
+        if let metrics {
+            check(metrics.port != listen.port, "metrics.port", "must differ from listen.port (\(listen.port)): metrics have a listener of their own")
+            check(metrics.port != demoAppsPort, "metrics.port", "must differ from development.demo_apps_port")
+        }
 
         if let issuer = URL(string: oidc.issuer), let host = issuer.host, !host.isEmpty {
             let issuerScheme = issuer.scheme?.lowercased()

@@ -23,6 +23,8 @@ public struct GatehouseConfiguration: Sendable {
     public var features: FeaturesConfiguration
     /// Members with this role (realm or client) may read the funnel report.
     public var operatorRole: String
+    /// Where Prometheus reads the metrics; `nil` when `metrics.enabled` is false.
+    public var metrics: MetricsConfiguration?
 
     public init(
         publicURL: URL,
@@ -42,7 +44,8 @@ public struct GatehouseConfiguration: Sendable {
         logLevel: String = "info",
         registration: RegistrationConfiguration = .init(),
         features: FeaturesConfiguration = .init(),
-        operatorRole: String = "gatehouse-operator"
+        operatorRole: String = "gatehouse-operator",
+        metrics: MetricsConfiguration? = nil
     ) {
         self.publicURL = publicURL
         self.listen = listen
@@ -62,6 +65,7 @@ public struct GatehouseConfiguration: Sendable {
         self.registration = registration
         self.features = features
         self.operatorRole = operatorRole
+        self.metrics = metrics
     }
 
     /// The origin members see, without a trailing slash (`https://gate.example.org`).
@@ -102,6 +106,20 @@ public struct ListenConfiguration: Sendable {
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.maximumHeaderBytes = maximumHeaderBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
+    }
+}
+
+/// The operators' metrics listener (`GET /metrics`), apart from the members' one unless the operator says so.
+public struct MetricsConfiguration: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    /// Also (not instead) answer `/metrics` on the members' listener.
+    public var onMembersListener: Bool
+
+    public init(host: String = "127.0.0.1", port: Int = 9464, onMembersListener: Bool = false) {
+        self.host = host
+        self.port = port
+        self.onMembersListener = onMembersListener
     }
 }
 

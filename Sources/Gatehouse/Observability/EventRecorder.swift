@@ -6,10 +6,12 @@ import Logging
 public struct EventRecorder: Sendable {
     let queue: EventQueue
     let logger: Logger
+    let metrics: GatewayMetrics?
 
-    public init(queue: EventQueue, logger: Logger) {
+    public init(queue: EventQueue, logger: Logger, metrics: GatewayMetrics? = nil) {
         self.queue = queue
         self.logger = logger
+        self.metrics = metrics
     }
 
     public func record(_ name: EventName, sub: String? = nil, detail: String? = nil) {
@@ -18,6 +20,7 @@ public struct EventRecorder: Sendable {
         if let sub { metadata["sub"] = .string(sub) }
         if let detail { metadata["detail"] = .string(detail) }
         logger.info("event", metadata: metadata)
+        metrics?.event(name, detail: detail)
         queue.enqueue(event)
     }
 

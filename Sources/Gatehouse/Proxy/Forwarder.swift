@@ -93,6 +93,10 @@ public struct Forwarder: Sendable {
         case .failure(let error as HTTPClientError) where error == .deadlineExceeded || error == .readTimeout:
             // The app took the connection but not its time: slow, which is not the same as down.
             throw .upstreamTimeout("\(target.host): \(error)")
+        case .failure(let error as HTTPClientError) where error == .remoteConnectionClosed:
+            throw .upstreamReset("\(target.host): \(error)")
+        case .failure(let error as IOError) where error.errnoCode == ECONNRESET || error.errnoCode == EPIPE:
+            throw .upstreamReset("\(target.host): \(error)")
         case .failure(let error):
             throw .upstreamUnreachable("\(target.host): \(error)")
         }

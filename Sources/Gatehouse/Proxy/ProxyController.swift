@@ -14,10 +14,11 @@ public struct ProxyController: Sendable {
     let banner: UpgradeBanner
     let gatewayPolicy: ContentSecurityPolicy
     let configuration: GatehouseConfiguration
+    let metrics: GatewayMetrics
 
     init(
         catalog: AppCatalog, forwarder: Forwarder, access: AppAccess, jars: SharedCookieJars, banner: UpgradeBanner,
-        configuration: GatehouseConfiguration
+        configuration: GatehouseConfiguration, metrics: GatewayMetrics
     ) {
         self.catalog = catalog
         self.forwarder = forwarder
@@ -25,6 +26,7 @@ public struct ProxyController: Sendable {
         self.jars = jars
         self.banner = banner
         self.configuration = configuration
+        self.metrics = metrics
         let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
         self.gatewayPolicy =
             configuration.proxy.contentSecurityPolicy.map(ContentSecurityPolicy.init(parsing:))
@@ -56,8 +58,20 @@ public struct ProxyController: Sendable {
         return try await forward(request, context: context, app: app, rest: rest)
     }
 
-    /// Sends the request for `rest` (a path with its query) to `app`, whichever way the app is mounted.
+    /// Sends the request for `rest` (a path with its query) to `app`, whichever way the app is mounted; a failure to
+    /// reach the app is counted by its kind.
     func forward(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws -> Response {
+        do {
+            return try await forwardUncounted(request, context: context, app: app, rest: rest)
+        } catch let error as ProxyError {
+            if let kind = error.upstreamFailureKind { metrics.upstreamFailure(app: app.slug, kind: kind) }
+            throw error
+        }
+    }
+
+    private func forwardUncounted(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws
+        -> Response
+    {
         let returnTo = app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug
         let access = try await self.access.open(app, rest: rest, session: context.session, returnTo: returnTo)
         var headers = access.requestHeaders(from: request.headers, clientAddress: context.remoteAddress)
@@ -193,7 +207,7 @@ final class TransformedBody: @unchecked Sendable {
         do {
             first = try await upstream.next()
         } catch {
-            throw ProxyError.upstreamUnreachable("the page's body failed: \(error)")
+            throw ProxyError.upstreamReset("the page's body failed: \(error)")
         }
         guard let first else {
             upstreamEnded = true  // an empty body: the iterator is not asked again

@@ -6,6 +6,8 @@ public enum ProxyError: PresentableError, Equatable {
     case hostNotAllowed(String)
     case redirectOutsideAllowlist(String)
     case upstreamUnreachable(String)
+    /// The app's connection broke off before or while it answered.
+    case upstreamReset(String)
     case upstreamTimeout(String)
     case requestBodyTooLarge(Int)
     /// The upstream's compressed body inflates past the configured size or ratio (a decompression bomb).
@@ -17,7 +19,7 @@ public enum ProxyError: PresentableError, Equatable {
         switch self {
         case .unknownApp: .notFound
         case .hostNotAllowed, .redirectOutsideAllowlist: .forbidden
-        case .upstreamUnreachable, .inflationLimit: .badGateway
+        case .upstreamUnreachable, .upstreamReset, .inflationLimit: .badGateway
         case .upstreamTimeout: .gatewayTimeout
         case .requestBodyTooLarge: .contentTooLarge
         case .requestBodyInvalid: .badRequest
@@ -30,6 +32,7 @@ public enum ProxyError: PresentableError, Equatable {
         case .hostNotAllowed: "host_not_allowed"
         case .redirectOutsideAllowlist: "redirect_outside_allowlist"
         case .upstreamUnreachable: "upstream_unreachable"
+        case .upstreamReset: "upstream_reset"
         case .upstreamTimeout: "upstream_timeout"
         case .requestBodyTooLarge: "request_body_too_large"
         case .inflationLimit: "inflation_limit"
@@ -41,11 +44,23 @@ public enum ProxyError: PresentableError, Equatable {
         switch self {
         case .unknownApp: "error_not_found"
         case .hostNotAllowed, .redirectOutsideAllowlist: "error_outside_allowlist"
-        case .upstreamUnreachable: "error_upstream_unreachable"
+        case .upstreamUnreachable, .upstreamReset: "error_upstream_unreachable"
         case .upstreamTimeout: "error_upstream_slow"
         case .requestBodyTooLarge: "error_too_large"
         case .inflationLimit: "error_upstream_invalid"
         case .requestBodyInvalid: "error_bad_request"
+        }
+    }
+
+    /// The kind of upstream failure this error counts as (`gatehouse_upstream_failures_total`), if it is one.
+    var upstreamFailureKind: UpstreamFailureKind? {
+        switch self {
+        case .hostNotAllowed, .redirectOutsideAllowlist: .blocked
+        case .upstreamUnreachable: .connect
+        case .upstreamReset: .reset
+        case .upstreamTimeout: .timeout
+        case .inflationLimit: .invalid
+        case .unknownApp, .requestBodyTooLarge, .requestBodyInvalid: nil
         }
     }
 }

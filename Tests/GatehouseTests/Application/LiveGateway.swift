@@ -48,6 +48,7 @@ struct LiveGateway {
             path: nil, development: true)
         configuration.storage.sqlitePath = databasePath
         configuration.demoAppsPort = nil
+        configuration.metrics = nil  // tests read the registry itself; a test of the listener gives it a free port
         configuration.directories = DirectoriesConfiguration(
             templates: Self.root + "/Templates", publicFiles: Self.root + "/Public", strings: Self.root + "/Strings")
         return configuration

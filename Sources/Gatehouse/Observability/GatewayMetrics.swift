@@ -1,0 +1,122 @@
+import CoreMetrics
+import Foundation
+import NIOConcurrencyHelpers
+import Prometheus
+
+/// Every metric the gateway exports, recorded through swift-metrics into one Prometheus registry of its own (so
+/// that several gateways in one process, as in the tests, never share counters). Names follow Prometheus's
+/// conventions (`gatehouse_` prefix, `_total`, `_seconds`); labels only ever hold bounded values: route classes,
+/// status classes, configured app slugs, fixed reasons — never a member, a path or a query.
+public final class GatewayMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+    /// Figures other parts keep themselves (cache and queue statistics), read into the registry at each scrape.
+    private let collectors = NIOLockedValueBox<[@Sendable () -> Void]>([])
+
+    public init(version: String = GatewayMetrics.version) {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
+        ]
+        self.factory = factory
+        CoreMetrics.Gauge(label: "gatehouse_build_info", dimensions: [("version", version)], factory: factory).record(1)
+    }
+
+    /// The version the build reports (`gatehouse_build_info`).
+    public static let version = "0.10.0"
+
+    /// The registry's text exposition, after every collector ran.
+    public func exposition() -> String {
+        for collect in collectors.withLockedValue({ $0 }) { collect() }
+        return registry.emitToString()
+    }
+
+    func counter(_ name: String, _ dimensions: [(String, String)] = []) -> CoreMetrics.Counter {
+        CoreMetrics.Counter(label: name, dimensions: dimensions, factory: factory)
+    }
+
+    /// A counter that follows a running total kept elsewhere: at each scrape it moves by what the total grew.
+    func follow(_ name: String, _ dimensions: [(String, String)] = [], total: @escaping @Sendable () -> Int) {
+        let counter = counter(name, dimensions)
+        let reported = NIOLockedValueBox(0)
+        collectors.withLockedValue {
+            $0.append {
+                let now = total()
+                let growth = reported.withLockedValue { reported in
+                    defer { reported = max(reported, now) }
+                    return now - reported
+                }
+                if growth > 0 { counter.increment(by: growth) }
+            }
+        }
+    }
+
+    /// A gauge read at each scrape.
+    func gauge(_ name: String, _ dimensions: [(String, String)] = [], value: @escaping @Sendable () -> Double) {
+        let gauge = CoreMetrics.Gauge(label: name, dimensions: dimensions, factory: factory)
+        collectors.withLockedValue { $0.append { gauge.record(value()) } }
+    }
+
+    // MARK: What the edge records
+
+    /// One request answered: its route class, status class and app (empty when none), and the time to its head.
+    func request(route: RouteClass, status: Int, app: String, duration: Duration) {
+        let statusClass = "\(min(max(status / 100, 1), 5))xx"
+        counter("gatehouse_http_requests_total", [("route", route.rawValue), ("status", statusClass), ("app", app)]).increment()
+        let (seconds, attoseconds) = duration.components
+        CoreMetrics.Timer(label: "gatehouse_http_request_duration_seconds", dimensions: [("route", route.rawValue), ("app", app)], factory: factory)
+            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// A request to an app that did not get an answer from it.
+    func upstreamFailure(app: String, kind: UpstreamFailureKind) {
+        counter("gatehouse_upstream_failures_total", [("app", app), ("kind", kind.rawValue)]).increment()
+    }
+
+    /// A product event (SPEC §7) as its counter; `detail` becomes the `reason` label where it is a fixed reason.
+    func event(_ name: EventName, detail: String?) {
+        let (metric, hasReason) = Self.eventMetrics[name] ?? ("gatehouse_events_total", false)
+        counter(metric, hasReason ? [("reason", detail ?? "unknown")] : []).increment()
+    }
+
+    static let eventMetrics: [EventName: (name: String, hasReason: Bool)] = [
+        .ssoLoginAttempt: ("gatehouse_sign_in_attempts_total", false),
+        .ssoLoginSuccess: ("gatehouse_sign_in_successes_total", false),
+        .ssoLoginFailure: ("gatehouse_sign_in_failures_total", true),
+        .ssoLogout: ("gatehouse_sign_outs_total", false),
+        .upgradeBannerShown: ("gatehouse_banner_shown_total", false),
+        .upgradeBannerTapped: ("gatehouse_banner_tapped_total", false),
+        .registrationStarted: ("gatehouse_registrations_started_total", false),
+        .registrationCompleted: ("gatehouse_registrations_completed_total", false),
+        .registrationFailed: ("gatehouse_registrations_failed_total", true),
+        .registrationResumed: ("gatehouse_registrations_resumed_total", false),
+        .stateInconsistencyDetected: ("gatehouse_state_inconsistencies_total", false),
+    ]
+}
+
+/// What kind of request a line of the request metrics (and of the request log) counts.
+public enum RouteClass: String, Sendable, CaseIterable {
+    case portal, signIn = "sign_in", proxy, upgrade, `static`, `operator`, health, development, other
+
+    /// The class of a request for `path` on the gateway's own host; requests on an app host are all `proxy`.
+    static func of(path: String) -> RouteClass {
+        func under(_ prefix: String) -> Bool { path == prefix || path.hasPrefix(prefix + "/") }
+        if under(Paths.appsPrefix) || under(Paths.appsOpen) { return .proxy }
+        if under(Paths.publicAssets) { return .static }
+        if under(Paths.upgrade) { return .upgrade }
+        if under("/operator") { return .operator }
+        if path == Paths.health || path == Paths.ready { return .health }
+        if under(Paths.developmentIdentityProvider) || under("/dev") { return .development }
+        if under(Paths.signIn) || under("/auth") || under(Paths.signOut) || under(Paths.signedOutPage) { return .signIn }
+        if path == Paths.portal || under(Paths.chats) || under(Paths.calls) || under(Paths.stories) { return .portal }
+        return .other
+    }
+}
+
+/// Why a request to an app got no usable answer from it: no connection (or no address), no answer in time, the
+/// connection broke off, the allowlist refused the host or a redirect, or the body was corrupt or a bomb.
+enum UpstreamFailureKind: String, Sendable {
+    case connect, timeout, reset, blocked, invalid
+}
