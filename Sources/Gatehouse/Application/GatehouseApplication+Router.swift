@@ -51,7 +51,7 @@ extension GatehouseApplication {
         RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender,
             hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
-            configuration: configuration, inbox: gateway.inbox
+            configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics
         ).addRoutes(to: signedIn)
         FunnelController(
             events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,

@@ -66,9 +66,19 @@ struct Gateway {
             plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
         let oidc = OIDCClient(configuration: configuration.oidc, http: http)
         self.oidc = oidc
+        // Every refresh at the provider is counted and logged (never its tokens).
         let refresher = TokenRefresher(store: stores.sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) {
             token throws(OIDCError) in
-            try await oidc.refresh(refreshToken: token)
+            do throws(OIDCError) {
+                let response = try await oidc.refresh(refreshToken: token)
+                metrics.tokenRefresh(failure: nil)
+                logger.info("tokens refreshed")
+                return response
+            } catch {
+                metrics.tokenRefresh(failure: error)
+                logger.notice("token refresh failed", metadata: ["reason": .string(error.reason)])
+                throw error
+            }
         }
         resolver = SessionResolver(store: stores.sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger)
 

@@ -75,6 +75,20 @@ public final class GatewayMetrics: Sendable {
         counter("gatehouse_upstream_failures_total", [("app", app), ("kind", kind.rawValue)]).increment()
     }
 
+    /// A verification code refused by a rate limit (`member` or `phone_number`).
+    func codeRateLimited(limit: String) {
+        counter("gatehouse_verification_codes_rate_limited_total", [("limit", limit)]).increment()
+    }
+
+    /// A refresh of a session's tokens at the provider; a failure by its fixed reason.
+    func tokenRefresh(failure: OIDCError?) {
+        if let failure {
+            counter("gatehouse_token_refresh_failures_total", [("reason", failure.reason)]).increment()
+        } else {
+            counter("gatehouse_token_refreshes_total").increment()
+        }
+    }
+
     /// A product event (SPEC §7) as its counter; `detail` becomes the `reason` label where it is a fixed reason.
     func event(_ name: EventName, detail: String?) {
         let (metric, hasReason) = Self.eventMetrics[name] ?? ("gatehouse_events_total", false)

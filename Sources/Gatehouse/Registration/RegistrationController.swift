@@ -15,11 +15,13 @@ public struct RegistrationController: Sendable {
     let configuration: GatehouseConfiguration
     /// Development mode only.
     let inbox: DevelopmentInbox?
+    let metrics: GatewayMetrics
     let now: @Sendable () -> Date
 
     public init(
         flows: any RegistrationFlowStore, registrations: any RegistrationStore, sender: any CodeSender, hasher: PINHasher, events: EventRecorder,
-        renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?, now: @escaping @Sendable () -> Date = Date.init
+        renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?, metrics: GatewayMetrics,
+        now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.flows = flows
         self.registrations = registrations
@@ -29,6 +31,7 @@ public struct RegistrationController: Sendable {
         self.renderer = renderer
         self.configuration = configuration
         self.inbox = inbox
+        self.metrics = metrics
         self.now = now
     }
 
@@ -196,9 +199,11 @@ public struct RegistrationController: Sendable {
         case .success(let id):
             sendID = id
         case .failure(.memberLimit):
+            metrics.codeRateLimited(limit: "member")
             context.logger.notice("code refused: member limit", metadata: ["sub": .string(sub)])
             return strings["upgrade_phone_error_member_limit"]
         case .failure(.phoneNumberLimit):
+            metrics.codeRateLimited(limit: "phone_number")
             context.logger.notice("code refused: phone number limit", metadata: ["sub": .string(sub)])
             return strings["upgrade_phone_error_number_limit"]
         }
@@ -208,10 +213,12 @@ public struct RegistrationController: Sendable {
         do {
             try await sender.send(message)
         } catch {
+            metrics.counter("gatehouse_verification_code_send_failures_total").increment()
             context.logger.error("verification code not sent", metadata: ["sub": .string(sub), "error": .string("\(error)")])
             try await flows.releaseCodeSend(id: sendID)
             return strings["upgrade_phone_error_send_failed"]
         }
+        metrics.counter("gatehouse_verification_codes_sent_total").increment()
         try flow.codeSent(to: number, code: pending, now: now)
         try await flows.save(flow)
         return nil

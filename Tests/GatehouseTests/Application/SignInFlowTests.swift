@@ -225,6 +225,9 @@ import Testing
             let page = try await gateway.get(try #require(reply.location), cookies: flow.cookies.values)
             #expect(page.body.contains("Your session has expired. Please sign in again."))
             #expect(try await gateway.get("/", cookies: flow.cookies.values).location == "/signin")
+            let samples = MetricsTests.samples(gateway.built.metrics.exposition())
+            #expect(samples[#"gatehouse_token_refresh_failures_total{reason="refresh_failed"}"#] == 1)
+            #expect(samples["gatehouse_token_refreshes_total"] == nil)
         }
     }
 }

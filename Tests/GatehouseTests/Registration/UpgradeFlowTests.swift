@@ -191,6 +191,8 @@ import Testing
             #expect(try await bob.get("/chats").body.contains("id=\"add-features\""))
             let events = try await Self.events(gateway)
             #expect(events.contains { $0.name == .registrationFailed && $0.detail == "code_attempts_exhausted" })
+            let samples = MetricsTests.samples(gateway.built.metrics.exposition())
+            #expect(samples[#"gatehouse_registrations_failed_total{reason="code_attempts_exhausted"}"#] == 1)
         }
     }
 
@@ -264,6 +266,7 @@ import Testing
             _ = try await alice.get("/upgrade?from=portal")
             let failed = try await alice.post(Paths.upgrade(.phone), [("phone", "+15550100001")])
             #expect(failed.status == 422 && failed.body.contains("could not be sent"))
+            #expect(MetricsTests.samples(gateway.built.metrics.exposition())["gatehouse_verification_code_send_failures_total"] == 1)
         }
     }
 
@@ -348,6 +351,22 @@ import Testing
             // Whatever happened, the code is spent: no further entry is compared.
             let after = try await bob.post(Paths.upgrade(.code), [("code", code)], csrf: csrf)
             #expect(after.status != 422)
+        }
+    }
+
+    @Test func codeRateLimitsAndSendsAreCountedForOperators() async throws {
+        try await Self.live(configure: { $0.registration.rules.codesPerMember = 1 }) { gateway in
+            let bob = try await Member.signIn(gateway, as: "bob")
+            _ = try await bob.get("/upgrade?from=portal")
+            #expect(try await bob.post(Paths.upgrade(.phone), [("phone", "+442079460958")]).location == Paths.upgrade(.code))
+            #expect(try await bob.post(Paths.upgradeCancel, []).location == Paths.portal)
+            _ = try await bob.get("/upgrade?from=portal")
+            let refused = try await bob.post(Paths.upgrade(.phone), [("phone", "+442079460958")])
+            #expect(refused.status == 422 && refused.body.contains("too many codes"))
+            let samples = MetricsTests.samples(gateway.built.metrics.exposition())
+            #expect(samples["gatehouse_verification_codes_sent_total"] == 1)
+            #expect(samples[#"gatehouse_verification_codes_rate_limited_total{limit="member"}"#] == 1)
+            #expect(samples["gatehouse_registrations_started_total"] == 2)
         }
     }
 }
