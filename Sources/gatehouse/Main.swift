@@ -25,10 +25,16 @@ func loadConfiguration(path: String?, development: Bool) -> GatehouseConfigurati
 }
 
 func serveGateway(_ configuration: GatehouseConfiguration) async throws {
+    let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
     LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardOutput(label: label)
-        handler.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
-        return handler
+        switch configuration.logFormat {
+        case .json:
+            return JSONLogHandler(label: label, level: level)
+        case .text:
+            var handler = StreamLogHandler.standardOutput(label: label)
+            handler.logLevel = level
+            return handler
+        }
     }
     let logger = Logger(label: "gatehouse")
     let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -100,17 +101,19 @@ def write_config(path, port, issuer=None, development=False, extra=None):
         config["development"] = {"demo_apps_port": free_port()}
     else:
         config["oidc"] = {"issuer": issuer, "client_id": CLIENT_ID}
-        config["registration"] = {"code_sender": {"kind": "log"}}
+        # No journey here sends a code; the sender is named because production mode requires one.
+        config["registration"] = {"code_sender": {"kind": "http", "url": f"http://127.0.0.1:{free_port()}/codes"}}
     config.update(extra or {})
     path.write_text(json.dumps(config, indent=2))
     return path
 
 
 class Gateway:
-    def __init__(self, running, port, command=None, env=None, log_dir=None):
+    def __init__(self, running, port, command=None, env=None, log_dir=None, metrics_port=None):
         self.running = running
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
+        self.metrics_url = f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else None
         self.command = command
         self.env = env
         self.log_dir = log_dir
@@ -122,6 +125,45 @@ class Gateway:
         self.restarts += 1
         self.running = Running(self.command, self.log_dir / f"gatehouse-{self.restarts}.log", env=self.env)
         wait_for(self.url + "/healthz", process=self.running.process)
+
+    def metrics(self):
+        """The operators' metrics, `name{labels}` → value."""
+        text = requests.get(self.metrics_url, timeout=10).text
+        samples = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                key, _, value = line.rpartition(" ")
+                samples[key] = float(value)
+        return samples
+
+    def log(self):
+        """Everything the gateway wrote, except the development banner's line that shows the demo password on purpose."""
+        return "\n".join(line for line in self.running.output().splitlines() if "password for all of them this run:" not in line)
+
+    def stored_secrets(self):
+        """The tokens and CSRF tokens of every session in the SQLite store."""
+        database = sqlite3.connect(self.log_dir / "data" / "gatehouse.sqlite")
+        try:
+            bodies = [json.loads(body) for (body,) in database.execute("SELECT body FROM sessions")]
+        finally:
+            database.close()
+        found = []
+
+        def collect(value, key=""):
+            if isinstance(value, dict):
+                for name, inner in value.items():
+                    collect(inner, name)
+            elif isinstance(value, str) and ("token" in key.lower() or "csrf" in key.lower()) and len(value) >= 8:
+                found.append(value)
+
+        for body in bodies:
+            collect(body)
+        return found
+
+    def assert_log_holds_none_of(self, secrets):
+        log = self.log()
+        leaked = [name for name, value in secrets.items() if value and value in log]
+        assert not leaked, f"secrets in the gateway's log: {leaked}"
 
     @property
     def dev_password(self):
@@ -142,7 +184,8 @@ def start_gateway(tmp_path, mode, issuer=None, extra=None):
         env["GATEHOUSE_OIDC_CLIENT_SECRET_FILE"] = str(secret)
     running = Running(command, tmp_path / "gatehouse.log", env=env)
     wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)
-    return Gateway(running, port, command=command, env=env, log_dir=tmp_path)
+    metrics_port = json.loads(config.read_text())["metrics"]["port"]
+    return Gateway(running, port, command=command, env=env, log_dir=tmp_path, metrics_port=metrics_port)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """The member's journey in a real browser (Debian's chromium through chromedriver)."""
 
+import json
 from urllib.parse import quote
 
 from selenium.webdriver.common.by import By
@@ -46,6 +47,17 @@ def test_journey_against_a_separate_oidc_provider(browser, gateway, mock_idp):
     wait(browser, EC.url_contains(mock_idp + "/oauth2/end_session"))
     browser.get(gateway.url + "/")
     wait(browser, EC.url_contains("/signin"))
+
+    # `serve` logs one JSON object per line; every request has its line with id, route class, status and duration.
+    lines = [json.loads(line) for line in gateway.log().splitlines() if line.strip()]
+    requests_logged = [line for line in lines if line["message"] == "request"]
+    assert {"/stories", "/signin", "/auth/callback", "/"} <= {line["path"] for line in requests_logged}
+    for line in requests_logged:
+        assert line["hb.request.id"] and line["route"] and line["status"] and float(line["duration_ms"]) >= 0
+    assert any(line["path"] == "/auth/callback" and line["route"] == "sign_in" and line["status"] == "303" for line in requests_logged)
+    samples = gateway.metrics()
+    assert samples["gatehouse_sign_in_successes_total"] == 1
+    assert samples["gatehouse_sign_outs_total"] == 1
 
 
 def open_development_sign_in(browser, gateway, deep_link):

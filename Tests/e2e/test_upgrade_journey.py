@@ -219,6 +219,9 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
 
     # The next sign-in is `registered` straight away.
     browser.get(gw.url + "/")
+    secrets = {"code": code, "wrong code": wrong, "PIN": "2580", "demo password": gw.dev_password}
+    secrets["first session"] = browser.get_cookie("gatehouse_session")["value"]
+    stored = gw.stored_secrets()
     sign_out(browser)
     # The Chats deep link opens the chat app itself now.
     sign_in(browser, gw, "alice", "/chats", lands_on="/apps/chat/")
@@ -227,6 +230,24 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     assert {"/", "/chats", "/upgrade/phone", "/upgrade/code", "/upgrade/username", "/upgrade/pin", "/upgrade/profile"} <= set(
         p.split("?")[0] for p in checker.checked
     )
+
+    # Nothing the journey used that could let somebody in is in the gateway's log: codes, the PIN, the password,
+    # session cookies, the provider's tokens and the sessions' CSRF tokens.
+    secrets["second session"] = browser.get_cookie("gatehouse_session")["value"]
+    stored += gw.stored_secrets()
+    assert len(stored) >= 6
+    secrets.update({f"stored secret {index}": value for index, value in enumerate(stored)})
+    gw.assert_log_holds_none_of(secrets)
+
+    # The operators' counters moved as the journey did: olive's registration and alice's, one tap on the banner.
+    samples = gw.metrics()
+    assert samples["gatehouse_registrations_completed_total"] == 2
+    assert samples["gatehouse_banner_tapped_total"] == 1
+    assert samples["gatehouse_banner_shown_total"] >= 1
+    assert samples["gatehouse_sign_in_successes_total"] >= 3
+    assert samples["gatehouse_verification_codes_sent_total"] >= 2
+    assert samples['gatehouse_http_requests_total{route="upgrade",status="4xx",app=""}'] >= 5  # the refused entries
+    assert samples['gatehouse_http_requests_total{route="proxy",status="2xx",app="links"}'] >= 3
 
 
 def assert_registered_features(browser, gw, checker):

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 
 extension GatehouseApplication {
-    /// The request's way through the gateway, top to bottom: metrics → logging → security headers → error pages → app hosts →
+    /// The request's way through the gateway, top to bottom: metrics and the access log → security headers → error pages → app hosts →
     /// static files → public routes (health, readiness, the development provider, back-channel logout) → session →
     /// sign-in routes → signed-in routes (a context that cannot be made without a session) → the proxy.
     static func buildRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
@@ -10,8 +10,7 @@ extension GatehouseApplication {
         let stores = gateway.stores
         let renderer = gateway.renderer
         let router = Router(context: GatewayRequestContext.self)
-        router.add(middleware: RequestMetricsMiddleware(metrics: gateway.metrics, catalog: gateway.catalog))
-        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog))
         router.add(
             middleware: SecurityHeadersMiddleware(
                 identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))

@@ -149,6 +149,7 @@ public struct ConfigurationLoader {
             brand: brand,
             directories: directories,
             logLevel: reader.string("log_level", default: "info"),
+            logFormat: readLogFormat(&reader, development: development),
             registration: readRegistration(&reader, development: development),
             features: FeaturesConfiguration(
                 chats: reader.optionalString("features.chats") ?? (demoAppsPort != nil ? DemoApps.chatsSlug : nil),
@@ -158,6 +159,17 @@ public struct ConfigurationLoader {
             operatorRole: reader.string("operator.role", default: "gatehouse-operator"),
             metrics: reader.bool("metrics.enabled", default: true) ? metrics : nil
         )
+    }
+
+    /// `log_format`: `json` for `serve`, `text` in development mode unless set.
+    private func readLogFormat(_ reader: inout ConfigurationReader, development: Bool) -> LogFormat {
+        let fallback: LogFormat = development ? .text : .json
+        let text = reader.string("log_format", default: fallback.rawValue)
+        guard let format = LogFormat(rawValue: text) else {
+            reader.report("log_format", "must be one of \(LogFormat.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text)\"")
+            return fallback
+        }
+        return format
     }
 
     private func readRegistration(_ reader: inout ConfigurationReader, development: Bool) -> RegistrationConfiguration {

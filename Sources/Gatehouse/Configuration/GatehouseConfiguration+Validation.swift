@@ -17,6 +17,9 @@ extension GatehouseConfiguration {
         check(publicURL.query == nil && publicURL.fragment == nil, "public_url", "must not have a query or fragment")
         check(scheme != "http" || Self.isLoopback(publicURL.host), "public_url", "must be https unless the host is loopback")
         check(!listen.host.isEmpty, "listen.host", "must not be empty")
+        check(
+            registration.codeSender != .log || developmentMode, "registration.code_sender.kind",
+            "log is for development mode only (its codes are read from the development inbox); use http")
         if let metrics {
             check(metrics.port != listen.port, "metrics.port", "must differ from listen.port (\(listen.port)): metrics have a listener of their own")
             check(metrics.port != demoAppsPort, "metrics.port", "must differ from development.demo_apps_port")

@@ -19,6 +19,7 @@ public struct GatehouseConfiguration: Sendable {
     public var brand: BrandConfiguration
     public var directories: DirectoriesConfiguration
     public var logLevel: String
+    public var logFormat: LogFormat
     public var registration: RegistrationConfiguration
     public var features: FeaturesConfiguration
     /// Members with this role (realm or client) may read the funnel report.
@@ -42,6 +43,7 @@ public struct GatehouseConfiguration: Sendable {
         brand: BrandConfiguration = .init(),
         directories: DirectoriesConfiguration = .init(),
         logLevel: String = "info",
+        logFormat: LogFormat = .text,
         registration: RegistrationConfiguration = .init(),
         features: FeaturesConfiguration = .init(),
         operatorRole: String = "gatehouse-operator",
@@ -62,6 +64,7 @@ public struct GatehouseConfiguration: Sendable {
         self.brand = brand
         self.directories = directories
         self.logLevel = logLevel
+        self.logFormat = logFormat
         self.registration = registration
         self.features = features
         self.operatorRole = operatorRole
@@ -107,6 +110,11 @@ public struct ListenConfiguration: Sendable {
         self.maximumHeaderBytes = maximumHeaderBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
     }
+}
+
+/// How log lines are written: one JSON object per line (for a log pipeline), or plain text (for a terminal).
+public enum LogFormat: String, Sendable, CaseIterable {
+    case json, text
 }
 
 /// The operators' metrics listener (`GET /metrics`), apart from the members' one unless the operator says so.

@@ -97,8 +97,10 @@ public struct ProxyController: Sendable {
 
         if (300...399).contains(upstream.status.code), let location = upstream.headers[.location] {
             guard let target = URL(string: location, relativeTo: url)?.absoluteURL, let mapped = urls.rewriteAbsolute(target.absoluteString) else {
-                context.logger.notice("redirect outside the allowlist refused", metadata: ["location": .string(location)])
-                throw ProxyError.redirectOutsideAllowlist(location)
+                // Logged and reported without its query and fragment: they may carry the member's codes or tokens.
+                let shown = Self.withoutQuery(location)
+                context.logger.notice("redirect outside the allowlist refused", metadata: ["location": .string(shown)])
+                throw ProxyError.redirectOutsideAllowlist(shown)
             }
             headers[.location] = mapped
         }
@@ -110,7 +112,7 @@ public struct ProxyController: Sendable {
             if let mapped = urls.rewriteRefresh(refresh) {
                 headers.append(HTTPField(name: Self.refresh, value: mapped))
             } else {
-                context.logger.notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(refresh)])
+                context.logger.notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(Self.withoutQuery(refresh))])
             }
         }
         for link in upstream.headers[values: Self.link] {
@@ -167,6 +169,11 @@ public struct ProxyController: Sendable {
                     throw error
                 }
             })
+    }
+
+    /// A URL for the log: everything before its query or fragment.
+    static func withoutQuery(_ url: String) -> String {
+        String(url.prefix { $0 != "?" && $0 != "#" })
     }
 
     static let refresh = HTTPField.Name("Refresh")!

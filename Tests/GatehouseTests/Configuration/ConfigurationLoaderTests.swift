@@ -67,7 +67,7 @@ import Testing
 
     @Test func environmentOverridesTheFile() throws {
         let json =
-            #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"log"}}}"#
+            #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"http","url":"https://sms.example.org/send"}}}"#
         let configuration = try loader(
             ["g.json": json],
             environment: [
@@ -81,7 +81,7 @@ import Testing
 
     @Test func secretsComeFromFilesNamedInTheEnvironment() throws {
         let json =
-            #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"log"}}}"#
+            #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"http","url":"https://sms.example.org/send"}}}"#
         let configuration = try loader(
             ["g.json": json, "/run/secrets/oidc": "from-file\n"], environment: ["GATEHOUSE_OIDC_CLIENT_SECRET_FILE": "/run/secrets/oidc"]
         ).load(path: "g.json")
@@ -103,6 +103,8 @@ import Testing
                        "pass_headers": ["Cookie", "X-Forwarded-For", "X-Webauth-User"], "identity_headers": {"X-Webauth-User": "password"}},
                       "not an object"],
              "log_level": "chatty",
+             "log_format": "xml",
+             "metrics": {"port": 70000, "on_members_listener": "sometimes"},
              "features": {"chats": "ok", "calls": "nowhere"},
              "registration": {"code_sender": {"kind": "sms", "authorization": "in-the-file"}, "pin_bcrypt_cost": 4,
                               "provisioning": {"url": "http://provision.example.org"}},
@@ -116,10 +118,19 @@ import Testing
             "apps[0].upstream", "apps[0].minimum_level", "apps[0].mount", "apps[1].upstream", "apps[1].pass_authorization",
             "apps[1].pass_headers", "apps[1].identity_headers.X-Webauth-User", "apps[2]", "log_level", "typo_key",
             "features.chats", "features.calls", "registration.code_sender.kind", "registration.code_sender.authorization",
-            "registration.pin_bcrypt_cost", "registration.provisioning.url", "operator.role",
+            "registration.pin_bcrypt_cost", "registration.provisioning.url", "operator.role", "log_format", "metrics.port",
+            "metrics.on_members_listener",
         ] {
             #expect(keyPaths.contains(expected), "missing problem at \(expected); got \(keyPaths)")
         }
+    }
+
+    /// The log sender has no inbox outside development mode: its codes would reach nobody.
+    @Test func theLogSenderIsForDevelopmentOnly() {
+        let keyPaths = problems(
+            #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"log"}}}"#
+        )
+        #expect(keyPaths == ["registration.code_sender.kind"])
     }
 
     @Test func wrongTypesAreProblemsNotCrashes() {

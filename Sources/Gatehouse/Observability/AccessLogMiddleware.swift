@@ -1,0 +1,49 @@
+import Hummingbird
+import Logging
+
+/// Counts, times and logs every request: `gatehouse_http_requests_total` by route class, status class and app,
+/// `gatehouse_http_request_duration_seconds` to the response head, and one log line when the head is out with the
+/// request id, method, path (never the query), route class, app, status and duration. It runs first, outside the
+/// error pages, so it sees the status the browser got; the app is only ever a configured app's slug.
+struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: GatewayMetrics
+    let catalog: AppCatalog
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        let (route, app) = classify(request)
+        let status: Int
+        do {
+            let response = try await next(request, context)
+            status = response.status.code
+            record(request, context: context, route: route, app: app, status: status, duration: .now - started)
+            return response
+        } catch {
+            status = (error as? any HTTPResponseError)?.status.code ?? 500
+            record(request, context: context, route: route, app: app, status: status, duration: .now - started)
+            throw error
+        }
+    }
+
+    func record(_ request: Request, context: Context, route: RouteClass, app: String, status: Int, duration: Duration) {
+        metrics.request(route: route, status: status, app: app, duration: duration)
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = Double(seconds) * 1000 + Double(attoseconds / 1_000_000_000_000) / 1000
+        context.logger.info(
+            "request",
+            metadata: [
+                "method": .string(request.method.rawValue), "path": .string(request.uri.path), "route": .string(route.rawValue),
+                "app": .string(app), "status": .stringConvertible(status), "duration_ms": .stringConvertible(milliseconds),
+            ])
+    }
+
+    func classify(_ request: Request) -> (RouteClass, String) {
+        if let app = catalog.hostMountedApp(authority: request.head.authority) { return (.proxy, app.slug) }
+        let path = request.uri.path
+        let route = RouteClass.of(path: path)
+        guard route == .proxy else { return (route, "") }
+        // `/apps/<slug>/…` or `/apps-open/<slug>`: the slug only when it names a configured app.
+        let slug = path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+        return (route, catalog.app(slug) != nil ? slug : "")
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import Gatehouse
+
+@Suite struct JSONLogHandlerTests {
+    /// A logger whose lines land in memory.
+    static func capture(level: Logger.Level = .info) -> (Logger, NIOLockedValueBox<[[UInt8]]>) {
+        let lines = NIOLockedValueBox<[[UInt8]]>([])
+        let logger = Logger(label: "gatehouse") { label in
+            JSONLogHandler(label: label, level: level) { bytes in lines.withLockedValue { $0.append(bytes) } }
+        }
+        return (logger, lines)
+    }
+
+    @Test func everyLineIsOneJSONObjectWhateverTheValuesHold() throws {
+        var (logger, lines) = Self.capture()
+        logger[metadataKey: "hb.request.id"] = "abc"
+        let hostile = "quote \" backslash \\ newline \n tab \t bell \u{07} delete \u{7F} é ✓ \u{2028}"
+        logger.info(
+            "message with \"quotes\"\nand a second line",
+            metadata: [
+                "text": .string(hostile), "number": .stringConvertible(42), "list": .array([.string("a"), .dictionary(["k": .string("v")])]),
+                "level": .string("forged"), "message": .string("forged"),
+            ])
+        logger.debug("below the level")
+        let written = lines.withLockedValue { $0 }
+        #expect(written.count == 1)
+        let line = try #require(written.first)
+        #expect(line.last == UInt8(ascii: "\n"))
+        #expect(line.dropLast().allSatisfy { $0 != UInt8(ascii: "\n") })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+        #expect(object["message"] as? String == "message with \"quotes\"\nand a second line")
+        #expect(object["level"] as? String == "info")
+        #expect(object["logger"] as? String == "gatehouse")
+        #expect(object["text"] as? String == hostile)
+        #expect(object["number"] as? String == "42")
+        #expect(object["hb.request.id"] as? String == "abc")
+        #expect((object["list"] as? [Any])?.count == 2)
+        let time = try #require(object["time"] as? String)
+        #expect(time.count == 24 && time.hasSuffix("Z"))
+        #expect(ISO8601DateFormatter.withFractionalSeconds.date(from: time) != nil)
+    }
+
+    @Test func timestampsAreUTCWithMilliseconds() {
+        #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 1_795_478_042.5)) == "2026-11-23T23:54:02.500Z")
+    }
+}
+
+extension ISO8601DateFormatter {
+    static var withFractionalSeconds: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
+}
