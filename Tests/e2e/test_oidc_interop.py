@@ -1,5 +1,6 @@
 """Sign-in against a real, separately running OIDC provider process (oidc-provider-mock), over HTTP."""
 
+import os
 import re
 from urllib.parse import parse_qs, urlparse
 
@@ -121,3 +122,18 @@ def test_check_config_lists_every_problem(tmp_path):
     for key_path in ("public_url:", "oidc.issuer:", "oidc.client_id:", "oidc.client_secret:", "listen.port:",
                      "apps[0].slug:", "apps[0].upstream:", "colour:"):
         assert key_path in result.stdout, result.stdout
+
+
+def test_the_readmes_deployment_example_passes_check_config(tmp_path):
+    import subprocess
+
+    from conftest import BINARY, ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    example = re.search(r"A configuration for the first deployment:\n\n```json\n(.*?)\n```", readme, re.S).group(1)
+    path = tmp_path / "gatehouse.json"
+    path.write_text(example)
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("GATEHOUSE_")}
+    result = subprocess.run([str(BINARY), "check-config", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, env=environment)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "configuration OK" in result.stdout

@@ -178,7 +178,7 @@ public struct ConfigurationLoader {
         if let kindText, RegistrationConfiguration.SenderKind(rawValue: kindText) == nil {
             reader.report("registration.code_sender.kind", "must be log or http, got \"\(kindText)\"")
         } else if kindText == nil && !development {
-            reader.report("registration.code_sender.kind", "is required outside development mode (log or http)")
+            reader.report("registration.code_sender.kind", "is required outside development mode: http (log is for development mode only)")
         }
         let sender = endpoint(&reader, "registration.code_sender")
         if kind == .http && sender == nil { reader.report("registration.code_sender.url", "is required for the http sender") }
