@@ -43,7 +43,7 @@ func serveGateway(_ configuration: GatehouseConfiguration) async throws {
         // and scripts read the password from it.
         FileHandle.standardOutput.write(Data((DevelopmentBanner.text(configuration: configuration, password: password) + "\n").utf8))
     }
-    try await built.application.runService()
+    try await built.run()
 }
 
 struct Serve: AsyncParsableCommand {

@@ -126,6 +126,17 @@ class Gateway:
         self.running = Running(self.command, self.log_dir / f"gatehouse-{self.restarts}.log", env=self.env)
         wait_for(self.url + "/healthz", process=self.running.process)
 
+    def member_session(self, account):
+        """A `requests` session signed in as a demo member through the development provider's form."""
+        session = requests.Session()
+        response = session.get(self.url + "/signin/start", allow_redirects=True)
+        fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', response.text))
+        fields.update({"account": account, "password": self.dev_password, "action": "continue"})
+        action = re.search(r'<form method="post" action="([^"]+)"', response.text).group(1)
+        response = session.post(self.url + action, data=fields, allow_redirects=True)
+        assert response.url.rstrip("/") == self.url, response.url
+        return session
+
     def metrics(self):
         """The operators' metrics, `name{labels}` → value."""
         text = requests.get(self.metrics_url, timeout=10).text

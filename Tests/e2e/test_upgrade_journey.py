@@ -385,13 +385,7 @@ def register_by_http(gw, account, username):
     """Registers a demo member without a browser: sign-in form, then every step as plain form posts."""
     import re
 
-    session = requests.Session()
-    response = session.get(gw.url + "/signin/start", allow_redirects=True)
-    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', response.text))
-    fields.update({"account": account, "password": gw.dev_password, "action": "continue"})
-    action = re.search(r'<form method="post" action="([^"]+)"', response.text).group(1)
-    response = session.post(gw.url + action, data=fields, allow_redirects=True)
-    assert response.url.rstrip("/") == gw.url, response.url
+    session = gw.member_session(account)
     response = session.get(gw.url + "/upgrade?from=portal")
     csrf = re.search(r'name="csrf" value="([^"]+)"', response.text).group(1)
 

@@ -21,7 +21,13 @@ extension GatehouseApplication {
         router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
+        let draining = gateway.draining
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
+            if draining.hasBegun {
+                return Response(
+                    status: .serviceUnavailable, headers: [.contentType: "text/plain"],
+                    body: .init(byteBuffer: ByteBuffer(string: "shutting down\n")))
+            }
             guard await stores.answers() else {
                 return Response(
                     status: .serviceUnavailable,

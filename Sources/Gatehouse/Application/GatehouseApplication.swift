@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// The composition root: the only place that sees every part of the gateway. `Gateway` makes the parts,
 /// `buildRouter` lays out the request's way through them, `buildApplication` adds the server and the background
@@ -19,6 +20,30 @@ public enum GatehouseApplication {
         public let events: EventQueue
         /// What `/metrics` reports.
         public let metrics: GatewayMetrics
+        /// Set when a graceful shutdown begins.
+        public let draining: Draining
+        let shutdownGrace: Duration
+        let logger: Logger
+
+        /// Runs the gateway until `SIGTERM` or `SIGINT`, then shuts down gracefully: no new connections, requests in
+        /// flight (downloads, WebSockets, which are closed as "going away") get `listen.shutdown_grace_seconds` to
+        /// finish, waiting events are stored, the store closes.
+        public func run() async throws {
+            try await serviceGroup(signals: [.sigterm, .sigint]).run()
+            logger.notice("shutdown complete")
+        }
+
+        /// The application and, after it, the service that hears of a shutdown first (a group signals its services
+        /// in reverse order) and marks the gateway as draining.
+        public func serviceGroup(signals: [UnixSignal]) -> ServiceGroup {
+            var configuration = ServiceGroupConfiguration(
+                services: [
+                    .init(service: application), .init(service: DrainingService(draining: draining, grace: shutdownGrace, logger: logger)),
+                ],
+                gracefulShutdownSignals: signals, logger: logger)
+            configuration.maximumGracefulShutdownDuration = shutdownGrace
+            return ServiceGroup(configuration: configuration)
+        }
     }
 
     public static func build(configuration: GatehouseConfiguration, logger: Logger) async throws -> Built {
@@ -39,7 +64,8 @@ public enum GatehouseApplication {
         return Built(
             application: buildApplication(gateway, router: buildRouter(gateway)),
             developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue,
-            metrics: gateway.metrics)
+            metrics: gateway.metrics, draining: gateway.draining,
+            shutdownGrace: .seconds(Int64(configuration.listen.shutdownGraceSeconds)), logger: logger)
     }
 
     /// The server (HTTP/1 with WebSocket upgrades, behind the framing guard) and the services that run beside it.

@@ -16,6 +16,7 @@ struct Gateway {
     let eventQueue: EventQueue
     let events: EventRecorder
     let metrics: GatewayMetrics
+    let draining = Draining()
     /// The client for the identity provider, the code sender and provisioning; apps go through `upstreamClients`.
     let http: HTTPClient
     let upstreamClients: UpstreamClients
@@ -96,7 +97,7 @@ struct Gateway {
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, configuration: configuration)
         webSockets = WebSocketProxy(
             catalog: catalog, access: access, jars: jars, resolver: resolver, sessions: stores.sessions, hostMounts: stores.hostMounts,
-            configuration: configuration, logger: logger)
+            configuration: configuration, draining: draining, logger: logger)
 
         developmentProvider =
             configuration.developmentMode ? try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer) : nil

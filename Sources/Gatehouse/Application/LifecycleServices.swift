@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// Keeps the shared HTTP clients until graceful shutdown, then shuts them down.
@@ -12,6 +13,82 @@ struct HTTPClientService: Service {
         try? await gracefulShutdown()
         await upstreamClients.shutdown()
         try await client.shutdown()
+    }
+}
+
+/// Whether a graceful shutdown has begun: `/readyz` fails from that moment, so that a load balancer stops sending
+/// requests, and relayed WebSockets close as "going away" before the server's own shutdown closes them plainly.
+public final class Draining: Sendable {
+    private struct State {
+        var begun = false
+        /// Relayed WebSockets still open.
+        var relays = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    public init() {}
+
+    public var hasBegun: Bool { state.withLockedValue { $0.begun } }
+
+    /// Counts a relayed WebSocket for as long as `body` runs.
+    func relaying<T>(_ body: () async throws -> T) async rethrows -> T {
+        state.withLockedValue { $0.relays += 1 }
+        defer { state.withLockedValue { $0.relays -= 1 } }
+        return try await body()
+    }
+
+    var openRelays: Int { state.withLockedValue { $0.relays } }
+
+    func begin() {
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            state.begun = true
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns when draining begins, or at once when the calling task is cancelled.
+    func wait() async {
+        let id = state.withLockedValue { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLockedValue { state -> Bool in
+                    guard !state.begun, !Task.isCancelled else { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLockedValue { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+}
+
+/// The first to hear of a graceful shutdown (it runs after the application in the outer service group, which signals
+/// in reverse order): marks the gateway as draining and says so in the log.
+struct DrainingService: Service {
+    let draining: Draining
+    let grace: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        draining.begin()
+        // The relays close their WebSockets as "going away" first (for a moment at most), before the server's
+        // own shutdown would close them as plainly finished.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(2)
+        while draining.openRelays > 0, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        logger.notice(
+            "shutdown started: no new connections; requests in flight may finish", metadata: ["grace_seconds": "\(grace.components.seconds)"])
     }
 }
 

@@ -64,7 +64,7 @@ enum AppCatalogReader {
     ) -> AppHeaderConfiguration {
         var headers = AppHeaderConfiguration()
         if let value = app["pass_authorization"] {
-            if let flag = value as? Bool {
+            if ConfigurationReader.isBoolean(value), let flag = value as? Bool {
                 headers.passAuthorization = flag
             } else {
                 reader.report("\(path).pass_authorization", "must be true or false")

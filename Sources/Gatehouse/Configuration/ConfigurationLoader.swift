@@ -71,7 +71,8 @@ public struct ConfigurationLoader {
             idleTimeoutSeconds: reader.int("listen.idle_timeout_seconds", default: listenDefaults.idleTimeoutSeconds, range: 1...3600),
             maximumHeaderBytes: reader.int("listen.max_header_bytes", default: listenDefaults.maximumHeaderBytes, range: 4096...(1 << 20)),
             maximumRequestTargetBytes: reader.int(
-                "listen.max_request_target_bytes", default: listenDefaults.maximumRequestTargetBytes, range: 256...(1 << 20))
+                "listen.max_request_target_bytes", default: listenDefaults.maximumRequestTargetBytes, range: 256...(1 << 20)),
+            shutdownGraceSeconds: reader.int("listen.shutdown_grace_seconds", default: listenDefaults.shutdownGraceSeconds, range: 1...3600)
         )
         let oidc = OIDCConfiguration(
             issuer: reader.optionalString("oidc.issuer") ?? (development ? origin + Paths.developmentIdentityProvider : ""),

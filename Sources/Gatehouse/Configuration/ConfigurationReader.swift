@@ -56,7 +56,7 @@ struct ConfigurationReader {
             value = Int(text.trimmingCharacters(in: .whitespaces))
             if value == nil { report(keyPath, "must be a whole number, got \"\(text)\" from \(Self.environmentName(keyPath))") }
         } else if let fromFile {
-            if let number = fromFile as? NSNumber, !(fromFile is Bool), number.doubleValue == Double(number.intValue) {
+            if let number = fromFile as? NSNumber, !Self.isBoolean(fromFile), number.doubleValue == Double(number.intValue) {
                 value = number.intValue
             } else {
                 report(keyPath, "must be a whole number")
@@ -82,9 +82,16 @@ struct ConfigurationReader {
             }
         }
         guard let fromFile else { return nil }
-        if let bool = fromFile as? Bool { return bool }
+        if Self.isBoolean(fromFile), let bool = fromFile as? Bool { return bool }
         report(keyPath, "must be true or false")
         return nil
+    }
+
+    /// Whether a value from the JSON file is `true` or `false`. (On Linux `1 is Bool` holds too: JSON's numbers and
+    /// booleans both arrive as `NSNumber`, told apart only by their type encoding.)
+    static func isBoolean(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        return String(cString: number.objCType) == "c"
     }
 
     mutating func bool(_ keyPath: String, default defaultValue: Bool) -> Bool {

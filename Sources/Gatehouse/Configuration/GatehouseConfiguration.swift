@@ -98,10 +98,12 @@ public struct ListenConfiguration: Sendable {
     public var maximumHeaderBytes: Int
     /// The request target (path and query; else `414`).
     public var maximumRequestTargetBytes: Int
+    /// After `SIGTERM`, in-flight requests (downloads, WebSockets) get this long to finish before they are cut.
+    public var shutdownGraceSeconds: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, headerTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 75,
-        maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024
+        maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, shutdownGraceSeconds: Int = 30
     ) {
         self.host = host
         self.port = port
@@ -109,6 +111,7 @@ public struct ListenConfiguration: Sendable {
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.maximumHeaderBytes = maximumHeaderBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
+        self.shutdownGraceSeconds = shutdownGraceSeconds
     }
 }
 

@@ -17,6 +17,7 @@ public struct WebSocketProxy: Sendable {
     let sessions: any SessionStore
     let hostMounts: any HostMountStore
     let configuration: GatehouseConfiguration
+    let draining: Draining
     let logger: Logger
 
     /// How often a relay checks that the member is still signed in: a read of the state cache, so often enough that
@@ -31,7 +32,7 @@ public struct WebSocketProxy: Sendable {
 
     init(
         catalog: AppCatalog, access: AppAccess, jars: SharedCookieJars, resolver: SessionResolver, sessions: any SessionStore,
-        hostMounts: any HostMountStore, configuration: GatehouseConfiguration, logger: Logger
+        hostMounts: any HostMountStore, configuration: GatehouseConfiguration, draining: Draining, logger: Logger
     ) {
         self.hostMounts = hostMounts
         self.catalog = catalog
@@ -40,6 +41,7 @@ public struct WebSocketProxy: Sendable {
         self.resolver = resolver
         self.sessions = sessions
         self.configuration = configuration
+        self.draining = draining
         self.logger = logger
     }
 
@@ -64,8 +66,10 @@ public struct WebSocketProxy: Sendable {
         if let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin) { headers[.cookie] = cookie }
         let relay = Relay(
             target: access.target, headers: headers, client: client, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval,
-            logger: logger)
-        return .upgrade([:]) { inbound, outbound, _ in try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
+            draining: draining, logger: logger)
+        return .upgrade([:]) { [draining] inbound, outbound, _ in
+            try await draining.relaying { try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
+        }
     }
 
     /// The app, its path and the member's session for an upgrade request: on an app host through its grant cookie,
@@ -123,10 +127,11 @@ public struct WebSocketProxy: Sendable {
         let sessionID: String
         let sessions: any SessionStore
         let interval: Duration
+        let draining: Draining
         let logger: Logger
 
-        /// Which side ended the relay.
-        enum End { case browser, app, session }
+        /// Which side ended the relay, or the gateway's graceful shutdown.
+        enum End { case browser, app, session, shutdown }
 
         func run(browserInbound: WebSocketInboundStream, browserOutbound: WebSocketOutboundWriter) async throws {
             let upstream: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
@@ -137,7 +142,7 @@ public struct WebSocketProxy: Sendable {
                 try? await browserOutbound.close(.unexpectedServerError, reason: nil)
                 return
             }
-            try await upstream.executeThenClose { appInbound, appOutbound in
+            let end = try await upstream.executeThenClose { appInbound, appOutbound -> End in
                 let end = try await withThrowingTaskGroup(of: End.self) { group in
                     group.addTask {
                         for try await message in browserInbound.messages(maxSize: WebSocketProxy.maximumMessageBytes) {
@@ -153,14 +158,21 @@ public struct WebSocketProxy: Sendable {
                         try await watchSession()
                         return .session
                     }
+                    group.addTask {
+                        await draining.wait()
+                        try? await browserOutbound.close(.goingAway, reason: nil)
+                        return .shutdown
+                    }
                     // Whichever ends first (a side closed, the session ended) ends the relay.
                     defer { group.cancelAll() }
                     return try await group.next() ?? .browser
                 }
                 // The app closed first: its close was answered already.
-                if end != .app { try? await appOutbound.write(Self.frame(.connectionClose, Self.closeReason(.normalClosure))) }
+                let code: WebSocketErrorCode = end == .shutdown ? .goingAway : .normalClosure
+                if end != .app { try? await appOutbound.write(Self.frame(.connectionClose, Self.closeReason(code))) }
+                return end
             }
-            try? await browserOutbound.close(.normalClosure, reason: nil)
+            if end != .shutdown { try? await browserOutbound.close(.normalClosure, reason: nil) }
         }
 
         /// The app's messages to the browser; pings answered, and its close frame answered and ending the relay.

@@ -17,6 +17,8 @@ struct LiveGateway {
     let configuration: GatehouseConfiguration
     let built: GatehouseApplication.Built
     let client: HTTPClient
+    /// Begins the gateway's graceful shutdown, as `SIGTERM` does.
+    let beginShutdown: @Sendable () async -> Void
 
     var origin: String { "http://127.0.0.1:\(port)" }
 
@@ -75,10 +77,11 @@ struct LiveGateway {
         logger.logLevel = .warning
         let built = try await GatehouseApplication.build(configuration: configuration, logger: logger, hostResolver: hostResolver)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
-        let group = ServiceGroup(services: [built.application], gracefulShutdownSignals: [], logger: logger)
+        let group = built.serviceGroup(signals: [])
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            let gateway = LiveGateway(port: port, configuration: configuration, built: built, client: client)
+            let gateway = LiveGateway(
+                port: port, configuration: configuration, built: built, client: client, beginShutdown: { await group.triggerGracefulShutdown() })
             try await gateway.waitUntilListening()
             do {
                 let result = try await body(gateway)

@@ -133,6 +133,17 @@ import Testing
         #expect(keyPaths == ["registration.code_sender.kind"])
     }
 
+    /// JSON's `1` is a number and `true` a boolean, though both arrive as `NSNumber`.
+    @Test func onesAreNumbersAndTruesAreBooleans() throws {
+        let configuration = try loader([
+            "g.json": #"{"listen": {"shutdown_grace_seconds": 1}, "development": {"enabled": true}, "metrics": {"enabled": true}}"#
+        ]).load(path: "g.json")
+        #expect(configuration.listen.shutdownGraceSeconds == 1)
+        #expect(configuration.developmentMode)
+        let keyPaths = problems(#"{"listen": {"shutdown_grace_seconds": true}, "metrics": {"enabled": 1}}"#, development: true)
+        #expect(keyPaths.contains("listen.shutdown_grace_seconds") && keyPaths.contains("metrics.enabled"))
+    }
+
     @Test func wrongTypesAreProblemsNotCrashes() {
         let keyPaths = problems(#"{"public_url": 5, "listen": {"port": "eighty"}, "cookie": {"secure": "yes"}, "oidc": {"scopes": "openid"}}"#)
         #expect(

@@ -297,6 +297,27 @@ import Testing
         func append(_ value: String) { values.append(value) }
     }
 
+    /// A graceful shutdown closes relayed WebSockets as "going away" (1001), so that pages reconnect elsewhere.
+    @Test func aShutdownClosesWebSocketsAsGoingAway() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            var headers = HTTPFields()
+            headers[.cookie] = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
+            let close = try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(gateway.port)/apps/echo/ws", configuration: .init(additionalHeaders: headers),
+                logger: Logger(label: "ws-test")
+            ) { inbound, outbound, _ in
+                try await outbound.write(.text("hello"))
+                var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                _ = try await iterator.next()  // the echo's report
+                _ = try await iterator.next()  // "echo: hello": the relay runs
+                await gateway.beginShutdown()
+                while try await iterator.next() != nil {}
+            }
+            #expect(close?.closeCode == .goingAway)
+        }
+    }
+
     @Test func webSocketsAreRelayedWithTheJarAndIdentity() async throws {
         try await Self.withProxy { gateway, upstream in
             let cookies = try await Self.signedIn(gateway)
