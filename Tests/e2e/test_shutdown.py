@@ -89,7 +89,7 @@ def test_the_grace_period_bounds_the_shutdown(tmp_path):
         time.sleep(1.0)
         started = time.time()
         gw.running.process.send_signal(signal.SIGTERM)
-        gw.running.process.wait(timeout=30)
+        assert gw.running.process.wait(timeout=30) == 0
         assert time.time() - started < CHUNKS * PAUSE  # it did not wait for the download
         thread.join(timeout=30)
         assert result.get("bytes", 0) < CHUNK * CHUNKS  # the download was cut
