@@ -65,17 +65,18 @@ def wait_until(condition, what, timeout=60.0):
 class Process:
     """A child process writing to a log file of its own; stopped gracefully (SIGTERM), or killed."""
 
-    def __init__(self, args, log_path, env=None):
+    def __init__(self, args, log_path, env=None, cwd=ROOT):
         self.name = Path(log_path).stem
         self.args = args
         self.env = env
+        self.cwd = cwd
         self.log_path = Path(log_path)
         self.process = None
         self.start()
 
     def start(self):
         with open(self.log_path, "a") as log:
-            self.process = subprocess.Popen(self.args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=self.env)
+            self.process = subprocess.Popen(self.args, cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT, env=self.env)
 
     def running(self):
         return self.process.poll() is None

@@ -22,11 +22,18 @@ extension GatehouseApplication {
             Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
         let draining = gateway.draining
+        let bannerScript = configuration.directories.publicFiles + "/" + Paths.bannerScript.dropFirst(Paths.publicAssets.count + 1)
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
             if draining.hasBegun {
                 return Response(
                     status: .serviceUnavailable, headers: [.contentType: "text/plain"],
                     body: .init(byteBuffer: ByteBuffer(string: "shutting down\n")))
+            }
+            // Ready means able to serve: the static files (the banner's among them) still there, the store answering.
+            guard FileManager.default.fileExists(atPath: bannerScript) else {
+                return Response(
+                    status: .serviceUnavailable, headers: [.contentType: "text/plain"],
+                    body: .init(byteBuffer: ByteBuffer(string: "static files missing\n")))
             }
             guard await stores.answers() else {
                 return Response(

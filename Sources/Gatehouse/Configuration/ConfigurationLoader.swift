@@ -43,6 +43,31 @@ public struct ConfigurationLoader {
         return configuration
     }
 
+    /// Where a folder that ships with Gatehouse (`Templates`, `Public`, `Strings`) is, when the configuration does not
+    /// say: in the working folder (a checkout); in `<prefix>/share/gatehouse/` for a binary installed as
+    /// `<prefix>/bin/gatehouse`; or in the checkout the binary was built in (`<checkout>/.build/…/gatehouse`), so that a
+    /// build runs from any folder. Otherwise the plain name, which the missing-folder check then reports.
+    static func shippedFolder(_ name: String, executable: URL? = Bundle.main.executableURL) -> String {
+        func isFolder(_ path: String) -> Bool {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+        if isFolder(name) { return name }
+        guard let executable = executable?.resolvingSymlinksInPath() else { return name }
+        var folder = executable.deletingLastPathComponent()
+        let installed = folder.deletingLastPathComponent().appendingPathComponent("share/gatehouse/\(name)").path
+        if isFolder(installed) { return installed }
+        while folder.path != "/" {
+            folder.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path),
+                isFolder(folder.appendingPathComponent(name).path)
+            {
+                return folder.appendingPathComponent(name).path
+            }
+        }
+        return name
+    }
+
     /// Templates, public files and strings ship with Gatehouse; relative paths resolve against the working folder.
     static func missingFolders(_ directories: DirectoriesConfiguration) -> [ConfigurationProblem] {
         let folders = [
@@ -99,9 +124,9 @@ public struct ConfigurationLoader {
                 "storage.kind", "must be one of \(StorageConfiguration.Kind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(kindText)\"")
         }
         let directories = DirectoriesConfiguration(
-            templates: reader.string("directories.templates", default: "Templates"),
-            publicFiles: reader.string("directories.public", default: "Public"),
-            strings: reader.string("directories.strings", default: "Strings"),
+            templates: reader.string("directories.templates", default: Self.shippedFolder("Templates")),
+            publicFiles: reader.string("directories.public", default: Self.shippedFolder("Public")),
+            strings: reader.string("directories.strings", default: Self.shippedFolder("Strings")),
             data: reader.string("directories.data", default: "data")
         )
         let storage = StorageConfiguration(

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Gatehouse
@@ -142,6 +143,29 @@ import Testing
         #expect(configuration.developmentMode)
         let keyPaths = problems(#"{"listen": {"shutdown_grace_seconds": true}, "metrics": {"enabled": 1}}"#, development: true)
         #expect(keyPaths.contains("listen.shutdown_grace_seconds") && keyPaths.contains("metrics.enabled"))
+    }
+
+    /// The shipped folders are found beside an installed binary and in the checkout a binary was built in, from any
+    /// working folder.
+    @Test func shippedFoldersAreFoundFromTheBinary() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-shipped-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let name = "Templates-\(UUID().uuidString)"
+        let manager = FileManager.default
+        // Installed: <prefix>/bin/gatehouse and <prefix>/share/gatehouse/<name>.
+        try manager.createDirectory(at: root.appendingPathComponent("prefix/bin"), withIntermediateDirectories: true)
+        try manager.createDirectory(at: root.appendingPathComponent("prefix/share/gatehouse/\(name)"), withIntermediateDirectories: true)
+        let installed = ConfigurationLoader.shippedFolder(name, executable: root.appendingPathComponent("prefix/bin/gatehouse"))
+        #expect(installed == root.appendingPathComponent("prefix/share/gatehouse/\(name)").resolvingSymlinksInPath().path)
+        // Built in a checkout: <checkout>/.build/<triple>/debug/gatehouse beside <checkout>/Package.swift.
+        let checkout = root.appendingPathComponent("checkout")
+        try manager.createDirectory(at: checkout.appendingPathComponent(".build/x86_64/debug"), withIntermediateDirectories: true)
+        try manager.createDirectory(at: checkout.appendingPathComponent(name), withIntermediateDirectories: true)
+        try Data().write(to: checkout.appendingPathComponent("Package.swift"))
+        let built = ConfigurationLoader.shippedFolder(name, executable: checkout.appendingPathComponent(".build/x86_64/debug/gatehouse"))
+        #expect(built == checkout.appendingPathComponent(name).resolvingSymlinksInPath().path)
+        // Nowhere: the plain name, for the missing-folder check to report.
+        #expect(ConfigurationLoader.shippedFolder(name, executable: root.appendingPathComponent("elsewhere/gatehouse")) == name)
     }
 
     @Test func wrongTypesAreProblemsNotCrashes() {
