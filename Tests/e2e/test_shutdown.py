@@ -92,7 +92,8 @@ def test_the_grace_period_bounds_the_shutdown(tmp_path):
         assert gw.running.process.wait(timeout=30) == 0
         assert time.time() - started < CHUNKS * PAUSE  # it did not wait for the download
         thread.join(timeout=30)
-        assert result.get("bytes", 0) < CHUNK * CHUNKS  # the download was cut
+        assert result.get("bytes", 0) < CHUNK * CHUNKS  # the download was cut, and the log says so
+        assert "requests still running after the grace period were cut" in gw.log()
     finally:
         server.shutdown()
         gw.running.stop()

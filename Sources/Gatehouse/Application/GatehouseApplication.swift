@@ -30,7 +30,13 @@ public enum GatehouseApplication {
         /// finish, waiting events are stored, the store closes.
         public func run() async throws {
             try await serviceGroup(signals: [.sigterm, .sigint]).run()
-            logger.notice("shutdown complete")
+            if let elapsed = draining.elapsed, elapsed >= shutdownGrace {
+                logger.warning(
+                    "shutdown complete: requests still running after the grace period were cut",
+                    metadata: ["grace_seconds": "\(shutdownGrace.components.seconds)"])
+            } else {
+                logger.notice("shutdown complete")
+            }
         }
 
         /// The application and, after it, the service that hears of a shutdown first (a group signals its services

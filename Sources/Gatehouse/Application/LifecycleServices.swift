@@ -21,6 +21,7 @@ struct HTTPClientService: Service {
 public final class Draining: Sendable {
     private struct State {
         var begun = false
+        var began: ContinuousClock.Instant?
         /// Relayed WebSockets still open.
         var relays = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -32,6 +33,9 @@ public final class Draining: Sendable {
     public init() {}
 
     public var hasBegun: Bool { state.withLockedValue { $0.begun } }
+
+    /// How long ago draining began, if it has.
+    var elapsed: Duration? { state.withLockedValue { $0.began.map { ContinuousClock.now - $0 } } }
 
     /// Counts a relayed WebSocket for as long as `body` runs.
     func relaying<T>(_ body: () async throws -> T) async rethrows -> T {
@@ -45,6 +49,7 @@ public final class Draining: Sendable {
     func begin() {
         let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.begun = true
+            state.began = .now
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
