@@ -88,6 +88,11 @@ public enum GatehouseApplication {
                 logoutTokens: stores.logoutTokens, rules: configuration.registration.rules, configuration: configuration.session,
                 logger: gateway.logger),
         ]
+        services.append(
+            StoreGauges(
+                sessions: stores.sessions, registrations: stores.registrations, session: configuration.session,
+                maximumProvisioningAttempts: configuration.registration.provisioning.maximumAttempts, metrics: gateway.metrics,
+                logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }
         if let endpoint = configuration.registration.provisioning.endpoint {
             services.append(

@@ -155,3 +155,36 @@ struct ExpirySweeper: Service {
         }
     }
 }
+
+/// Keeps the store's figures in the metrics: live sessions and the provisioning backlog, read every `interval` (a
+/// count each, on any number of replicas the same figure, as it comes from the shared store).
+struct StoreGauges: Service {
+    let sessions: any SessionStore
+    let registrations: any RegistrationStore
+    let session: SessionConfiguration
+    let maximumProvisioningAttempts: Int
+    let metrics: GatewayMetrics
+    let logger: Logger
+    var interval: Duration = .seconds(30)
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await read()
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    func read() async {
+        let now = Date()
+        do {
+            let live = try await sessions.countActive(now: now, idleCutoff: now.addingTimeInterval(-TimeInterval(session.idleTimeoutSeconds)))
+            let backlog = try await registrations.provisioningBacklog(maximumAttempts: maximumProvisioningAttempts)
+            metrics.storeGauges(activeSessions: live, provisioningWaiting: backlog.waiting, provisioningFailed: backlog.failed)
+        } catch {
+            metrics.counter("gatehouse_store_errors_total", [("operation", "gauges")]).increment()
+            logger.warning("store figures unreadable", metadata: ["error": .string("\(error)")])
+        }
+    }
+}

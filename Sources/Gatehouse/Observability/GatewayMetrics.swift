@@ -75,6 +75,13 @@ public final class GatewayMetrics: Sendable {
         counter("gatehouse_upstream_failures_total", [("app", app), ("kind", kind.rawValue)]).increment()
     }
 
+    /// What the store holds (read by `StoreGauges`).
+    func storeGauges(activeSessions: Int, provisioningWaiting: Int, provisioningFailed: Int) {
+        CoreMetrics.Gauge(label: "gatehouse_active_sessions", factory: factory).record(activeSessions)
+        CoreMetrics.Gauge(label: "gatehouse_provisioning_waiting", factory: factory).record(provisioningWaiting)
+        CoreMetrics.Gauge(label: "gatehouse_provisioning_failed", factory: factory).record(provisioningFailed)
+    }
+
     /// A verification code refused by a rate limit (`member` or `phone_number`).
     func codeRateLimited(limit: String) {
         counter("gatehouse_verification_codes_rate_limited_total", [("limit", limit)]).increment()

@@ -40,6 +40,10 @@ public struct CachedSessionStore: SessionStore {
         cache.invalidate(sessionID: id)
     }
 
+    public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
+        try await store.countActive(now: now, idleCutoff: idleCutoff)
+    }
+
     public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {
         let removed = try await store.deleteExpired(now: now, idleCutoff: idleCutoff)
         for id in removed { cache.invalidate(sessionID: id) }

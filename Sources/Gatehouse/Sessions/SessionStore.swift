@@ -11,6 +11,8 @@ public protocol SessionStore: Sendable {
     func delete(id: String) async throws
     /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows; returns their ids.
     @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]
+    /// How many sessions are live: neither past their absolute expiry nor idle since `idleCutoff`.
+    func countActive(now: Date, idleCutoff: Date) async throws -> Int
     /// Ends what a back-channel logout names: the sessions of the provider session `providerSessionID` (of
     /// `subject` too, when both are given), or every session of `subject`. Returns the sessions it removed.
     func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session]

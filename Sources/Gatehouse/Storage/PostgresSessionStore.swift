@@ -43,6 +43,12 @@ public struct PostgresSessionStore: SessionStore {
         }
     }
 
+    public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
+        guard let row = try await database.query("SELECT COUNT(*) FROM sessions WHERE expires_at > \(now) AND last_seen_at > \(idleCutoff)").first
+        else { return 0 }
+        return try PostgresDatabase.decoding { try row.decode(Int.self) }
+    }
+
     public func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session] {
         let rows: [PostgresRow]
         if let providerSessionID {

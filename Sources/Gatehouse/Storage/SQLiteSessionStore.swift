@@ -42,6 +42,12 @@ public struct SQLiteSessionStore: SessionStore {
         ).compactMap { $0.column("id")?.string }
     }
 
+    public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
+        try await database.query(
+            "SELECT COUNT(*) AS n FROM sessions WHERE expires_at > ? AND last_seen_at > ?", [.time(now), .time(idleCutoff)]
+        ).first?.column("n")?.integer ?? 0
+    }
+
     public func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session] {
         let rows: [SQLiteRow]
         if let providerSessionID {

@@ -82,6 +82,15 @@ import Testing
 
             try await stores.sessions.insert(SessionLifecycleTests.session(cookie: "idle", lastSeen: Date().addingTimeInterval(-7200)))
             try await stores.sessions.insert(SessionLifecycleTests.session(cookie: "ended", expiresIn: -1))
+            // Live: only the first; the idle and the ended ones are not counted (and the gauges show the same).
+            #expect(try await stores.sessions.countActive(now: Date(), idleCutoff: Date().addingTimeInterval(-3600)) == 1)
+            let metrics = GatewayMetrics()
+            await StoreGauges(
+                sessions: stores.sessions, registrations: stores.registrations, session: SessionConfiguration(idleTimeoutSeconds: 3600),
+                maximumProvisioningAttempts: 8, metrics: metrics, logger: SessionLifecycleTests.logger
+            ).read()
+            let samples = MetricsTests.samples(metrics.exposition())
+            #expect(samples["gatehouse_active_sessions"] == 1 && samples["gatehouse_provisioning_waiting"] == 0)
             let removed = try await stores.sessions.deleteExpired(now: Date(), idleCutoff: Date().addingTimeInterval(-3600))
             #expect(Set(removed) == [SessionResolver.sessionID(forCookie: "idle"), SessionResolver.sessionID(forCookie: "ended")])
             #expect(try await stores.sessions.find(id: session.id) != nil)
