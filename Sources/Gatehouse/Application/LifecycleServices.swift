@@ -121,13 +121,7 @@ struct ExpirySweeper: Service {
     var interval: Duration = .seconds(300)
 
     func run() async throws {
-        // Graceful shutdown cancels the sleep; that is the normal way out, not a failure.
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try await Task.sleep(for: interval)
-                await sweep()
-            }
-        }
+        await repeatUntilShutdown(every: interval, startingNow: false) { await sweep() }
     }
 
     func sweep() async {
@@ -168,12 +162,7 @@ struct StoreGauges: Service {
     var interval: Duration = .seconds(30)
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await read()
-                try await Task.sleep(for: interval)
-            }
-        }
+        await repeatUntilShutdown(every: interval, startingNow: true) { await read() }
     }
 
     func read() async {
@@ -185,6 +174,18 @@ struct StoreGauges: Service {
         } catch {
             metrics.counter("gatehouse_store_errors_total", [("operation", "gauges")]).increment()
             logger.warning("store figures unreadable", metadata: ["error": .string("\(error)")])
+        }
+    }
+}
+
+/// Runs `work` every `interval` (the first time at once when `startingNow`) until a graceful shutdown, which cancels
+/// the pause between runs: the normal way out, not a failure.
+func repeatUntilShutdown(every interval: Duration, startingNow: Bool, _ work: @escaping @Sendable () async -> Void) async {
+    try? await cancelWhenGracefulShutdown {
+        if startingNow { await work() }
+        while !Task.isCancelled {
+            try await Task.sleep(for: interval)
+            await work()
         }
     }
 }
