@@ -56,7 +56,8 @@ public struct WebSocketProxy: Sendable {
         do {
             access = try await self.access.open(app, rest: rest, session: session, returnTo: rest)
         } catch {
-            logger.notice("WebSocket refused", metadata: ["reason": .string("\(error)")])
+            // The fixed reason only: the error's text may hold the path's query.
+            logger.notice("WebSocket refused", metadata: ["reason": .string((error as? any PresentableError)?.reason ?? "\(type(of: error))")])
             return .dontUpgrade
         }
         // The same headers a plain request to the app carries; the WebSocket client sets the handshake's own
