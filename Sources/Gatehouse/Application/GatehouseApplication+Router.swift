@@ -18,30 +18,21 @@ extension GatehouseApplication {
         router.add(middleware: HostMountMiddleware(controller: gateway.hostMounts))
         router.add(middleware: FileMiddleware(configuration.directories.publicFiles, urlBasePath: Paths.publicAssets, searchForIndexHtml: false))
 
-        router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
-        }
+        router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in PlainTextResponse.make("ok\n") }
         let draining = gateway.draining
         let bannerScript = configuration.directories.publicFiles + "/" + Paths.bannerScript.dropFirst(Paths.publicAssets.count + 1)
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
-            if draining.hasBegun {
-                return Response(
-                    status: .serviceUnavailable, headers: [.contentType: "text/plain"],
-                    body: .init(byteBuffer: ByteBuffer(string: "shutting down\n")))
-            }
+            if draining.hasBegun { return PlainTextResponse.make("shutting down\n", status: .serviceUnavailable) }
             // Ready means able to serve: the static files (the banner's among them) still there, the store answering.
             guard FileManager.default.fileExists(atPath: bannerScript) else {
-                return Response(
-                    status: .serviceUnavailable, headers: [.contentType: "text/plain"],
-                    body: .init(byteBuffer: ByteBuffer(string: "static files missing\n")))
+                return PlainTextResponse.make("static files missing\n", status: .serviceUnavailable)
             }
             guard await stores.answers() else {
-                return Response(
-                    status: .serviceUnavailable,
-                    headers: [.contentType: "text/plain", .retryAfter: ErrorPageMiddleware<GatewayRequestContext>.retryAfterSeconds],
-                    body: .init(byteBuffer: ByteBuffer(string: "storage unavailable\n")))
+                return PlainTextResponse.make(
+                    "storage unavailable\n", status: .serviceUnavailable,
+                    headers: [.retryAfter: ErrorPageMiddleware<GatewayRequestContext>.retryAfterSeconds])
             }
-            return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+            return PlainTextResponse.make("ready\n")
         }
         if configuration.metrics?.onMembersListener == true {
             let metrics = gateway.metrics

@@ -20,7 +20,7 @@ struct HTTPClientService: Service {
 /// requests, and relayed WebSockets close as "going away" before the server's own shutdown closes them plainly.
 public final class Draining: Sendable {
     private struct State {
-        var begun = false
+        /// When draining began; `nil` until then.
         var began: ContinuousClock.Instant?
         /// Relayed WebSockets still open.
         var relays = 0
@@ -32,7 +32,7 @@ public final class Draining: Sendable {
 
     public init() {}
 
-    public var hasBegun: Bool { state.withLockedValue { $0.begun } }
+    public var hasBegun: Bool { state.withLockedValue { $0.began != nil } }
 
     /// How long ago draining began, if it has.
     var elapsed: Duration? { state.withLockedValue { $0.began.map { ContinuousClock.now - $0 } } }
@@ -48,7 +48,6 @@ public final class Draining: Sendable {
 
     func begin() {
         let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            state.begun = true
             state.began = .now
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
@@ -65,7 +64,7 @@ public final class Draining: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let now = state.withLockedValue { state -> Bool in
-                    guard !state.begun, !Task.isCancelled else { return true }
+                    guard state.began == nil, !Task.isCancelled else { return true }
                     state.waiters[id] = continuation
                     return false
                 }

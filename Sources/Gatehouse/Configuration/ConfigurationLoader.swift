@@ -48,10 +48,6 @@ public struct ConfigurationLoader {
     /// `<prefix>/bin/gatehouse`; or in the checkout the binary was built in (`<checkout>/.build/…/gatehouse`), so that a
     /// build runs from any folder. Otherwise the plain name, which the missing-folder check then reports.
     static func shippedFolder(_ name: String, executable: URL? = Bundle.main.executableURL) -> String {
-        func isFolder(_ path: String) -> Bool {
-            var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
-        }
         if isFolder(name) { return name }
         guard let executable = executable?.resolvingSymlinksInPath() else { return name }
         var folder = executable.deletingLastPathComponent()
@@ -68,6 +64,11 @@ public struct ConfigurationLoader {
         return name
     }
 
+    static func isFolder(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
     /// Templates, public files and strings ship with Gatehouse; relative paths resolve against the working folder.
     static func missingFolders(_ directories: DirectoriesConfiguration) -> [ConfigurationProblem] {
         let folders = [
@@ -75,8 +76,7 @@ public struct ConfigurationLoader {
             ("directories.strings", directories.strings),
         ]
         return folders.compactMap { keyPath, folder in
-            var isDirectory: ObjCBool = false
-            guard !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue else { return nil }
+            guard !isFolder(folder) else { return nil }
             return ConfigurationProblem(keyPath, "folder \(folder) does not exist (relative to \(FileManager.default.currentDirectoryPath))")
         }
     }

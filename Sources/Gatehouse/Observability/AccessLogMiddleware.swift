@@ -12,14 +12,12 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
         let (route, app) = classify(request)
-        let status: Int
         do {
             let response = try await next(request, context)
-            status = response.status.code
-            record(request, context: context, route: route, app: app, status: status, duration: .now - started)
+            record(request, context: context, route: route, app: app, status: response.status.code, duration: .now - started)
             return response
         } catch {
-            status = (error as? any HTTPResponseError)?.status.code ?? 500
+            let status = (error as? any HTTPResponseError)?.status.code ?? 500
             record(request, context: context, route: route, app: app, status: status, duration: .now - started)
             throw error
         }

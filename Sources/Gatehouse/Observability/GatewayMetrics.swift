@@ -127,10 +127,10 @@ public enum RouteClass: String, Sendable, CaseIterable {
         if under(Paths.appsPrefix) || under(Paths.appsOpen) { return .proxy }
         if under(Paths.publicAssets) { return .static }
         if under(Paths.upgrade) { return .upgrade }
-        if under("/operator") { return .operator }
+        if under(Paths.operatorPrefix) { return .operator }
         if path == Paths.health || path == Paths.ready { return .health }
-        if under(Paths.developmentIdentityProvider) || under("/dev") { return .development }
-        if under(Paths.signIn) || under("/auth") || under(Paths.signOut) || under(Paths.signedOutPage) { return .signIn }
+        if under(Paths.developmentIdentityProvider) || under(Paths.developmentPrefix) { return .development }
+        if under(Paths.signIn) || under(Paths.authPrefix) || under(Paths.signOut) || under(Paths.signedOutPage) { return .signIn }
         if path == Paths.portal || under(Paths.chats) || under(Paths.calls) || under(Paths.stories) { return .portal }
         return .other
     }

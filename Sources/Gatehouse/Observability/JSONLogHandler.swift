@@ -100,10 +100,8 @@ public struct JSONLogHandler: LogHandler {
             case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
             case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
             case 0..<0x20, 0x7F:
-                let hex = Array("0123456789abcdef".utf8)
                 out.append(contentsOf: #"\u00"#.utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
+                out.appendHex(byte)
             default: out.append(byte)
             }
         }

@@ -15,8 +15,6 @@ enum MetricsServer {
     }
 
     static func response(_ metrics: GatewayMetrics) -> Response {
-        Response(
-            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        PlainTextResponse.make(metrics.exposition(), contentType: "text/plain; version=0.0.4; charset=utf-8")
     }
 }

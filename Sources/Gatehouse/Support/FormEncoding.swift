@@ -15,14 +15,14 @@ public enum FormEncoding {
     /// Every UTF-8 byte outside the unreserved set as `%XX` (upper-case hex, as Foundation writes it).
     public static func escape(_ value: String) -> String {
         guard !value.utf8.allSatisfy(isUnreserved) else { return value }
-        let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(value.utf8.count * 3)
         for byte in value.utf8 {
             if isUnreserved(byte) {
                 bytes.append(byte)
             } else {
-                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                bytes.append(UInt8(ascii: "%"))
+                bytes.appendHex(byte, uppercase: true)
             }
         }
         return String(decoding: bytes, as: UTF8.self)

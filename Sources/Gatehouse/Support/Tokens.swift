@@ -48,13 +48,9 @@ func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
 /// browser binding): its SHA-256 in hex, so that the store never holds a usable secret.
 public enum TokenHash {
     public static func hex(_ value: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
         hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: Data(value.utf8)) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
+        for byte in SHA256.hash(data: Data(value.utf8)) { hex.appendHex(byte) }
         return String(decoding: hex, as: UTF8.self)
     }
 }

@@ -96,9 +96,9 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
                 ])
         } catch {
             context.logger.error("error page could not be rendered", metadata: ["error": .string("\(error)")])
-            return Response(
-                status: status, headers: [.contentType: "text/plain; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: "\(title)\n\n\(text)\n\n\(renderer.strings["error_request_id"]): \(context.id)\n")))
+            return PlainTextResponse.make(
+                "\(title)\n\n\(text)\n\n\(renderer.strings["error_request_id"]): \(context.id)\n", status: status,
+                contentType: "text/plain; charset=utf-8")
         }
     }
 

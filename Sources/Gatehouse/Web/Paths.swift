@@ -2,9 +2,11 @@
 public enum Paths {
     public static let signIn = "/signin"
     public static let signInStart = "/signin/start"
-    public static let callback = "/auth/callback"
+    /// What the identity provider calls: the callback (by default) and back-channel logout.
+    public static let authPrefix = "/auth"
+    public static let callback = authPrefix + "/callback"
     /// Where the identity provider sends back-channel logout tokens.
-    public static let backChannelLogout = "/auth/backchannel-logout"
+    public static let backChannelLogout = authPrefix + "/backchannel-logout"
     public static let signOut = "/signout"
     public static let signedOutPage = "/signed-out"
     public static let portal = "/"
@@ -23,10 +25,14 @@ public enum Paths {
     public static let upgradeUsernameCheck = "/upgrade/username/check"
     public static let upgradeCancel = "/upgrade/cancel"
     public static let upgradeDone = "/upgrade/done"
+    /// Development mode's own pages live under this prefix.
+    public static let developmentPrefix = "/dev"
     /// Development mode: the codes the development sender delivered.
-    public static let developmentInbox = "/dev/inbox"
+    public static let developmentInbox = developmentPrefix + "/inbox"
+    /// Operators' endpoints live under this prefix.
+    public static let operatorPrefix = "/operator"
     /// Operators: the funnel report as JSON.
-    public static let operatorFunnel = "/operator/funnel"
+    public static let operatorFunnel = operatorPrefix + "/funnel"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     public static let bannerScript = "/static/gatehouse-banner.js"
