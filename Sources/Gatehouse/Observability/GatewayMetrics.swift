@@ -12,6 +12,8 @@ public final class GatewayMetrics: Sendable {
     let factory: PrometheusMetricsFactory
     /// Figures other parts keep themselves (cache and queue statistics), read into the registry at each scrape.
     private let collectors = NIOLockedValueBox<[@Sendable () -> Void]>([])
+    /// The request metrics' handles by route class, status class and app (a bounded set).
+    private let requestHandles = NIOLockedValueBox<[RequestKey: RequestHandles]>([:])
 
     public init(version: String = GatewayMetrics.version) {
         registry = PrometheusCollectorRegistry()
@@ -63,11 +65,33 @@ public final class GatewayMetrics: Sendable {
 
     /// One request answered: its route class, status class and app (empty when none), and the time to its head.
     func request(route: RouteClass, status: Int, app: String, duration: Duration) {
-        let statusClass = "\(min(max(status / 100, 1), 5))xx"
-        counter("gatehouse_http_requests_total", [("route", route.rawValue), ("status", statusClass), ("app", app)]).increment()
+        // Every request: the handles are looked up in a dictionary of this gateway's own, not made anew through the
+        // registry (which checks the name and every label each time).
+        let key = RequestKey(route: route, statusClass: min(max(status / 100, 1), 5), app: app)
+        let handles = requestHandles.withLockedValue { handles in
+            if let found = handles[key] { return found }
+            let made = RequestHandles(
+                count: counter(
+                    "gatehouse_http_requests_total", [("route", route.rawValue), ("status", "\(key.statusClass)xx"), ("app", app)]),
+                duration: CoreMetrics.Timer(
+                    label: "gatehouse_http_request_duration_seconds", dimensions: [("route", route.rawValue), ("app", app)], factory: factory))
+            handles[key] = made
+            return made
+        }
+        handles.count.increment()
         let (seconds, attoseconds) = duration.components
-        CoreMetrics.Timer(label: "gatehouse_http_request_duration_seconds", dimensions: [("route", route.rawValue), ("app", app)], factory: factory)
-            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        handles.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    private struct RequestKey: Hashable {
+        let route: RouteClass
+        let statusClass: Int
+        let app: String
+    }
+
+    private struct RequestHandles: Sendable {
+        let count: CoreMetrics.Counter
+        let duration: CoreMetrics.Timer
     }
 
     /// A request to an app that did not get an answer from it.
