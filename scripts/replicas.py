@@ -161,7 +161,8 @@ class ReplicaSet:
         port = self.replica_ports[index]
         config = {
             "public_url": self.url,
-            "listen": {"host": "127.0.0.1", "port": port},
+            # nginx in front is the load balancer whose X-Forwarded-For names the client.
+            "listen": {"host": "127.0.0.1", "port": port, "trusted_proxies": ["127.0.0.1"]},
             # Development mode for the demo apps (each replica runs its own copy); members sign in at the provider.
             "development": {"enabled": True, "demo_apps_port": free_port()},
             "metrics": {"port": free_port()},
@@ -221,6 +222,7 @@ http {{
       proxy_pass http://gatehouse;
       proxy_http_version 1.1;
       proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header Upgrade $http_upgrade;
       proxy_set_header Connection $connection_upgrade;
       proxy_buffering off;

@@ -1,7 +1,8 @@
 """Two Gatehouse replicas on one PostgreSQL behind nginx (round robin, no sticky sessions), with a separate OIDC
 provider process: a member signs in through the balancer in a real browser and uses the jar demo app whichever
 replica answers; a sign-out is refused by the other replica within a second; a token refresh under load on both
-replicas reaches the provider once; a replica killed with SIGKILL leaves the other serving every session."""
+replicas reaches the provider once; a replica killed with SIGKILL leaves the other serving every session; a client
+address's sign-in limit is one limit across the replicas."""
 
 import re
 import sys
@@ -117,3 +118,23 @@ def test_a_replica_killed_with_sigkill_leaves_the_others_serving(replicas):
         assert status_on(survivor, cookie) == 200
         # The balancer passes over the dead replica.
         assert status_on(replicas.url, cookie) == 200
+
+
+def test_a_client_address_has_one_sign_in_limit_across_the_replicas():
+    running = ReplicaSet(BINARY, extra={"rate_limits": {"sign_in_starts": {"limit": 3, "period_seconds": 600}}})
+    running.start()
+    try:
+        def start(client):
+            # The client's own X-Forwarded-For, to which nginx appends the address it saw (loopback, trusted too).
+            return requests.get(
+                running.url + "/signin/start", headers={"X-Forwarded-For": client}, allow_redirects=False, timeout=10)
+
+        # Round robin: the five requests alternate between the replicas, the limit is counted once for both.
+        replies = [start("203.0.113.5") for _ in range(5)]
+        assert [r.status_code for r in replies] == [303, 303, 303, 429, 429]
+        assert all(0 < int(r.headers["Retry-After"]) <= 200 for r in replies[3:])
+        assert "Too many attempts" in replies[3].text
+        # Another client behind the same balancer is not locked out.
+        assert start("203.0.113.6").status_code == 303
+    finally:
+        running.stop()

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 
 extension GatehouseApplication {
-    /// The request's way through the gateway, top to bottom: metrics and the access log → security headers → error pages → app hosts →
+    /// The request's way through the gateway, top to bottom: the client's address (behind a trusted load balancer) → metrics and the access log → security headers → error pages → app hosts →
     /// static files → public routes (health, readiness, the development provider, back-channel logout) → session →
     /// sign-in routes → signed-in routes (a context that cannot be made without a session) → the proxy.
     static func buildRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
@@ -10,6 +10,8 @@ extension GatehouseApplication {
         let stores = gateway.stores
         let renderer = gateway.renderer
         let router = Router(context: GatewayRequestContext.self)
+        let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
+        if clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: clientAddresses)) }
         router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog))
         router.add(
             middleware: SecurityHeadersMiddleware(
@@ -46,7 +48,7 @@ extension GatehouseApplication {
         let withSession = router.group().add(middleware: SessionMiddleware(resolver: gateway.resolver, cookieName: configuration.cookie.name))
         AuthController(
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
-            registrations: stores.registrations, events: gateway.events, renderer: renderer
+            registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter
         ).addRoutes(to: withSession)
 
         let signedIn = withSession.group(context: SignedInRequestContext.self)
@@ -54,7 +56,7 @@ extension GatehouseApplication {
         RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender,
             hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
-            configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics
+            configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics, limiter: gateway.rateLimiter
         ).addRoutes(to: signedIn)
         FunnelController(
             events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,

@@ -85,7 +85,8 @@ public enum GatehouseApplication {
             HTTPClientService(client: gateway.http, upstreamClients: gateway.upstreamClients),
             ExpirySweeper(
                 sessions: stores.sessions, attempts: stores.attempts, handoffs: stores.hostMounts, flows: stores.flows,
-                logoutTokens: stores.logoutTokens, rules: configuration.registration.rules, configuration: configuration.session,
+                logoutTokens: stores.logoutTokens, rateLimits: stores.rateLimits, rules: configuration.registration.rules,
+                configuration: configuration.session,
                 logger: gateway.logger),
         ]
         services.append(
@@ -130,7 +131,7 @@ public enum GatehouseApplication {
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, configuration: .init(http1: .init(httpDecoderConfiguration: decoder))
                 ) { head, channel, _ in
-                    await webSockets.shouldUpgrade(head, remoteAddress: channel.remoteAddress?.ipAddress)
+                    await webSockets.shouldUpgrade(head, peer: channel.remoteAddress?.ipAddress)
                 },
                 limits: limits)
         }

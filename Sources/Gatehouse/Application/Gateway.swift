@@ -16,6 +16,7 @@ struct Gateway {
     let eventQueue: EventQueue
     let events: EventRecorder
     let metrics: GatewayMetrics
+    let rateLimiter: RateLimiter
     let draining = Draining()
     /// The client for the identity provider, the code sender and provisioning; apps go through `upstreamClients`.
     let http: HTTPClient
@@ -44,6 +45,7 @@ struct Gateway {
         let metrics = GatewayMetrics()
         self.metrics = metrics
         events = EventRecorder(queue: eventQueue, logger: logger, metrics: metrics)
+        rateLimiter = RateLimiter(store: stores.rateLimits, configuration: configuration.rateLimits, metrics: metrics)
         let (cache, eventQueue) = (cache, eventQueue)
         metrics.follow("gatehouse_session_cache_hits_total") { cache.statistics.hits }
         metrics.follow("gatehouse_session_cache_misses_total") { cache.statistics.misses }

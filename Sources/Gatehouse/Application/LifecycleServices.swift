@@ -106,14 +106,15 @@ struct DatabaseService: Service {
     }
 }
 
-/// Removes ended sessions (their jars and app grants go with them), abandoned sign-ins, unused app handoffs and
-/// logout tokens that can no longer be replayed every few minutes.
+/// Removes ended sessions (their jars and app grants go with them), abandoned sign-ins, unused app handoffs,
+/// logout tokens that can no longer be replayed and rate-limit keys whose allowance is whole again every few minutes.
 struct ExpirySweeper: Service {
     let sessions: any SessionStore
     let attempts: any LoginAttemptStore
     let handoffs: any HostMountStore
     let flows: any RegistrationFlowStore
     let logoutTokens: any LogoutTokenStore
+    let rateLimits: any RateLimitStore
     let rules: VerificationRules
     let configuration: SessionConfiguration
     let logger: Logger
@@ -135,12 +136,14 @@ struct ExpirySweeper: Service {
             let registrationRemoved = try await flows.deleteStale(
                 flowsBefore: now.addingTimeInterval(-RegistrationFlow.resumeWindow), sendsBefore: now.addingTimeInterval(-rules.rateWindow))
             let logoutTokensRemoved = try await logoutTokens.deleteExpired(now: now)
-            if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved + logoutTokensRemoved > 0 {
+            let rateLimitKeysRemoved = try await rateLimits.deleteExpired(now: now)
+            if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved + logoutTokensRemoved + rateLimitKeysRemoved > 0 {
                 logger.info(
                     "swept",
                     metadata: [
                         "sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)", "app_handoffs": "\(handoffsRemoved)",
                         "registration_rows": "\(registrationRemoved)", "logout_tokens": "\(logoutTokensRemoved)",
+                        "rate_limit_keys": "\(rateLimitKeysRemoved)",
                     ])
             }
         } catch {

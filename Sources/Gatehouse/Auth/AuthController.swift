@@ -14,10 +14,11 @@ public struct AuthController: Sendable {
     let events: EventRecorder
     let renderer: PageRenderer
     let cookie: SessionCookie
+    let limiter: RateLimiter
 
     public init(
         configuration: GatehouseConfiguration, oidc: OIDCClient, attempts: any LoginAttemptStore, sessions: any SessionStore,
-        registrations: any RegistrationStore, events: EventRecorder, renderer: PageRenderer
+        registrations: any RegistrationStore, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter
     ) {
         self.configuration = configuration
         self.oidc = oidc
@@ -26,6 +27,7 @@ public struct AuthController: Sendable {
         self.registrations = registrations
         self.events = events
         self.renderer = renderer
+        self.limiter = limiter
         self.cookie = SessionCookie(name: configuration.cookie.name, isSecure: configuration.cookieIsSecure)
     }
 
@@ -60,6 +62,7 @@ public struct AuthController: Sendable {
 
     /// Creates the login attempt, binds it to this browser and sends the browser to the provider.
     @Sendable func start(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        try await limiter.admit(.signInStart, client: context.clientAddress)
         let returnTo = request.uri.queryParameters.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.portal
         let binding = RandomToken.make()
         let attempt = LoginAttempt(
@@ -83,6 +86,8 @@ public struct AuthController: Sendable {
 
     /// The provider's answer: check state and browser, exchange the code, verify, read userinfo, start the session.
     @Sendable func callback(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        // Before the attempt is taken: a member refused here can come back to the same callback once the wait is over.
+        try await limiter.admit(.callback, client: context.clientAddress)
         let query = request.uri.queryParameters
         var attempt: LoginAttempt?
         if let state = query.get("state"), !state.isEmpty, state.utf8.count <= 256 {

@@ -97,8 +97,12 @@ public struct ConfigurationLoader {
             maximumHeaderBytes: reader.int("listen.max_header_bytes", default: listenDefaults.maximumHeaderBytes, range: 4096...(1 << 20)),
             maximumRequestTargetBytes: reader.int(
                 "listen.max_request_target_bytes", default: listenDefaults.maximumRequestTargetBytes, range: 256...(1 << 20)),
-            shutdownGraceSeconds: reader.int("listen.shutdown_grace_seconds", default: listenDefaults.shutdownGraceSeconds, range: 1...3600)
+            shutdownGraceSeconds: reader.int("listen.shutdown_grace_seconds", default: listenDefaults.shutdownGraceSeconds, range: 1...3600),
+            trustedProxies: reader.stringList("listen.trusted_proxies", default: listenDefaults.trustedProxies)
         )
+        for entry in ClientAddressResolver.invalidEntries(listen.trustedProxies) {
+            reader.report("listen.trusted_proxies", "\"\(entry)\" is not an address or a CIDR block")
+        }
         let oidc = OIDCConfiguration(
             issuer: reader.optionalString("oidc.issuer") ?? (development ? origin + Paths.developmentIdentityProvider : ""),
             clientID: reader.optionalString("oidc.client_id") ?? (development ? DevelopmentAccounts.clientID : ""),
@@ -183,8 +187,22 @@ public struct ConfigurationLoader {
                 stories: reader.optionalString("features.stories") ?? (demoAppsPort != nil ? DemoApps.storiesSlug : nil)
             ),
             operatorRole: reader.string("operator.role", default: "gatehouse-operator"),
-            metrics: reader.bool("metrics.enabled", default: true) ? metrics : nil
+            metrics: reader.bool("metrics.enabled", default: true) ? metrics : nil,
+            rateLimits: readRateLimits(&reader)
         )
+    }
+
+    /// `rate_limits.<name>.limit` requests per `rate_limits.<name>.period_seconds`.
+    private func readRateLimits(_ reader: inout ConfigurationReader) -> RateLimitsConfiguration {
+        let defaults = RateLimitsConfiguration()
+        func rule(_ name: String, _ fallback: RateLimitRule) -> RateLimitRule {
+            RateLimitRule(
+                limit: reader.int("rate_limits.\(name).limit", default: fallback.limit, range: 1...1_000_000),
+                periodSeconds: reader.int("rate_limits.\(name).period_seconds", default: fallback.periodSeconds, range: 1...86400))
+        }
+        return RateLimitsConfiguration(
+            signInStarts: rule("sign_in_starts", defaults.signInStarts), callbacks: rule("callbacks", defaults.callbacks),
+            usernameChecks: rule("username_checks", defaults.usernameChecks))
     }
 
     /// `log_format`: `json` for `serve`, `text` in development mode unless set.

@@ -26,6 +26,7 @@ public struct GatehouseConfiguration: Sendable {
     public var operatorRole: String
     /// Where Prometheus reads the metrics; `nil` when `metrics.enabled` is false.
     public var metrics: MetricsConfiguration?
+    public var rateLimits: RateLimitsConfiguration
 
     public init(
         publicURL: URL,
@@ -47,7 +48,8 @@ public struct GatehouseConfiguration: Sendable {
         registration: RegistrationConfiguration = .init(),
         features: FeaturesConfiguration = .init(),
         operatorRole: String = "gatehouse-operator",
-        metrics: MetricsConfiguration? = nil
+        metrics: MetricsConfiguration? = nil,
+        rateLimits: RateLimitsConfiguration = .init()
     ) {
         self.publicURL = publicURL
         self.listen = listen
@@ -69,6 +71,7 @@ public struct GatehouseConfiguration: Sendable {
         self.features = features
         self.operatorRole = operatorRole
         self.metrics = metrics
+        self.rateLimits = rateLimits
     }
 
     /// The origin members see, without a trailing slash (`https://gate.example.org`).
@@ -100,10 +103,13 @@ public struct ListenConfiguration: Sendable {
     public var maximumRequestTargetBytes: Int
     /// After `SIGTERM`, in-flight requests (downloads, WebSockets) get this long to finish before they are cut.
     public var shutdownGraceSeconds: Int
+    /// Load balancers (addresses or CIDR blocks) whose `X-Forwarded-For` names the client; nobody else's is believed.
+    public var trustedProxies: [String]
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, headerTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 75,
-        maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, shutdownGraceSeconds: Int = 30
+        maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, shutdownGraceSeconds: Int = 30,
+        trustedProxies: [String] = []
     ) {
         self.host = host
         self.port = port
@@ -112,6 +118,7 @@ public struct ListenConfiguration: Sendable {
         self.maximumHeaderBytes = maximumHeaderBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
         self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.trustedProxies = trustedProxies
     }
 }
 
@@ -131,6 +138,31 @@ public struct MetricsConfiguration: Sendable, Equatable {
         self.host = host
         self.port = port
         self.onMembersListener = onMembersListener
+    }
+}
+
+/// How fast one client address may start sign-ins and come back from the provider, and one member may check
+/// usernames (verification codes have their own limits, under `registration`).
+public struct RateLimitsConfiguration: Sendable, Equatable {
+    public var signInStarts: RateLimitRule
+    public var callbacks: RateLimitRule
+    public var usernameChecks: RateLimitRule
+
+    public init(
+        signInStarts: RateLimitRule = .init(limit: 30, periodSeconds: 60), callbacks: RateLimitRule = .init(limit: 30, periodSeconds: 60),
+        usernameChecks: RateLimitRule = .init(limit: 60, periodSeconds: 60)
+    ) {
+        self.signInStarts = signInStarts
+        self.callbacks = callbacks
+        self.usernameChecks = usernameChecks
+    }
+
+    func rule(_ limit: RateLimiter.Limit) -> RateLimitRule {
+        switch limit {
+        case .signInStart: signInStarts
+        case .callback: callbacks
+        case .usernameCheck: usernameChecks
+        }
     }
 }
 

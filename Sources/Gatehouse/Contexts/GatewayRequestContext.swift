@@ -8,11 +8,12 @@ public struct GatewayRequestContext: RequestContext {
     public var sessionEnded = false
     /// The path and query a signed-out member asked for, kept for after sign-in (GET and HEAD only).
     public var returnTarget: String?
-    /// The address the connection came from, as the gateway saw it (for `X-Forwarded-For`).
-    public let remoteAddress: String?
+    /// Who sent the request: the connection's peer, or the client a trusted load balancer names (`ClientAddressMiddleware`).
+    /// It goes to apps in `X-Forwarded-For` and is what per-address rate limits count.
+    public var clientAddress: String?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
-        self.remoteAddress = source.channel.remoteAddress?.ipAddress
+        self.clientAddress = source.channel.remoteAddress?.ipAddress
     }
 }

@@ -4,7 +4,7 @@ import Hummingbird
 public struct SignedInRequestContext: ChildRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let session: Session
-    public let remoteAddress: String?
+    public let clientAddress: String?
 
     public init(context: GatewayRequestContext) throws {
         guard let session = context.session else {
@@ -12,6 +12,6 @@ public struct SignedInRequestContext: ChildRequestContext {
         }
         self.coreContext = context.coreContext
         self.session = session
-        self.remoteAddress = context.remoteAddress
+        self.clientAddress = context.clientAddress
     }
 }

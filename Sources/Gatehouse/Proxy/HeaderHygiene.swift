@@ -92,7 +92,7 @@ public enum HeaderHygiene {
     public static func addGatewayHeaders(
         _ headers: inout HTTPFields, identity member: MemberIdentity, clientAddress: String?, publicURL: URL, rules: AppHeaderConfiguration
     ) {
-        headers[HTTPField.Name("X-Forwarded-For")!] = clientAddress ?? "unknown"
+        headers[.xForwardedFor] = clientAddress ?? "unknown"
         headers[HTTPField.Name("X-Forwarded-Proto")!] = publicURL.scheme ?? "https"
         headers[HTTPField.Name("X-Forwarded-Host")!] = publicURL.host ?? ""
         for (name, claim) in rules.identity.sorted(by: { $0.key < $1.key }) {

@@ -19,6 +19,7 @@ public struct WebSocketProxy: Sendable {
     let configuration: GatehouseConfiguration
     let draining: Draining
     let logger: Logger
+    let clientAddresses: ClientAddressResolver
 
     /// How often a relay checks that the member is still signed in: a read of the state cache, so often enough that
     /// a sign-out anywhere closes the member's WebSockets within about a second too.
@@ -35,6 +36,7 @@ public struct WebSocketProxy: Sendable {
         hostMounts: any HostMountStore, configuration: GatehouseConfiguration, draining: Draining, logger: Logger
     ) {
         self.hostMounts = hostMounts
+        self.clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
         self.catalog = catalog
         self.access = access
         self.jars = jars
@@ -49,7 +51,7 @@ public struct WebSocketProxy: Sendable {
 
     /// Whether to take over this connection; anything refused continues as a plain HTTP request (and fails there
     /// with the usual page).
-    public func shouldUpgrade(_ head: HTTPRequest, remoteAddress: String?) async -> Decision {
+    public func shouldUpgrade(_ head: HTTPRequest, peer: String?) async -> Decision {
         guard let target = await target(of: head) else { return .dontUpgrade }
         let (app, rest, session) = target
         let access: AppAccess.Forwarding
@@ -62,7 +64,8 @@ public struct WebSocketProxy: Sendable {
         }
         // The same headers a plain request to the app carries; the WebSocket client sets the handshake's own
         // (`Host`, `Origin`, `Sec-WebSocket-*`).
-        var headers = access.requestHeaders(from: head.headerFields, clientAddress: remoteAddress)
+        let clientAddress = clientAddresses.resolve(peer: peer, forwardedFor: head.headerFields[values: .xForwardedFor])
+        var headers = access.requestHeaders(from: head.headerFields, clientAddress: clientAddress)
         headers[.origin] = nil
         if let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin) { headers[.cookie] = cookie }
         let relay = Relay(

@@ -16,11 +16,12 @@ public struct RegistrationController: Sendable {
     /// Development mode only.
     let inbox: DevelopmentInbox?
     let metrics: GatewayMetrics
+    let limiter: RateLimiter
     let now: @Sendable () -> Date
 
     public init(
         flows: any RegistrationFlowStore, registrations: any RegistrationStore, sender: any CodeSender, hasher: PINHasher, events: EventRecorder,
-        renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?, metrics: GatewayMetrics,
+        renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?, metrics: GatewayMetrics, limiter: RateLimiter,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.flows = flows
@@ -32,6 +33,7 @@ public struct RegistrationController: Sendable {
         self.configuration = configuration
         self.inbox = inbox
         self.metrics = metrics
+        self.limiter = limiter
         self.now = now
     }
 
@@ -65,8 +67,8 @@ public struct RegistrationController: Sendable {
             }
         }
         group.post(RouterPath(stringLiteral: Paths.upgrade(.username))) { request, context in try await submitUsername(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.upgradeUsernameCheck)) { request, _ in
-            try await checkUsername(request.uri.queryParameters.get("username") ?? "")
+        group.get(RouterPath(stringLiteral: Paths.upgradeUsernameCheck)) { request, context in
+            try await checkUsername(request.uri.queryParameters.get("username") ?? "", context)
         }
         group.get(RouterPath(stringLiteral: Paths.upgrade(.pin))) { _, context in
             try await step(.pin, context) { flow in try page(.pin, flow, context) }
@@ -257,7 +259,19 @@ public struct RegistrationController: Sendable {
     func submitUsername(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         try await submit(.username, request, context) { flow, form in
             let name = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
-            if let problem = try await usernameProblem(name) {
+            let problem: UsernameRules.Problem?
+            do {
+                problem = try await usernameProblem(name, context)
+            } catch let limited as RateLimited {
+                // The step again with the name as typed and the wait beside it, not a page that loses the form.
+                var response = try page(
+                    .username, flow, context, errors: [FieldError("username", strings.text("error_rate_limited_text", limited.messageArguments))],
+                    ["username": name])
+                response.status = limited.status
+                response.headers[.retryAfter] = "\(limited.retryAfterSeconds)"
+                return response
+            }
+            if let problem {
                 return try page(
                     .username, flow, context, errors: [FieldError("username", strings["upgrade_username_error_\(problem.rawValue)"])],
                     ["username": name])
@@ -269,15 +283,18 @@ public struct RegistrationController: Sendable {
         }
     }
 
-    func usernameProblem(_ name: String) async throws -> UsernameRules.Problem? {
+    /// Why `name` cannot be had, if it cannot. Asking whether a name is taken counts against the member's
+    /// username-check limit (it would otherwise list the members' usernames); the rules alone do not.
+    func usernameProblem(_ name: String, _ context: SignedInRequestContext) async throws -> UsernameRules.Problem? {
         if let problem = UsernameRules.problem(with: name, productName: configuration.brand.chatProductName) { return problem }
+        try await limiter.admit(.usernameCheck, key: context.session.identity.sub)
         return try await registrations.isUsernameTaken(name) ? .taken : nil
     }
 
     /// `/upgrade/username/check?username=…`: what the username field shows while the member types.
-    func checkUsername(_ name: String) async throws -> Response {
+    func checkUsername(_ name: String, _ context: SignedInRequestContext) async throws -> Response {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
-        let problem = try await usernameProblem(trimmed)
+        let problem = try await usernameProblem(trimmed, context)
         var answer: [String: Any] = [
             "username": trimmed, "available": problem == nil,
             "message": problem.map { strings["upgrade_username_error_\($0.rawValue)"] }

@@ -302,6 +302,8 @@ public final class PostgresDatabase: Service, Sendable {
             )
             """,
         ],
+        // Rate limits every replica counts against: unlogged, as a crash that forgets them loses nothing worth a WAL write.
+        ["CREATE UNLOGGED TABLE rate_limits (key text PRIMARY KEY, used_until double precision NOT NULL)"],
     ]
 }
 

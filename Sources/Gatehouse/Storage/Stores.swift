@@ -12,6 +12,7 @@ public struct Stores: Sendable {
     public var flows: any RegistrationFlowStore
     public var events: any EventStore
     public var logoutTokens: any LogoutTokenStore
+    public var rateLimits: any RateLimitStore
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
     var service: any Service
@@ -28,6 +29,7 @@ public struct Stores: Sendable {
             attempts: SQLiteLoginAttemptStore(database: database), hostMounts: SQLiteHostMountStore(database: database),
             registrations: SQLiteRegistrationStore(database: database), flows: SQLiteRegistrationFlowStore(database: database),
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
+            rateLimits: MemoryRateLimitStore(),
             service: DatabaseService(database: database), prepare: {},
             answers: { await database.answers() })
     }
@@ -37,7 +39,8 @@ public struct Stores: Sendable {
             sessions: PostgresSessionStore(database: database), jars: PostgresCookieJarStore(database: database),
             attempts: PostgresLoginAttemptStore(database: database), hostMounts: PostgresHostMountStore(database: database),
             registrations: PostgresRegistrationStore(database: database), flows: PostgresRegistrationFlowStore(database: database),
-            events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database), service: database,
+            events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database),
+            rateLimits: PostgresRateLimitStore(database: database), service: database,
             prepare: { try await database.migrate() }, answers: { await database.answers(within: .seconds(1)) }, shared: database)
     }
 

@@ -56,9 +56,10 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         let status: HTTPResponse.Status
         let reason: String
         let key: String
+        var arguments: [String: String] = [:]
         switch error {
         case let presentable as any PresentableError:
-            (status, reason, key) = (presentable.status, presentable.reason, presentable.messageKey)
+            (status, reason, key, arguments) = (presentable.status, presentable.reason, presentable.messageKey, presentable.messageArguments)
         case let http as any HTTPResponseError where http.status == .notFound:
             (status, reason, key) = (.notFound, "not_found", "error_not_found")
         case let http as any HTTPResponseError where http.status == .contentTooLarge:
@@ -72,18 +73,24 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         let level: Logger.Level = status.code >= 500 ? .error : .info
         context.logger.log(level: level, "request failed", metadata: ["reason": .string(reason), "error": .string("\(error)")])
 
-        var response = page(status: status, reason: reason, key: key, request: request, context: context)
-        // Unavailable for a moment (the database): clients and balancers may come back shortly.
-        if status == .serviceUnavailable { response.headers[.retryAfter] = Self.retryAfterSeconds }
+        var response = page(status: status, reason: reason, key: key, arguments: arguments, request: request, context: context)
+        if let limited = error as? RateLimited {
+            response.headers[.retryAfter] = "\(limited.retryAfterSeconds)"
+        } else if status == .serviceUnavailable {
+            // Unavailable for a moment (the database): clients and balancers may come back shortly.
+            response.headers[.retryAfter] = Self.retryAfterSeconds
+        }
         return response
     }
 
     /// What a `503` tells clients and balancers to wait before trying again (the error pages and `/readyz`).
     static var retryAfterSeconds: String { "5" }
 
-    func page(status: HTTPResponse.Status, reason: String, key: String, request: Request, context: Context) -> Response {
+    func page(
+        status: HTTPResponse.Status, reason: String, key: String, arguments: [String: String] = [:], request: Request, context: Context
+    ) -> Response {
         let title = renderer.strings["\(key)_title"]
-        let text = renderer.strings["\(key)_text"]
+        let text = renderer.strings.text("\(key)_text", arguments)
         if Self.wantsJSON(request) {
             return json(status: status, reason: reason.split(separator: ":").first.map(String.init) ?? reason, message: text, requestID: context.id)
         }
@@ -91,7 +98,7 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
             return try renderer.page(
                 "error", title: title, status: status,
                 [
-                    "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500,
+                    "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500 || status == .tooManyRequests,
                     "retryURL": request.method == .get ? request.uri.description : Paths.portal,
                 ])
         } catch {

@@ -6,4 +6,10 @@ public protocol PresentableError: Error {
     var reason: String { get }
     /// Prefix of `<key>_title` and `<key>_text` in the strings table.
     var messageKey: String { get }
+    /// What fills the `{name}`s of `<key>_text` (a wait in seconds, say).
+    var messageArguments: [String: String] { get }
+}
+
+extension PresentableError {
+    public var messageArguments: [String: String] { [:] }
 }

@@ -93,7 +93,8 @@ import Testing
     @Test func reportsEveryProblemAtOnce() {
         let json = """
             {"public_url": "http://gate.example.org/sub",
-             "listen": {"port": 70000},
+             "listen": {"port": 70000, "trusted_proxies": ["10.0.0.0/8", "lb.internal"]},
+             "rate_limits": {"sign_in_starts": {"limit": 0}, "callbacks": {"period_seconds": "60"}},
              "oidc": {"issuer": "http://idp.example.org", "client_secret": "in-the-file", "scopes": ["profile"], "redirect_path": "callback"},
              "cookie": {"name": "bad name;"},
              "session": {"idle_timeout_seconds": 7200, "absolute_timeout_seconds": 3600},
@@ -120,7 +121,7 @@ import Testing
             "apps[1].pass_headers", "apps[1].identity_headers.X-Webauth-User", "apps[2]", "log_level", "typo_key",
             "features.chats", "features.calls", "registration.code_sender.kind", "registration.code_sender.authorization",
             "registration.pin_bcrypt_cost", "registration.provisioning.url", "operator.role", "log_format", "metrics.port",
-            "metrics.on_members_listener",
+            "metrics.on_members_listener", "listen.trusted_proxies", "rate_limits.sign_in_starts.limit", "rate_limits.callbacks.period_seconds",
         ] {
             #expect(keyPaths.contains(expected), "missing problem at \(expected); got \(keyPaths)")
         }

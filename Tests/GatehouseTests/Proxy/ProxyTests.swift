@@ -87,6 +87,19 @@ import Testing
         }
     }
 
+    /// Behind a load balancer the operator trusts, the app learns the client the balancer saw, never a hop the
+    /// client wrote itself.
+    @Test func behindATrustedBalancerTheAppSeesTheRealClient() async throws {
+        try await Self.withProxy(configure: { $0.listen.trustedProxies = ["127.0.0.1"] }) { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let forged = [("X-Forwarded-For", "6.6.6.6"), ("X-Forwarded-For", "203.0.113.5")]
+            let received = try Self.report(try await gateway.get("/apps/echo/echo/", cookies: cookies, headers: forged))
+            #expect(received.headers["x-forwarded-for"] == ["203.0.113.5"])
+            let garbage = try Self.report(try await gateway.get("/apps/echo/echo/", cookies: cookies, headers: [("X-Forwarded-For", "evil")]))
+            #expect(garbage.headers["x-forwarded-for"] == ["127.0.0.1"])
+        }
+    }
+
     @Test func anAppGetsWhatItsConfigurationPassesAndIdentityUnderItsOwnNames() async throws {
         try await Self.withProxy(configure: { configuration in
             configuration.apps[0].headers = AppHeaderConfiguration(
