@@ -91,7 +91,7 @@ public enum GatehouseApplication {
         ]
         services.append(
             StoreGauges(
-                sessions: stores.sessions, registrations: stores.registrations, session: configuration.session,
+                prepared: stores.prepare, sessions: stores.sessions, registrations: stores.registrations, session: configuration.session,
                 maximumProvisioningAttempts: configuration.registration.provisioning.maximumAttempts, metrics: gateway.metrics,
                 logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }

@@ -53,6 +53,12 @@ struct Gateway {
         metrics.follow("gatehouse_events_dropped_total") { eventQueue.statistics.dropped }
         metrics.follow("gatehouse_event_writes_failed_total") { eventQueue.statistics.failedWrites }
         metrics.gauge("gatehouse_events_waiting") { Double(eventQueue.statistics.waiting) }
+        let database = stores.statistics
+        metrics.gauge("gatehouse_db_queries_running") { Double(database.current.running) }
+        metrics.gauge("gatehouse_db_pool_connections_max") { Double(database.maximumConnections) }
+        metrics.follow("gatehouse_db_queries_total") { database.current.queries }
+        metrics.follow("gatehouse_db_query_errors_total", [("kind", "unavailable")]) { database.current.unavailable }
+        metrics.follow("gatehouse_db_query_errors_total", [("kind", "query")]) { database.current.failed }
 
         let proxy = configuration.proxy
         var clientConfiguration = HTTPClient.Configuration(

@@ -155,6 +155,8 @@ struct ExpirySweeper: Service {
 /// Keeps the store's figures in the metrics: live sessions and the provisioning backlog, read every `interval` (a
 /// count each, on any number of replicas the same figure, as it comes from the shared store).
 struct StoreGauges: Service {
+    /// The store's preparation, awaited before the first read (services start beside the server's own wait for it).
+    let prepared: @Sendable () async throws -> Void
     let sessions: any SessionStore
     let registrations: any RegistrationStore
     let session: SessionConfiguration
@@ -170,10 +172,13 @@ struct StoreGauges: Service {
     func read() async {
         let now = Date()
         do {
+            try await prepared()
             let live = try await sessions.countActive(now: now, idleCutoff: now.addingTimeInterval(-TimeInterval(session.idleTimeoutSeconds)))
             let backlog = try await registrations.provisioningBacklog(maximumAttempts: maximumProvisioningAttempts)
             metrics.storeGauges(activeSessions: live, provisioningWaiting: backlog.waiting, provisioningFailed: backlog.failed)
         } catch {
+            // A read cut short by the shutdown is no failure of the store.
+            if Task.isCancelled { return }
             metrics.counter("gatehouse_store_errors_total", [("operation", "gauges")]).increment()
             logger.warning("store figures unreadable", metadata: ["error": .string("\(error)")])
         }

@@ -12,10 +12,13 @@ public final class PostgresDatabase: Service, Sendable {
     let client: PostgresClient
     let logger: Logger
     let queryTimeout: Duration
+    let statistics: DatabaseStatistics
     private let availability = NIOLockedValueBox(Availability())
 
     public init(url: String, queryTimeout: Duration = .seconds(5), logger: Logger) throws {
-        self.client = PostgresClient(configuration: try Self.configuration(url: url), backgroundLogger: logger)
+        let configuration = try Self.configuration(url: url)
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.statistics = DatabaseStatistics(maximumConnections: configuration.options.maximumConnections)
         self.logger = logger
         self.queryTimeout = queryTimeout
     }
@@ -73,6 +76,10 @@ public final class PostgresDatabase: Service, Sendable {
     /// deadline (under load they would pile up by the thousand); then one query at a time tries the server until
     /// one gets an answer, and everything flows again.
     private func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        try await statistics.counting { try await answerWithin(timeout, body) }
+    }
+
+    private func answerWithin<T: Sendable>(_ timeout: Duration, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
         guard availability.withLockedValue({ $0.admit(now: .now) }) else {
             throw StorageError.unavailable("PostgreSQL was unreachable a moment ago")
         }

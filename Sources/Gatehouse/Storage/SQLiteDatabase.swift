@@ -9,6 +9,7 @@ import SQLiteNIO
 /// this one connection and keeps each change to a single statement.
 public final class SQLiteDatabase: Sendable {
     let connection: SQLiteConnection
+    let statistics = DatabaseStatistics(maximumConnections: 1)
     private let isClosed = NIOLockedValueBox(false)
 
     private init(connection: SQLiteConnection) {
@@ -57,10 +58,12 @@ public final class SQLiteDatabase: Sendable {
 
     @discardableResult
     func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
-        do {
-            return try await connection.query(sql, binds)
-        } catch {
-            throw StorageError.query(String(describing: error))
+        try await statistics.counting {
+            do {
+                return try await connection.query(sql, binds)
+            } catch {
+                throw StorageError.query(String(describing: error))
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// Every store the gateway keeps state in, from one backend (`storage.kind`).
@@ -16,10 +17,13 @@ public struct Stores: Sendable {
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
     var service: any Service
-    /// Makes the backend ready before the server accepts requests (PostgreSQL's migrations).
+    /// Makes the backend ready (PostgreSQL's migrations): once, however many ask — the server before it accepts
+    /// requests, and background services before their first query, which may start before the server does.
     var prepare: @Sendable () async throws -> Void
     /// Whether the backend answers now, quickly (`/readyz`: a balancer waits a second or two, not a query's deadline).
     var answers: @Sendable () async -> Bool
+    /// What the backend has been asked (the metrics' database figures).
+    var statistics: DatabaseStatistics
     /// The database replicas share, if any: its changes reach each replica's cache through a listener.
     var shared: PostgresDatabase? = nil
 
@@ -31,7 +35,7 @@ public struct Stores: Sendable {
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
             rateLimits: MemoryRateLimitStore(),
             service: DatabaseService(database: database), prepare: {},
-            answers: { await database.answers() })
+            answers: { await database.answers() }, statistics: database.statistics)
     }
 
     public static func postgres(_ database: PostgresDatabase) -> Stores {
@@ -41,7 +45,9 @@ public struct Stores: Sendable {
             registrations: PostgresRegistrationStore(database: database), flows: PostgresRegistrationFlowStore(database: database),
             events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database),
             rateLimits: PostgresRateLimitStore(database: database), service: database,
-            prepare: { try await database.migrate() }, answers: { await database.answers(within: .seconds(1)) }, shared: database)
+            prepare: Once { try await database.migrate() }.run, answers: { await database.answers(within: .seconds(1)) },
+            statistics: database.statistics,
+            shared: database)
     }
 
     /// The stores `configuration` names, opened (SQLite) or ready to run (PostgreSQL).
@@ -70,5 +76,24 @@ func whileRunning<T: Sendable>(_ service: any Service, _ body: () async throws -
         tasks.addTask { try await service.run() }
         defer { tasks.cancelAll() }
         return try await body()
+    }
+}
+
+/// Runs `body` the first time it is asked to; every later caller waits for that run and shares its outcome.
+final class Once: Sendable {
+    private let body: @Sendable () async throws -> Void
+    private let task = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+
+    init(_ body: @escaping @Sendable () async throws -> Void) { self.body = body }
+
+    @Sendable func run() async throws {
+        let body = self.body
+        let running = task.withLockedValue { task in
+            if let task { return task }
+            let started = Task { try await body() }
+            task = started
+            return started
+        }
+        try await running.value
     }
 }

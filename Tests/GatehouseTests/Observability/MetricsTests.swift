@@ -57,6 +57,9 @@ import Testing
             #expect(samples[#"gatehouse_upstream_failures_total{app="down",kind="connect"}"#] == 1)
             #expect(samples[#"gatehouse_build_info{version="\#(GatewayMetrics.version)"}"#] == 1)
             #expect(samples["gatehouse_active_sessions"] != nil)  // read from the store at start, then every 30 s
+            #expect(samples["gatehouse_db_queries_total"] ?? 0 > 0 && samples["gatehouse_db_pool_connections_max"] == 1)  // SQLite: one
+            #expect(samples["gatehouse_db_queries_running"] == 0)
+            #expect(samples[#"gatehouse_db_query_errors_total{kind="unavailable"}"#] == 0)
             #expect((samples["gatehouse_session_cache_hits_total"] ?? 0) + (samples["gatehouse_session_cache_misses_total"] ?? 0) > 0)
             // Labels never carry what a member typed, nor who they are.
             #expect(!scrape.body.contains(invented))

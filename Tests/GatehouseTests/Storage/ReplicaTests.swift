@@ -250,6 +250,10 @@ import Testing
                 let json = try await first.get("/", cookies: cookies, headers: [("Accept", "application/json")])
                 #expect(json.status == 503 && json.body.contains("\"error\":\"storage_unavailable\""), "\(json.status) \(json.body)")
                 #expect(try await first.get("/readyz", cookies: [:]).status == 503)
+                // The operators see the outage as unavailable queries, not as refused statements.
+                let outage = MetricsTests.samples(first.built.metrics.exposition())
+                #expect(outage[#"gatehouse_db_query_errors_total{kind="unavailable"}"#] ?? 0 > 0)
+                #expect(outage[#"gatehouse_db_query_errors_total{kind="query"}"#] == 0)
 
                 try await server.start()
                 let back = try await Self.timeUntil(limit: .seconds(30)) {

@@ -86,7 +86,8 @@ import Testing
             #expect(try await stores.sessions.countActive(now: Date(), idleCutoff: Date().addingTimeInterval(-3600)) == 1)
             let metrics = GatewayMetrics()
             await StoreGauges(
-                sessions: stores.sessions, registrations: stores.registrations, session: SessionConfiguration(idleTimeoutSeconds: 3600),
+                prepared: stores.prepare, sessions: stores.sessions, registrations: stores.registrations,
+                session: SessionConfiguration(idleTimeoutSeconds: 3600),
                 maximumProvisioningAttempts: 8, metrics: metrics, logger: SessionLifecycleTests.logger
             ).read()
             let samples = MetricsTests.samples(metrics.exposition())
