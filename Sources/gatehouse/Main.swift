@@ -24,7 +24,7 @@ func loadConfiguration(path: String?, development: Bool) -> GatehouseConfigurati
     }
 }
 
-func serveGateway(_ configuration: GatehouseConfiguration) async throws {
+func serveGateway(_ configuration: GatehouseConfiguration, file: String?) async throws {
     let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
     LoggingSystem.bootstrap { label in
         switch configuration.logFormat {
@@ -37,6 +37,15 @@ func serveGateway(_ configuration: GatehouseConfiguration) async throws {
         }
     }
     let logger = Logger(label: "gatehouse")
+    // What the gateway runs with, never a secret. It is read once: a changed configuration takes a restart, which
+    // the graceful shutdown makes seamless behind a balancer.
+    logger.notice(
+        "configuration loaded",
+        metadata: [
+            "file": .string(file ?? "(none)"), "public_url": .string(configuration.publicOrigin),
+            "storage": .string(configuration.storage.kind.rawValue), "apps": .stringConvertible(configuration.apps.count),
+            "development": .stringConvertible(configuration.developmentMode),
+        ])
     let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
     if let password = built.developmentPassword {
         // Written straight to the file descriptor: a redirected stdout would hold `print`'s text in its buffer,
@@ -53,7 +62,7 @@ struct Serve: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        try await serveGateway(loadConfiguration(path: config, development: false))
+        try await serveGateway(loadConfiguration(path: config, development: false), file: config)
     }
 }
 
@@ -67,7 +76,7 @@ struct Development: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        try await serveGateway(loadConfiguration(path: config, development: true))
+        try await serveGateway(loadConfiguration(path: config, development: true), file: config)
     }
 }
 

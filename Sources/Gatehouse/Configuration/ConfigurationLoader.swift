@@ -83,12 +83,12 @@ public struct ConfigurationLoader {
 
     private func read(_ reader: inout ConfigurationReader, development forced: Bool) -> GatehouseConfiguration {
         let development = reader.bool("development.enabled", default: forced)
-        let publicText = reader.string("public_url", default: "http://127.0.0.1:8080")
+        let listenDefaults = ListenConfiguration()
+        let publicText = reader.string("public_url", default: "http://\(listenDefaults.host):\(listenDefaults.port)")
         let publicURL = URL(string: publicText) ?? URL(string: "http://invalid.invalid")!
         if URL(string: publicText) == nil { reader.report("public_url", "is not a URL: \(publicText)") }
         let origin = publicText.hasSuffix("/") ? String(publicText.dropLast()) : publicText
 
-        let listenDefaults = ListenConfiguration()
         let listen = ListenConfiguration(
             host: reader.string("listen.host", default: listenDefaults.host),
             port: reader.int("listen.port", default: publicURL.port ?? listenDefaults.port, range: 1...65535),
@@ -103,44 +103,49 @@ public struct ConfigurationLoader {
         for entry in ClientAddressResolver.invalidEntries(listen.trustedProxies) {
             reader.report("listen.trusted_proxies", "\"\(entry)\" is not an address or a CIDR block")
         }
+        let oidcDefaults = OIDCConfiguration(issuer: "", clientID: "")
         let oidc = OIDCConfiguration(
             issuer: reader.optionalString("oidc.issuer") ?? (development ? origin + Paths.developmentIdentityProvider : ""),
             clientID: reader.optionalString("oidc.client_id") ?? (development ? DevelopmentAccounts.clientID : ""),
             clientSecret: reader.secret("oidc.client_secret"),
-            scopes: reader.stringList("oidc.scopes", default: OIDCConfiguration.defaultScopes),
-            redirectPath: reader.string("oidc.redirect_path", default: Paths.callback),
-            clockSkewSeconds: reader.int("oidc.clock_skew_seconds", default: 60, range: 0...600),
-            timeoutSeconds: reader.int("oidc.timeout_seconds", default: 10, range: 1...120)
+            scopes: reader.stringList("oidc.scopes", default: oidcDefaults.scopes),
+            redirectPath: reader.string("oidc.redirect_path", default: oidcDefaults.redirectPath),
+            clockSkewSeconds: reader.int("oidc.clock_skew_seconds", default: oidcDefaults.clockSkewSeconds, range: 0...600),
+            timeoutSeconds: reader.int("oidc.timeout_seconds", default: oidcDefaults.timeoutSeconds, range: 1...120)
         )
         let cookie = CookieConfiguration(
-            name: reader.string("cookie.name", default: "gatehouse_session"),
+            name: reader.string("cookie.name", default: CookieConfiguration().name),
             secure: reader.optionalBool("cookie.secure")
         )
+        let sessionDefaults = SessionConfiguration()
         let session = SessionConfiguration(
-            idleTimeoutSeconds: reader.int("session.idle_timeout_seconds", default: 30 * 60, range: 60...(30 * 86400)),
-            absoluteTimeoutSeconds: reader.int("session.absolute_timeout_seconds", default: 12 * 3600, range: 60...(90 * 86400)),
-            refreshWindowSeconds: reader.int("session.refresh_window_seconds", default: 300, range: 0...3600)
+            idleTimeoutSeconds: reader.int("session.idle_timeout_seconds", default: sessionDefaults.idleTimeoutSeconds, range: 60...(30 * 86400)),
+            absoluteTimeoutSeconds: reader.int(
+                "session.absolute_timeout_seconds", default: sessionDefaults.absoluteTimeoutSeconds, range: 60...(90 * 86400)),
+            refreshWindowSeconds: reader.int("session.refresh_window_seconds", default: sessionDefaults.refreshWindowSeconds, range: 0...3600)
         )
-        let kindText = reader.string("storage.kind", default: "sqlite")
+        let kindText = reader.string("storage.kind", default: StorageConfiguration().kind.rawValue)
         let kind = StorageConfiguration.Kind(rawValue: kindText) ?? .sqlite
         if StorageConfiguration.Kind(rawValue: kindText) == nil {
             reader.report(
                 "storage.kind", "must be one of \(StorageConfiguration.Kind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(kindText)\"")
         }
+        let directoryDefaults = DirectoriesConfiguration()
         let directories = DirectoriesConfiguration(
-            templates: reader.string("directories.templates", default: Self.shippedFolder("Templates")),
-            publicFiles: reader.string("directories.public", default: Self.shippedFolder("Public")),
-            strings: reader.string("directories.strings", default: Self.shippedFolder("Strings")),
-            data: reader.string("directories.data", default: "data")
+            templates: reader.string("directories.templates", default: Self.shippedFolder(directoryDefaults.templates)),
+            publicFiles: reader.string("directories.public", default: Self.shippedFolder(directoryDefaults.publicFiles)),
+            strings: reader.string("directories.strings", default: Self.shippedFolder(directoryDefaults.strings)),
+            data: reader.string("directories.data", default: directoryDefaults.data)
         )
         let storage = StorageConfiguration(
             kind: kind,
-            sqlitePath: reader.string("storage.sqlite_path", default: directories.data + "/gatehouse.sqlite"),
+            sqlitePath: reader.string("storage.sqlite_path", default: StorageConfiguration.sqlitePath(in: directories.data)),
             postgresURL: reader.secret("storage.postgres_url")
         )
+        let brandDefaults = BrandConfiguration()
         let brand = BrandConfiguration(
-            gatewayName: reader.string("brand.gateway_name", default: "Gatehouse"),
-            chatProductName: reader.string("brand.chat_product_name", default: "Signal"),
+            gatewayName: reader.string("brand.gateway_name", default: brandDefaults.gatewayName),
+            chatProductName: reader.string("brand.chat_product_name", default: brandDefaults.chatProductName),
             strings: reader.stringMap("brand.strings")
         )
         let configuredApps = AppCatalogReader.read(&reader)
@@ -165,20 +170,22 @@ public struct ConfigurationLoader {
             appsDomain: reader.optionalString("apps_domain") ?? (development ? "apps.localhost" : nil),
             allowlist: reader.stringList("allowlist", default: development ? ["127.0.0.1", "localhost"] : []),
             proxy: ProxyConfiguration(
-                connectTimeoutSeconds: reader.int("proxy.connect_timeout_seconds", default: 5, range: 1...120),
-                readTimeoutSeconds: reader.int("proxy.read_timeout_seconds", default: 30, range: 1...3600),
-                maximumRequestBodyBytes: reader.int("proxy.max_request_body_bytes", default: 25 << 20, range: 0...(1 << 34)),
-                maximumConnectionsPerHost: reader.int("proxy.max_connections_per_host", default: 64, range: 1...4096),
+                connectTimeoutSeconds: reader.int("proxy.connect_timeout_seconds", default: proxyDefaults.connectTimeoutSeconds, range: 1...120),
+                readTimeoutSeconds: reader.int("proxy.read_timeout_seconds", default: proxyDefaults.readTimeoutSeconds, range: 1...3600),
+                maximumRequestBodyBytes: reader.int(
+                    "proxy.max_request_body_bytes", default: proxyDefaults.maximumRequestBodyBytes, range: 0...(1 << 34)),
+                maximumConnectionsPerHost: reader.int(
+                    "proxy.max_connections_per_host", default: proxyDefaults.maximumConnectionsPerHost, range: 1...4096),
                 allowHTTPLoopback: reader.bool("proxy.allow_http_loopback", default: development),
-                allowPrivateAddresses: reader.bool("proxy.allow_private_addresses", default: false),
+                allowPrivateAddresses: reader.bool("proxy.allow_private_addresses", default: proxyDefaults.allowPrivateAddresses),
                 contentSecurityPolicy: reader.optionalString("proxy.content_security_policy"),
                 maximumInflatedBytes: reader.int("proxy.max_inflated_bytes", default: proxyDefaults.maximumInflatedBytes, range: 1024...(1 << 34)),
                 maximumInflationRatio: reader.int("proxy.max_inflation_ratio", default: proxyDefaults.maximumInflationRatio, range: 2...100_000),
-                cookieBoundaries: reader.stringList("proxy.cookie_boundaries", default: [])
+                cookieBoundaries: reader.stringList("proxy.cookie_boundaries", default: proxyDefaults.cookieBoundaries)
             ),
             brand: brand,
             directories: directories,
-            logLevel: reader.string("log_level", default: "info"),
+            logLevel: reader.string("log_level", default: GatehouseConfiguration.defaultLogLevel),
             logFormat: readLogFormat(&reader, development: development),
             registration: readRegistration(&reader, development: development),
             features: FeaturesConfiguration(
@@ -186,7 +193,7 @@ public struct ConfigurationLoader {
                 calls: reader.optionalString("features.calls") ?? (demoAppsPort != nil ? DemoApps.callsSlug : nil),
                 stories: reader.optionalString("features.stories") ?? (demoAppsPort != nil ? DemoApps.storiesSlug : nil)
             ),
-            operatorRole: reader.string("operator.role", default: "gatehouse-operator"),
+            operatorRole: reader.string("operator.role", default: GatehouseConfiguration.defaultOperatorRole),
             metrics: reader.bool("metrics.enabled", default: true) ? metrics : nil,
             rateLimits: readRateLimits(&reader)
         )
@@ -231,23 +238,25 @@ public struct ConfigurationLoader {
             codesPerMember: reader.int("registration.codes_per_member_per_hour", default: defaults.codesPerMember, range: 1...100),
             codesPerPhoneNumber: reader.int("registration.codes_per_phone_number_per_hour", default: defaults.codesPerPhoneNumber, range: 1...100)
         )
+        let provisioningDefaults = ProvisioningConfiguration()
         let provisioning = ProvisioningConfiguration(
             endpoint: endpoint(&reader, "registration.provisioning"),
-            maximumAttempts: reader.int("registration.provisioning.max_attempts", default: 8, range: 1...100),
-            retryBaseSeconds: Double(reader.int("registration.provisioning.retry_base_seconds", default: 30, range: 1...3600)),
-            pollSeconds: Double(reader.int("registration.provisioning.poll_seconds", default: 5, range: 1...3600))
+            maximumAttempts: reader.int("registration.provisioning.max_attempts", default: provisioningDefaults.maximumAttempts, range: 1...100),
+            retryBaseSeconds: Double(
+                reader.int("registration.provisioning.retry_base_seconds", default: Int(provisioningDefaults.retryBaseSeconds), range: 1...3600)),
+            pollSeconds: Double(reader.int("registration.provisioning.poll_seconds", default: Int(provisioningDefaults.pollSeconds), range: 1...3600))
         )
         return RegistrationConfiguration(
             codeSender: kind, codeSenderEndpoint: sender, rules: rules, provisioning: provisioning,
-            pinBcryptCost: reader.int("registration.pin_bcrypt_cost", default: 12, range: 10...16)
+            pinBcryptCost: reader.int("registration.pin_bcrypt_cost", default: RegistrationConfiguration().pinBcryptCost, range: 10...16)
         )
     }
 
     /// `<prefix>.url`, `.authorization_header`, `.authorization` (a secret) and `.timeout_seconds`; `nil` without a URL.
     private func endpoint(_ reader: inout ConfigurationReader, _ prefix: String) -> HTTPEndpointConfiguration? {
-        let header = reader.string("\(prefix).authorization_header", default: "Authorization")
+        let header = reader.string("\(prefix).authorization_header", default: HTTPEndpointConfiguration.defaultAuthorizationHeader)
         let authorization = reader.secret("\(prefix).authorization")
-        let timeout = reader.int("\(prefix).timeout_seconds", default: 10, range: 1...120)
+        let timeout = reader.int("\(prefix).timeout_seconds", default: HTTPEndpointConfiguration.defaultTimeoutSeconds, range: 1...120)
         guard let text = reader.optionalString("\(prefix).url") else { return nil }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host?.isEmpty == false,
             scheme == "https" || (scheme == "http" && GatehouseConfiguration.isLoopback(url.host))

@@ -43,11 +43,11 @@ public struct GatehouseConfiguration: Sendable {
         proxy: ProxyConfiguration = .init(),
         brand: BrandConfiguration = .init(),
         directories: DirectoriesConfiguration = .init(),
-        logLevel: String = "info",
+        logLevel: String = defaultLogLevel,
         logFormat: LogFormat = .text,
         registration: RegistrationConfiguration = .init(),
         features: FeaturesConfiguration = .init(),
-        operatorRole: String = "gatehouse-operator",
+        operatorRole: String = defaultOperatorRole,
         metrics: MetricsConfiguration? = nil,
         rateLimits: RateLimitsConfiguration = .init()
     ) {
@@ -73,6 +73,9 @@ public struct GatehouseConfiguration: Sendable {
         self.metrics = metrics
         self.rateLimits = rateLimits
     }
+
+    public static let defaultLogLevel = "info"
+    public static let defaultOperatorRole = "gatehouse-operator"
 
     /// The origin members see, without a trailing slash (`https://gate.example.org`).
     public var publicOrigin: String {
@@ -228,7 +231,10 @@ public struct StorageConfiguration: Sendable {
     public var sqlitePath: String
     /// Only from the environment or a `_FILE` (it usually holds a password).
     public var postgresURL: String?
-    public init(kind: Kind = .sqlite, sqlitePath: String = "data/gatehouse.sqlite", postgresURL: String? = nil) {
+
+    /// The SQLite file in the data folder, unless `storage.sqlite_path` says otherwise.
+    public static func sqlitePath(in data: String) -> String { data + "/gatehouse.sqlite" }
+    public init(kind: Kind = .sqlite, sqlitePath: String = sqlitePath(in: DirectoriesConfiguration().data), postgresURL: String? = nil) {
         self.kind = kind
         self.sqlitePath = sqlitePath
         self.postgresURL = postgresURL

@@ -9,7 +9,12 @@ public struct HTTPEndpointConfiguration: Sendable {
     public var authorization: String?
     public var timeoutSeconds: Int
 
-    public init(url: URL, authorizationHeader: String = "Authorization", authorization: String? = nil, timeoutSeconds: Int = 10) {
+    public static let defaultAuthorizationHeader = "Authorization"
+    public static let defaultTimeoutSeconds = 10
+
+    public init(
+        url: URL, authorizationHeader: String = defaultAuthorizationHeader, authorization: String? = nil, timeoutSeconds: Int = defaultTimeoutSeconds
+    ) {
         self.url = url
         self.authorizationHeader = authorizationHeader
         self.authorization = authorization

@@ -176,6 +176,48 @@ import Testing
                 && keyPaths.contains("oidc.scopes"))
     }
 
+    /// The file and the environment through swift-configuration: each kind of problem once, with its key path and,
+    /// for the environment, the variable and what it held; the environment's good values still win over the file.
+    @Test func fileAndEnvironmentProblemsSayWhereTheyCameFrom() throws {
+        let json = """
+            {"public_url": "https://gate.example.org", "listen": {"port": 8443, "host": 5},
+             "oidc": {"client_id": "a", "client_secret": "in-the-file", "unknown_nested": {"deeper": 1}},
+             "registration": {"code_sender": {"kind": "http", "url": "https://sms.example.org/send"}}}
+            """
+        do {
+            _ = try loader(
+                ["g.json": json],
+                environment: [
+                    "GATEHOUSE_LISTEN_PORT": "eighty", "GATEHOUSE_COOKIE_SECURE": "maybe", "GATEHOUSE_OIDC_SCOPES": "openid, profile",
+                    "LISTEN_PORT": "not ours",
+                ]
+            ).load(path: "g.json")
+            Issue.record("a configuration with problems was accepted")
+        } catch {
+            let messages = error.problems.map { "\($0.keyPath): \($0.message)" }
+            for expected in [
+                "listen.port: must be a whole number, got \"eighty\" from GATEHOUSE_LISTEN_PORT",
+                "listen.host: must be a string",
+                "cookie.secure: must be true or false, got \"maybe\" from GATEHOUSE_COOKIE_SECURE",
+                "oidc.client_secret: is a secret and is not read from the configuration file; set GATEHOUSE_OIDC_CLIENT_SECRET or GATEHOUSE_OIDC_CLIENT_SECRET_FILE",
+                "oidc.unknown_nested.deeper: unknown key",
+            ] {
+                #expect(messages.contains(expected), "missing \(expected); got \(messages)")
+            }
+            #expect(error.problems.contains { $0.keyPath == "oidc.issuer" })  // required, and missing
+            #expect(error.problems.count == 6, "\(messages)")
+        }
+        let configuration = try loader(
+            [
+                "g.json":
+                    #"{"public_url": "https://gate.example.org", "oidc": {"issuer": "https://idp.example.org", "client_id": "a", "scopes": ["openid"]}, "registration": {"code_sender": {"kind": "http", "url": "https://sms.example.org/send"}}}"#
+            ],
+            environment: ["GATEHOUSE_OIDC_SCOPES": "openid, profile", "GATEHOUSE_METRICS_ENABLED": "no"]
+        ).load(path: "g.json")
+        #expect(configuration.oidc.scopes == ["openid", "profile"])
+        #expect(configuration.metrics == nil)
+    }
+
     @Test func invalidJSONAndMissingFilesAreReported() {
         #expect(problems("{not json") == ["(file)"])
         #expect(throws: ConfigurationError.self) { try loader([:]).load(path: "missing.json") }
