@@ -12,7 +12,7 @@ extension GatehouseApplication {
         let router = Router(context: GatewayRequestContext.self)
         let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
         if clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: clientAddresses)) }
-        router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog))
+        router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
         router.add(
             middleware: SecurityHeadersMiddleware(
                 identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))

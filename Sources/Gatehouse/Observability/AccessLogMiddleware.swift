@@ -8,6 +8,8 @@ import Logging
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: GatewayMetrics
     let catalog: AppCatalog
+    /// `oidc.redirect_path`, which the operator may have put outside `/auth`: a sign-in route all the same.
+    let callbackPath: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -38,7 +40,7 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     func classify(_ request: Request) -> (RouteClass, String) {
         if let app = catalog.hostMountedApp(authority: request.head.authority) { return (.proxy, app.slug) }
         let path = request.uri.path
-        let route = RouteClass.of(path: path)
+        let route = path == callbackPath ? .signIn : RouteClass.of(path: path)
         guard route == .proxy else { return (route, "") }
         // `/apps/<slug>/…` or `/apps-open/<slug>`: the slug only when it names a configured app.
         let slug = path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""

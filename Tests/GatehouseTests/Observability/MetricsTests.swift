@@ -67,6 +67,17 @@ import Testing
         }
     }
 
+    /// A callback the operator moved out of `/auth` is counted as sign-in all the same.
+    @Test func aMovedCallbackIsASignInRoute() async throws {
+        try await LiveGateway.run(configure: { $0.oidc.redirectPath = "/login/return" }) { gateway in
+            let flow = try await SignInFlowTests.signIn(gateway)
+            #expect(flow.callbackURL?.contains("/login/return?") == true && flow.callbackReply?.status == 303)
+            let samples = Self.samples(gateway.built.metrics.exposition())
+            #expect(samples[#"gatehouse_http_requests_total{route="sign_in",status="3xx",app=""}"#] == 2)  // the start and the callback
+            #expect(samples[#"gatehouse_http_requests_total{route="other",status="3xx",app=""}"#] == nil)
+        }
+    }
+
     @Test func theMetricsListenerMustNotShareTheMembersPort() throws {
         let loader = ConfigurationLoader(environment: ["GATEHOUSE_METRICS_PORT": "8080"])
         #expect {
