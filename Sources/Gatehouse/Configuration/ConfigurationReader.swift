@@ -46,7 +46,7 @@ struct ConfigurationReader {
 
     var problems: [ConfigurationProblem] { accesses.problems(environment: environment) }
 
-    mutating func report(_ keyPath: String, _ message: String) {
+    func report(_ keyPath: String, _ message: String) {
         accesses.report(ConfigurationProblem(keyPath, message))
     }
 
@@ -60,15 +60,15 @@ struct ConfigurationReader {
         return node
     }
 
-    mutating func string(_ keyPath: String, default defaultValue: String) -> String {
+    func string(_ keyPath: String, default defaultValue: String) -> String {
         settings.string(forKey: ConfigKey(keyPath), default: defaultValue)
     }
 
-    mutating func optionalString(_ keyPath: String) -> String? {
+    func optionalString(_ keyPath: String) -> String? {
         settings.string(forKey: ConfigKey(keyPath))
     }
 
-    mutating func int(_ keyPath: String, default defaultValue: Int, range: ClosedRange<Int>) -> Int {
+    func int(_ keyPath: String, default defaultValue: Int, range: ClosedRange<Int>) -> Int {
         guard let value = settings.int(forKey: ConfigKey(keyPath)) else { return defaultValue }
         guard range.contains(value) else {
             report(keyPath, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
@@ -77,16 +77,16 @@ struct ConfigurationReader {
         return value
     }
 
-    mutating func optionalBool(_ keyPath: String) -> Bool? {
+    func optionalBool(_ keyPath: String) -> Bool? {
         settings.bool(forKey: ConfigKey(keyPath))
     }
 
-    mutating func bool(_ keyPath: String, default defaultValue: Bool) -> Bool {
+    func bool(_ keyPath: String, default defaultValue: Bool) -> Bool {
         settings.bool(forKey: ConfigKey(keyPath), default: defaultValue)
     }
 
     /// A list: a JSON array of strings in the file, or a comma-separated environment value.
-    mutating func stringList(_ keyPath: String, default defaultValue: [String]) -> [String] {
+    func stringList(_ keyPath: String, default defaultValue: [String]) -> [String] {
         settings.stringArray(forKey: ConfigKey(keyPath), default: defaultValue).filter { !$0.isEmpty }
     }
 
@@ -100,7 +100,7 @@ struct ConfigurationReader {
     }
 
     /// A secret: never from the file; from `GATEHOUSE_<KEY>` or the file named by `GATEHOUSE_<KEY>_FILE`.
-    mutating func secret(_ keyPath: String) -> String? {
+    func secret(_ keyPath: String) -> String? {
         let name = Self.environmentName(keyPath)
         if fileValues.holds(keyPath) {
             report(keyPath, "is a secret and is not read from the configuration file; set \(name) or \(name)_FILE")

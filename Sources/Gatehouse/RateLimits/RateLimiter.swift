@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import NIOConcurrencyHelpers
 
 /// At most `limit` requests in any `periodSeconds`, let through again one at a time as the period slides on (the
@@ -74,6 +75,14 @@ public struct RateLimited: PresentableError, Equatable {
     public var reason: String { "rate_limited:\(limit.rawValue)" }
     public var messageKey: String { "error_rate_limited" }
     public var messageArguments: [String: String] { ["seconds": "\(retryAfterSeconds)"] }
+
+    /// `response` as this refusal's answer: `429` and when to come back.
+    func answering(_ response: Response) -> Response {
+        var response = response
+        response.status = status
+        response.headers[.retryAfter] = "\(retryAfterSeconds)"
+        return response
+    }
 }
 
 /// The gateway's rate limits (SPEC §9): sign-in starts and callbacks per client address, the username check per

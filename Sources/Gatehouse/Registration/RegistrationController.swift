@@ -264,12 +264,10 @@ public struct RegistrationController: Sendable {
                 problem = try await usernameProblem(name, context)
             } catch let limited as RateLimited {
                 // The step again with the name as typed and the wait beside it, not a page that loses the form.
-                var response = try page(
-                    .username, flow, context, errors: [FieldError("username", strings.text("error_rate_limited_text", limited.messageArguments))],
-                    ["username": name])
-                response.status = limited.status
-                response.headers[.retryAfter] = "\(limited.retryAfterSeconds)"
-                return response
+                return limited.answering(
+                    try page(
+                        .username, flow, context,
+                        errors: [FieldError("username", strings.text("error_rate_limited_text", limited.messageArguments))], ["username": name]))
             }
             if let problem {
                 return try page(

@@ -75,7 +75,7 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
 
         var response = page(status: status, reason: reason, key: key, arguments: arguments, request: request, context: context)
         if let limited = error as? RateLimited {
-            response.headers[.retryAfter] = "\(limited.retryAfterSeconds)"
+            response = limited.answering(response)
         } else if status == .serviceUnavailable {
             // Unavailable for a moment (the database): clients and balancers may come back shortly.
             response.headers[.retryAfter] = Self.retryAfterSeconds
