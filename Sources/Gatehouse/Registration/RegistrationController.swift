@@ -42,8 +42,11 @@ public struct RegistrationController: Sendable {
 
     /// Where the entry may say the member came from (the `detail` of `registration_started`).
     static let origins: Set = ["banner", "chats", "calls", "stories", "portal", "app"]
-    /// The web apps, with the failure toast.
-    static let failureLocation = FormEncoding.url(Paths.portal, adding: [("toast", "registration_failed")])
+    /// The web apps, with the failure toast naming what failed (`PortalController.registrationFailures`).
+    static func failureLocation(reason: String) -> String {
+        let named = reason.hasPrefix("level_") ? "account_changed" : reason
+        return FormEncoding.url(Paths.portal, adding: [("toast", "registration_failed"), ("reason", named)])
+    }
 
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.upgrade)) { request, context in try await enter(request, context) }
@@ -126,7 +129,7 @@ public struct RegistrationController: Sendable {
         } catch {
             context.logger.error("failed flow not deleted", metadata: ["error": .string("\(error)")])
         }
-        return redirect(Self.failureLocation)
+        return redirect(Self.failureLocation(reason: reason))
     }
 
     /// Runs `body` with the member's live flow when it is at `requested`; otherwise sends the member where they belong.

@@ -30,17 +30,20 @@ public struct PortalController: Sendable {
 
     /// Toasts other pages may ask the web apps to show (`/?toast=…`); anything else is ignored.
     static let toasts: Set = ["registration_failed", "network_error", "app_failed"]
+    /// What can end an upgrade flow (`/?toast=registration_failed&reason=…`), each with its own toast text.
+    static let registrationFailures: Set = ["code_attempts_exhausted", "storage", "account_changed"]
 
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.portal)) { request, context in
-            try self.webApps(context, toast: request.uri.queryParameters.get("toast"))
+            let query = request.uri.queryParameters
+            return try self.webApps(context, toast: query.get("toast"), reason: query.get("reason"))
         }
         for tab in [Tab.chats, .calls, .stories] {
             group.get(RouterPath(stringLiteral: tab.path)) { _, context in try self.feature(tab, context) }
         }
     }
 
-    func webApps(_ context: SignedInRequestContext, toast: String? = nil) throws -> Response {
+    func webApps(_ context: SignedInRequestContext, toast: String? = nil, reason: String? = nil) throws -> Response {
         let session = context.session
         let listed = AccessPolicy.visibleApps(catalog.apps.filter { $0.minimumLevel == .sso }, for: session.identity, level: session.level)
         let appValues: [[String: Any]] = listed.map { app in
@@ -54,7 +57,16 @@ public struct PortalController: Sendable {
             values(.webApps, session) { values in
                 values["apps"] = appValues
                 values["hasApps"] = !appValues.isEmpty
-                values["toast"] = toast.flatMap { Self.toasts.contains($0) ? renderer.strings["toast_\($0)"] : nil }
+                guard let toast, Self.toasts.contains(toast) else { return }
+                values["toast"] = renderer.strings["toast_\(toast)"]
+                guard toast == "registration_failed" else { return }
+                // What failed, and the way to start again (the flow's own rules say when a new code can be sent).
+                if let reason, Self.registrationFailures.contains(reason) {
+                    values["toast"] = renderer.strings["toast_registration_failed_\(reason)"]
+                }
+                values["toastAction"] = [
+                    "url": Paths.upgradeEntry(from: "portal", returnTo: Paths.portal), "label": renderer.strings["toast_try_again"],
+                ]
             })
     }
 

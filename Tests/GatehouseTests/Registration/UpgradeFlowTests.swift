@@ -183,9 +183,17 @@ import Testing
             let wrong = code == "000000" ? "111111" : "000000"
             for _ in 0..<4 { #expect(try await bob.post(Paths.upgrade(.code), [("code", wrong)]).status == 422) }
             let failed = try await bob.post(Paths.upgrade(.code), [("code", wrong)])
-            #expect(failed.location == "/?toast=registration_failed")
+            #expect(failed.location == "/?toast=registration_failed&reason=code_attempts_exhausted")
             let portal = try await bob.get(try #require(failed.location))
-            #expect(portal.body.contains("<template id=\"pending-toast\">Signal registration failed. Please try again.</template>"))
+            // The toast says what failed and offers to start again (also without JavaScript).
+            #expect(portal.body.contains(#"data-action-url="/upgrade?from=portal&amp;return_to=%2F" data-action-label="Try again">"#))
+            #expect(
+                portal.body.contains(
+                    "Signal registration stopped: the code was entered wrongly five times. Start again to get a new code.</template>"))
+            #expect(portal.body.contains(#"<noscript><p class="toast static" role="status">Signal registration stopped"#))
+            // An invented reason gets the general text, never the reason itself.
+            let invented = try await bob.get("/?toast=registration_failed&reason=%3Cscript%3E")
+            #expect(invented.body.contains(">Signal registration failed. Please try again.</template>") && !invented.body.contains("<script>"))
             // The burned code does not work, the member is still `sso`, and the flow starts over.
             #expect(try await bob.post(Paths.upgrade(.code), [("code", code)]).location == Paths.upgrade)
             #expect(try await bob.get("/chats").body.contains("id=\"add-features\""))
