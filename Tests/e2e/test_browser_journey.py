@@ -14,6 +14,13 @@ def wait(browser, condition, timeout=20):
     return WebDriverWait(browser, timeout).until(condition)
 
 
+def sign_out(browser):
+    """Signs out as a member does: the account menu in the header, then its sign-out button."""
+    browser.find_element(By.ID, "member-menu-button").click()
+    wait(browser, lambda b: b.find_element(By.ID, "sign-out").is_displayed())
+    browser.find_element(By.ID, "sign-out").click()
+
+
 def path_of(browser):
     from urllib.parse import urlparse
 
@@ -43,7 +50,7 @@ def test_journey_against_a_separate_oidc_provider(browser, gateway, mock_idp):
     assert browser.find_element(By.TAG_NAME, "h1").text == "Web Apps"
 
     # Sign out: the gateway session ends, then the provider's end_session endpoint is visited.
-    browser.find_element(By.ID, "sign-out").click()
+    sign_out(browser)
     wait(browser, EC.url_contains(mock_idp + "/oauth2/end_session"))
     browser.get(gateway.url + "/")
     wait(browser, EC.url_contains("/signin"))
@@ -86,7 +93,7 @@ def test_journey_in_development_mode(browser, dev_gateway):
     wait(browser, lambda b: path_of(b) == "/calls")
     assert browser.find_element(By.ID, "member-name").text == "Alice Archer"
 
-    browser.find_element(By.ID, "sign-out").click()
+    sign_out(browser)
     # The built-in provider's end_session sends the browser back to the gateway's signed-out page.
     wait(browser, lambda b: path_of(b) == "/signed-out")
     assert "You have been signed out." in browser.page_source

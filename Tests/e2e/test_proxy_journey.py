@@ -4,7 +4,7 @@ the allowlist, and a jar that does not outlive the session."""
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
-from test_browser_journey import open_development_sign_in, path_of, wait
+from test_browser_journey import open_development_sign_in, path_of, sign_out, wait
 
 
 def sign_in_as_alice(browser, gateway, deep_link):
@@ -73,7 +73,7 @@ def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser
 
     # Sign out and back in: the jar went with the old session.
     browser.get(dev_gateway.url + "/")
-    browser.find_element(By.ID, "sign-out").click()
+    sign_out(browser)
     wait(browser, lambda b: path_of(b) == "/signed-out")
     sign_in_as_alice(browser, dev_gateway, "/apps/visits/")
     assert browser.find_element(By.ID, "app-sign-in").is_displayed()

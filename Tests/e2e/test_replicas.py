@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import BINARY, ROOT
-from test_browser_journey import path_of, wait
+from test_browser_journey import path_of, sign_out, wait
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from replicas import MEMBERS, ReplicaSet  # noqa: E402
@@ -87,7 +87,7 @@ def test_a_member_moves_between_replicas_freely_and_a_sign_out_reaches_both(brow
     # Sign out through the balancer; both replicas refuse the old cookie within a second.
     browser.get(replicas.url + "/")
     signed_out_at = time.monotonic()
-    browser.find_element(By.ID, "sign-out").click()
+    sign_out(browser)
     refused = set()
     while time.monotonic() - signed_out_at < 1.0 and len(refused) < replicas.count:
         for index in range(replicas.count):

@@ -14,6 +14,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 
 from test_browser_journey import open_development_sign_in, path_of, wait
+from test_browser_journey import sign_out as open_menu_and_sign_out
 
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
@@ -58,7 +59,7 @@ def sign_in(browser, gateway, account, deep_link="/", lands_on=None):
 
 
 def sign_out(browser):
-    browser.find_element(By.ID, "sign-out").click()
+    open_menu_and_sign_out(browser)
     wait(browser, lambda b: path_of(b) == "/signed-out")
 
 
@@ -111,13 +112,36 @@ def error_text(browser):
     return wait(browser, EC.presence_of_element_located((By.ID, "error-summary"))).text
 
 
+def check_portal(browser, checker):
+    """The web apps at level `sso`, at 1280 and at 390 px: a one-line header with the account menu, the Add Features
+    card, tiles of one height with monogram icons."""
+    for width, suffix in [(1280, ""), (390, "-390")]:
+        browser.set_window_size(width, 900)
+        header = browser.find_element(By.CSS_SELECTOR, ".topbar")
+        assert header.size["height"] <= 64, header.size
+        tiles = browser.find_elements(By.CSS_SELECTOR, ".apps .app")
+        assert len({tile.size["height"] for tile in tiles}) == 1, [tile.size for tile in tiles]
+        monograms = [icon.text for icon in browser.find_elements(By.CSS_SELECTOR, ".apps .monogram")]
+        assert "VC" in monograms and "LF" in monograms
+        card = browser.find_element(By.ID, "portal-add-features")
+        assert card.is_displayed() and card.get_attribute("aria-label") == "Add Signal Features"
+        assert not browser.find_element(By.ID, "sign-out").is_displayed()
+        checker.page("portal" + suffix)
+        browser.find_element(By.ID, "member-menu-button").click()
+        wait(browser, lambda b: b.find_element(By.ID, "sign-out").is_displayed())
+        assert "user" in browser.find_element(By.ID, "member-roles").text
+        checker.page("portal-menu" + suffix)
+        browser.find_element(By.ID, "member-menu-button").click()
+    browser.set_window_size(1280, 900)
+
+
 def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway, checker):
     gw = dev_gateway
     # Somebody registered first takes a name that must be refused later, whatever its letter case.
     register_by_http(gw, "olive", "olive.taken")
 
     sign_in(browser, gw, "alice")
-    checker.page("portal")
+    check_portal(browser, checker)
     browser.find_element(By.CSS_SELECTOR, 'a[data-app="links"]').click()
     banner = wait(browser, EC.presence_of_element_located((By.ID, "gatehouse-banner")))
     assert "Add Signal Features" in banner.text and "Unlock messaging, calls & stories" in banner.text

@@ -14,14 +14,14 @@ public enum DemoApps {
     public static func catalog(port: Int) -> [AppConfiguration] {
         let base = "http://127.0.0.1:\(port)"
         return [
-            AppConfiguration(slug: "visits", name: "Visit Counter", icon: "V", upstream: URL(string: base + "/visits/")!),
-            AppConfiguration(slug: "links", name: "Links and Forms", icon: "L", upstream: URL(string: base + "/links/")!),
-            AppConfiguration(slug: "gzip", name: "Compressed Page", icon: "G", upstream: URL(string: base + "/gzip/")!),
-            AppConfiguration(slug: "leave", name: "Redirect Elsewhere", icon: "R", upstream: URL(string: base + "/leave/")!),
-            AppConfiguration(slug: "hosted", name: "Links on Their Own Host", icon: "H", upstream: URL(string: base + "/links/")!, mount: .host),
-            AppConfiguration(slug: chatsSlug, name: "Chat", icon: "C", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
-            AppConfiguration(slug: callsSlug, name: "Calls", icon: "K", upstream: URL(string: base + "/calls/")!, minimumLevel: .registered),
-            AppConfiguration(slug: storiesSlug, name: "Stories", icon: "S", upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
+            AppConfiguration(slug: "visits", name: "Visit Counter", upstream: URL(string: base + "/visits/")!),
+            AppConfiguration(slug: "links", name: "Links and Forms", upstream: URL(string: base + "/links/")!),
+            AppConfiguration(slug: "gzip", name: "Compressed Page", upstream: URL(string: base + "/gzip/")!),
+            AppConfiguration(slug: "leave", name: "Redirect Elsewhere", upstream: URL(string: base + "/leave/")!),
+            AppConfiguration(slug: "hosted", name: "Links on Their Own Host", upstream: URL(string: base + "/links/")!, mount: .host),
+            AppConfiguration(slug: chatsSlug, name: "Chat", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
+            AppConfiguration(slug: callsSlug, name: "Calls", upstream: URL(string: base + "/calls/")!, minimumLevel: .registered),
+            AppConfiguration(slug: storiesSlug, name: "Stories", upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
         ]
     }
 

@@ -47,16 +47,23 @@ public struct PortalController: Sendable {
         let session = context.session
         let listed = AccessPolicy.visibleApps(catalog.apps.filter { $0.minimumLevel == .sso }, for: session.identity, level: session.level)
         let appValues: [[String: Any]] = listed.map { app in
-            [
-                "slug": app.slug, "name": app.name, "icon": app.icon ?? String(app.name.prefix(1)),
-                "href": catalog.entryURL(for: app), "label": renderer.strings.text("portal_open_app", ["name": app.name]),
+            var values: [String: Any] = [
+                "slug": app.slug, "name": app.name, "href": catalog.entryURL(for: app),
+                "label": renderer.strings.text("portal_open_app", ["name": app.name]),
             ]
+            let icon = AppIcon(app)
+            values["image"] = icon.image
+            values["monogram"] = icon.monogram
+            values["tone"] = icon.tone
+            return values
         }
         return try renderer.page(
             "portal", title: renderer.strings["portal_title"],
             values(.webApps, session) { values in
                 values["apps"] = appValues
                 values["hasApps"] = !appValues.isEmpty
+                // At level `sso` the web apps offer the upgrade too, not only the chat tabs.
+                if session.level == .sso { values["upgradeURL"] = Paths.upgradeEntry(from: "portal", returnTo: Paths.portal) }
                 guard let toast, Self.toasts.contains(toast) else { return }
                 values["toast"] = renderer.strings["toast_\(toast)"]
                 guard toast == "registration_failed" else { return }
@@ -120,6 +127,7 @@ public struct PortalController: Sendable {
     func values(_ current: Tab, _ session: Session, _ customize: (inout [String: Any]) -> Void) -> [String: Any] {
         var values: [String: Any] = [
             "memberName": session.identity.displayName,
+            "memberInitials": AppIcon.monogram(session.identity.displayName),
             "roles": session.identity.roles.joined(separator: ", "),
             "hasRoles": !session.identity.roles.isEmpty,
             "csrf": session.csrfToken,

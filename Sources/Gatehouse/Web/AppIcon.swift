@@ -1,0 +1,31 @@
+import Foundation
+
+/// An app's tile icon on the portal: the configured image (a path on the gateway, such as `/static/icons/wiki.svg`),
+/// or a monogram — the configured letters, else the initials of the app's name — on a colour of its own, the same for
+/// the app on every page and for every member.
+struct AppIcon {
+    /// How many colours monograms are given (`.tone-0` … in `gatehouse.css`, each readable with white text).
+    static let tones = 8
+
+    let image: String?
+    let monogram: String
+    let tone: Int
+
+    init(_ app: AppConfiguration) {
+        let configured = app.icon?.trimmingCharacters(in: .whitespaces) ?? ""
+        image = configured.hasPrefix("/") && !configured.hasPrefix("//") ? configured : nil
+        monogram = configured.isEmpty || image != nil ? Self.monogram(app.name) : String(configured.prefix(2))
+        // A stable hash (Swift's own is seeded per process): FNV-1a over the slug.
+        var hash: UInt32 = 2_166_136_261
+        for byte in app.slug.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        tone = Int(hash % UInt32(Self.tones))
+    }
+
+    /// The initials of the first two words (`Visit Counter` → `VC`), skipping small words written in lower case
+    /// (`Links and Forms` → `LF`), or the first letter of a single word.
+    static func monogram(_ name: String) -> String {
+        let words = name.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+        let capitalized = words.filter { $0.first?.isUppercase == true || $0.first?.isNumber == true }
+        return String((capitalized.isEmpty ? words : capitalized).prefix(2).compactMap(\.first)).uppercased()
+    }
+}
