@@ -72,6 +72,21 @@
       }
     }
 
+    // "Loading <app>": on to the app at once, replacing this page in the history (so that Back skips it); if the app
+    // has not answered after a while, say so and offer to wait or go back. Without JavaScript a refresh goes on.
+    var loading = document.querySelector(".loading-page[data-target]");
+    if (loading) {
+      var notice = document.getElementById("slow-notice");
+      var slowAfter = Number(loading.getAttribute("data-slow-after")) * 1000;
+      var slowTimer = window.setTimeout(function () { notice.hidden = false; }, slowAfter);
+      document.getElementById("keep-waiting").addEventListener("click", function () {
+        notice.hidden = true;
+        window.clearTimeout(slowTimer);
+        slowTimer = window.setTimeout(function () { notice.hidden = false; }, slowAfter * 2);
+      });
+      window.location.replace(loading.getAttribute("data-target"));
+    }
+
     // Validation errors: move focus to the summary so that keyboard and screen-reader users start there.
     var summary = document.getElementById("error-summary");
     if (summary) { summary.focus(); }

@@ -215,8 +215,7 @@ def dev_gateway(tmp_path):
     gw.running.stop()
 
 
-@pytest.fixture
-def browser():
+def start_browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -226,5 +225,11 @@ def browser():
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")), options=options)
     driver.set_page_load_timeout(30)
+    return driver
+
+
+@pytest.fixture
+def browser():
+    driver = start_browser()
     yield driver
     driver.quit()

@@ -15,6 +15,42 @@ def sign_in_as_alice(browser, gateway, deep_link):
     wait(browser, lambda b: path_of(b) == deep_link)
 
 
+def in_tab(browser, script):
+    """Runs `script` on the document of the tab the test opened (`window.tab`), from this window: the driver waits
+    for a navigation of the window it drives before every command, so it could never see a page that is waiting
+    for a slow app; the opener, on the same origin, can."""
+    return browser.execute_script("const d = window.tab.document; " + script)
+
+
+def test_a_slow_app_shows_loading_then_offers_to_wait_or_go_back(browser, dev_gateway, tmp_path):
+    """The demo's Slow App answers after 8 s: "Loading Slow App" at once, the slow notice after 5 s, "Keep waiting",
+    then the app, with the loading page gone from the history; "Back to Web Apps" gives up."""
+    sign_in_as_alice(browser, dev_gateway, "/")
+    tile = browser.find_element(By.CSS_SELECTOR, 'a[data-app="slow"]')
+    browser.execute_script("window.tab = window.open(arguments[0].href)", tile)
+    title = wait(browser, lambda b: in_tab(b, "const t = d.getElementById('loading-title'); return t && t.textContent"))
+    assert title == "Loading Slow App"
+    assert in_tab(browser, "return d.querySelector('.loading-page [role=status]').textContent") == "Loading web application"
+    assert in_tab(browser, "return d.getElementById('slow-notice').hidden")
+    wait(browser, lambda b: not in_tab(b, "return d.getElementById('slow-notice').hidden"), timeout=8)
+    notice = in_tab(browser, "return d.getElementById('slow-notice').innerText")
+    assert "Slow App is taking longer than usual to answer" in notice and "Keep waiting" in notice
+    in_tab(browser, "d.getElementById('keep-waiting').click()")
+    assert in_tab(browser, "return d.getElementById('slow-notice').hidden")
+    wait(browser, lambda b: in_tab(b, "return window.tab.location.pathname") == "/apps/slow/", timeout=15)
+    wait(browser, lambda b: in_tab(b, "return d.readyState === 'complete' && d.getElementById('slow') !== null"))
+    # The loading page replaced itself: the tab's history holds the app alone.
+    assert in_tab(browser, "return window.tab.history.length") == 1
+
+    # Giving up: "Back to Web Apps" while the app is still slow.
+    browser.execute_script("window.tab.location.href = arguments[0]", tile.get_attribute("href"))
+    wait(browser, lambda b: in_tab(b, "const n = d.getElementById('slow-notice'); return n && !n.hidden"), timeout=10)
+    in_tab(browser, "d.getElementById('back-to-apps').click()")
+    wait(browser, lambda b: in_tab(b, "return d.readyState === 'complete' && d.getElementById('apps') !== null"))
+    assert in_tab(browser, "return window.tab.location.pathname") == "/"
+    browser.execute_script("window.tab.close()")
+
+
 def visits(browser):
     return int(browser.find_element(By.ID, "visits").text)
 
@@ -22,7 +58,7 @@ def visits(browser):
 def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser, dev_gateway):
     sign_in_as_alice(browser, dev_gateway, "/")
     app_links = [a.get_attribute("data-app") for a in browser.find_elements(By.CSS_SELECTOR, "#apps a")]
-    assert app_links == ["visits", "links", "gzip", "leave", "hosted"]  # the chat app waits for registration
+    assert app_links == ["visits", "links", "gzip", "leave", "hosted", "slow"]  # the chat app waits for registration
 
     # The visit counter signs in with its own cookie, which lands in the server-side jar, not in the browser.
     browser.find_element(By.CSS_SELECTOR, 'a[data-app="visits"]').click()

@@ -43,11 +43,16 @@ class Checker:
             self.browser.save_screenshot(str(self.folder / f"{name}.png"))
 
 
-@pytest.fixture
-def checker(browser, dev_gateway, tmp_path):
+def screenshots(tmp_path):
+    """Where the README's screenshots go: `GATEHOUSE_SCREENSHOTS` when set, else a throwaway folder."""
     folder = Path(os.environ.get("GATEHOUSE_SCREENSHOTS") or tmp_path / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
-    return Checker(browser, dev_gateway, folder)
+    return folder
+
+
+@pytest.fixture
+def checker(browser, dev_gateway, tmp_path):
+    return Checker(browser, dev_gateway, screenshots(tmp_path))
 
 
 def sign_in(browser, gateway, account, deep_link="/", lands_on=None):

@@ -19,6 +19,7 @@ public enum DemoApps {
             AppConfiguration(slug: "gzip", name: "Compressed Page", upstream: URL(string: base + "/gzip/")!),
             AppConfiguration(slug: "leave", name: "Redirect Elsewhere", upstream: URL(string: base + "/leave/")!),
             AppConfiguration(slug: "hosted", name: "Links on Their Own Host", upstream: URL(string: base + "/links/")!, mount: .host),
+            AppConfiguration(slug: slowSlug, name: "Slow App", upstream: URL(string: base + "/slow/")!),
             AppConfiguration(slug: chatsSlug, name: "Chat", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
             AppConfiguration(slug: callsSlug, name: "Calls", upstream: URL(string: base + "/calls/")!, minimumLevel: .registered),
             AppConfiguration(slug: storiesSlug, name: "Stories", upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
@@ -29,6 +30,9 @@ public enum DemoApps {
     public static let chatsSlug = "chat"
     public static let callsSlug = "calls"
     public static let storiesSlug = "stories"
+    /// An app that takes `slowSeconds` to answer: the loading page's slow notice.
+    public static let slowSlug = "slow"
+    public static let slowSeconds = 8
 
     public static func application(port: Int, logger: Logger) -> some ApplicationProtocol {
         let router = Router()
@@ -84,6 +88,10 @@ public enum DemoApps {
                 "<dt>\(name)</dt><dd id=\"call-\(name)\">\(escape(query.get(name) ?? "not given"))</dd>"
             }
             return page("Calls", "<p id=\"calls\">The call app received these options:</p><dl>\(options.joined())</dl>")
+        }
+        router.get("slow/") { _, _ in
+            try await Task.sleep(for: .seconds(slowSeconds))
+            return page("Slow App", "<p id=\"slow\">This app took \(slowSeconds) seconds to answer.</p>")
         }
         router.get("stories/") { _, _ in page("Stories", "<p id=\"stories\">Stories from your colleagues appear here.</p>") }
         return Application(

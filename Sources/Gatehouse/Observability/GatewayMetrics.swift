@@ -155,7 +155,7 @@ public enum RouteClass: String, Sendable, CaseIterable {
         if path == Paths.health || path == Paths.ready { return .health }
         if under(Paths.developmentIdentityProvider) || under(Paths.developmentPrefix) { return .development }
         if under(Paths.signIn) || under(Paths.authPrefix) || under(Paths.signOut) || under(Paths.signedOutPage) { return .signIn }
-        if path == Paths.portal || under(Paths.chats) || under(Paths.calls) || under(Paths.stories) { return .portal }
+        if path == Paths.portal || under(Paths.openPrefix) || under(Paths.chats) || under(Paths.calls) || under(Paths.stories) { return .portal }
         return .other
     }
 }

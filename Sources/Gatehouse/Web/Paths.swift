@@ -35,6 +35,9 @@ public enum Paths {
     public static let operatorFunnel = operatorPrefix + "/funnel"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
+    /// "Loading <app>" at once, then the app: what the portal's tiles open.
+    public static let openPrefix = "/open"
+    public static func open(_ slug: String) -> String { "\(openPrefix)/\(slug)" }
     public static let bannerScript = "/static/gatehouse-banner.js"
     public static let bannerStyle = "/static/gatehouse-banner.css"
 

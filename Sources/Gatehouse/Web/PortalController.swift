@@ -38,6 +38,9 @@ public struct PortalController: Sendable {
             let query = request.uri.queryParameters
             return try self.webApps(context, toast: query.get("toast"), reason: query.get("reason"))
         }
+        group.get(RouterPath(stringLiteral: Paths.openPrefix + "/:slug")) { _, context in
+            try self.loading(context.parameters.require("slug"), context)
+        }
         for tab in [Tab.chats, .calls, .stories] {
             group.get(RouterPath(stringLiteral: tab.path)) { _, context in try self.feature(tab, context) }
         }
@@ -48,7 +51,7 @@ public struct PortalController: Sendable {
         let listed = AccessPolicy.visibleApps(catalog.apps.filter { $0.minimumLevel == .sso }, for: session.identity, level: session.level)
         let appValues: [[String: Any]] = listed.map { app in
             var values: [String: Any] = [
-                "slug": app.slug, "name": app.name, "href": catalog.entryURL(for: app),
+                "slug": app.slug, "name": app.name, "href": Paths.open(app.slug),
                 "label": renderer.strings.text("portal_open_app", ["name": app.name]),
             ]
             let icon = AppIcon(app)
@@ -75,6 +78,20 @@ public struct PortalController: Sendable {
                     "url": Paths.upgradeEntry(from: "portal", returnTo: Paths.portal), "label": renderer.strings["toast_try_again"],
                 ]
             })
+    }
+
+    /// "Loading <app>" at once while the browser goes on to the app (replacing this page in the history), and, if
+    /// the app is slow, the offer to keep waiting or go back. An app the member may not open goes to the app's own
+    /// address all the same, where the gate answers as it always does.
+    func loading(_ slug: String, _ context: SignedInRequestContext) throws -> Response {
+        guard let app = catalog.app(slug) else { throw RequestError.notFound }
+        let title = renderer.strings.text("loading_app", ["name": app.name])
+        return try renderer.page(
+            "loading", title: title,
+            [
+                "loadingTitle": title, "target": catalog.entryURL(for: app),
+                "slowText": renderer.strings.text("loading_slow_text", ["name": app.name]),
+            ])
     }
 
     /// Chats, Calls and Stories: the onboarding prompt at level `sso`; the configured app once registered (Calls

@@ -12,8 +12,8 @@ import Testing
         #expect(wiki.tone == AppIcon(AppConfiguration(slug: "wiki", name: "Other", upstream: url)).tone)  // by slug, in every process
         #expect((0..<AppIcon.tones).contains(wiki.tone))
         #expect(AppIcon(AppConfiguration(slug: "a", name: "Payroll", icon: "$", upstream: url)).monogram == "$")
-        let image = AppIcon(AppConfiguration(slug: "b", name: "Files (beta)", icon: "/static/icons/files.svg", upstream: url))
-        #expect(image.image == "/static/icons/files.svg" && image.monogram == "FB")
+        let image = AppIcon(AppConfiguration(slug: "b", name: "File Store (beta)", icon: "/static/icons/files.svg", upstream: url))
+        #expect(image.image == "/static/icons/files.svg" && image.monogram == "FS")
         // Only a path on the gateway is an image (the pages' policy allows no other images); anything else is letters.
         #expect(AppIcon(AppConfiguration(slug: "c", name: "Chat", icon: "//evil.example/x.png", upstream: url)).image == nil)
         // Different slugs spread over the colours.
@@ -22,6 +22,7 @@ import Testing
                 AppIcon(AppConfiguration(slug: $0, name: $0, upstream: url)).tone
             })
         #expect(tones.count > 3)
+        #expect(AppIcon.monogram("Links and Forms") == "LF" && AppIcon.monogram("calendar") == "C")
     }
 
     @Test func aMemberAtSSOIsOfferedTheUpgradeAndAMemberWithoutAppsSeesWhy() async throws {
@@ -32,6 +33,20 @@ import Testing
             #expect(portal.body.contains(#"id="portal-add-features" href="/upgrade?from=portal&amp;return_to=%2F""#))
             // The account menu holds the roles and the sign-out form.
             #expect(portal.body.contains(#"<details class="member-menu" id="member-menu">"#) && portal.body.contains(#"id="sign-out""#))
+        }
+    }
+
+    @Test func tilesOpenALoadingPageThatGoesOnToTheApp() async throws {
+        try await ProxyTests.withProxy { gateway, _ in
+            let cookies = try await ProxyTests.signedIn(gateway)
+            let portal = try await gateway.get("/", cookies: cookies)
+            #expect(portal.body.contains(#"href="/open/echo""#))
+            let loading = try await gateway.get("/open/echo", cookies: cookies)
+            #expect(loading.status == 200)
+            #expect(loading.body.contains("<h1 id=\"loading-title\">Loading Echo</h1>") && loading.body.contains(#"data-target="/apps/echo/""#))
+            #expect(loading.body.contains(#"<noscript><meta http-equiv="refresh" content="0;url=/apps/echo/"></noscript>"#))
+            #expect(try await gateway.get("/open/no-such-app", cookies: cookies).status == 404)
+            #expect(try await gateway.get("/open/echo", cookies: [:]).location?.hasPrefix("/signin") == true)
         }
     }
 }

@@ -83,7 +83,9 @@ import Testing
 
             // Signing out ends every grant of the session.
             let portal = try await gateway.get("/", cookies: session)
-            #expect(portal.body.contains("href=\"http://spa.apps.localhost:\(gateway.port)/\""))
+            #expect(portal.body.contains("href=\"/open/spa\""))
+            let loading = try await gateway.get("/open/spa", cookies: session)
+            #expect(loading.body.contains("data-target=\"http://spa.apps.localhost:\(gateway.port)/\""))
             let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
             _ = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: session)
             #expect(try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway)).status == 303)
