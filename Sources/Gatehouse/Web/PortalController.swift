@@ -81,10 +81,14 @@ public struct PortalController: Sendable {
     }
 
     /// "Loading <app>" at once while the browser goes on to the app (replacing this page in the history), and, if
-    /// the app is slow, the offer to keep waiting or go back. An app the member may not open goes to the app's own
-    /// address all the same, where the gate answers as it always does.
+    /// the app is slow, the offer to keep waiting or go back. Only for an app the member's roles and groups let them
+    /// see (a registered-only app too: its own address then answers with the onboarding prompt); others do not
+    /// exist here, so that guessing slugs learns no app's name.
     func loading(_ slug: String, _ context: SignedInRequestContext) throws -> Response {
-        guard let app = catalog.app(slug) else { throw RequestError.notFound }
+        let identity = context.session.identity
+        guard let app = catalog.app(slug), !AccessPolicy.visibleApps([app], for: identity, level: context.session.level).isEmpty else {
+            throw RequestError.notFound
+        }
         let title = renderer.strings.text("loading_app", ["name": app.name])
         return try renderer.page(
             "loading", title: title,

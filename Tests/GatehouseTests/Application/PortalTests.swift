@@ -46,6 +46,10 @@ import Testing
             #expect(loading.body.contains("<h1 id=\"loading-title\">Loading Echo</h1>") && loading.body.contains(#"data-target="/apps/echo/""#))
             #expect(loading.body.contains(#"<noscript><meta http-equiv="refresh" content="0;url=/apps/echo/"></noscript>"#))
             #expect(try await gateway.get("/open/no-such-app", cookies: cookies).status == 404)
+            // An app the member's roles do not reach is not named; a registered-only one goes on to its prompt.
+            let admin = try await gateway.get("/open/admin", cookies: cookies)
+            #expect(admin.status == 404 && !admin.body.contains("Admin"))
+            #expect(try await gateway.get("/open/chat", cookies: cookies).body.contains(#"data-target="/apps/chat/""#))
             #expect(try await gateway.get("/open/echo", cookies: [:]).location?.hasPrefix("/signin") == true)
         }
     }
