@@ -10,8 +10,7 @@ extension GatehouseApplication {
         let stores = gateway.stores
         let renderer = gateway.renderer
         let router = Router(context: GatewayRequestContext.self)
-        let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
-        if clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: clientAddresses)) }
+        if gateway.clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: gateway.clientAddresses)) }
         router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
         router.add(
             middleware: SecurityHeadersMiddleware(

@@ -16,6 +16,8 @@ struct Gateway {
     let eventQueue: EventQueue
     let events: EventRecorder
     let metrics: GatewayMetrics
+    /// Who sent a request, behind the load balancers the operator trusts: for plain requests and WebSocket upgrades.
+    let clientAddresses: ClientAddressResolver
     let rateLimiter: RateLimiter
     let draining = Draining()
     /// The client for the identity provider, the code sender and provisioning; apps go through `upstreamClients`.
@@ -103,9 +105,11 @@ struct Gateway {
             banner: UpgradeBanner(renderer: renderer, events: events), configuration: configuration, metrics: metrics)
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, configuration: configuration)
+        let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
+        self.clientAddresses = clientAddresses
         webSockets = WebSocketProxy(
             catalog: catalog, access: access, jars: jars, resolver: resolver, sessions: stores.sessions, hostMounts: stores.hostMounts,
-            configuration: configuration, draining: draining, logger: logger)
+            configuration: configuration, clientAddresses: clientAddresses, draining: draining, logger: logger)
 
         developmentProvider =
             configuration.developmentMode ? try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer) : nil

@@ -14,6 +14,8 @@ public final class GatewayMetrics: Sendable {
     private let collectors = NIOLockedValueBox<[@Sendable () -> Void]>([])
     /// The request metrics' handles by route class, status class and app (a bounded set).
     private let requestHandles = NIOLockedValueBox<[RequestKey: RequestHandles]>([:])
+    /// Every other counter's handle by name and labels (bounded too: labels only hold bounded values).
+    private let counters = NIOLockedValueBox<[CounterKey: CoreMetrics.Counter]>([:])
 
     public init(version: String = GatewayMetrics.version) {
         registry = PrometheusCollectorRegistry()
@@ -35,8 +37,22 @@ public final class GatewayMetrics: Sendable {
         return registry.emitToString()
     }
 
+    /// The counter `name` with `dimensions`, made through the registry the first time only: some are counted on
+    /// every proxied page (the banner's), and the registry sanitises the name and every label at each making.
     func counter(_ name: String, _ dimensions: [(String, String)] = []) -> CoreMetrics.Counter {
-        CoreMetrics.Counter(label: name, dimensions: dimensions, factory: factory)
+        let key = CounterKey(name: name, labels: dimensions.flatMap { [$0.0, $0.1] })
+        return counters.withLockedValue { counters in
+            if let found = counters[key] { return found }
+            let made = CoreMetrics.Counter(label: name, dimensions: dimensions, factory: factory)
+            counters[key] = made
+            return made
+        }
+    }
+
+    private struct CounterKey: Hashable {
+        let name: String
+        /// Label names and values, in turn.
+        let labels: [String]
     }
 
     /// A counter that follows a running total kept elsewhere: at each scrape it moves by what the total grew.

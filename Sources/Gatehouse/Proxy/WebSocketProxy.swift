@@ -33,10 +33,11 @@ public struct WebSocketProxy: Sendable {
 
     init(
         catalog: AppCatalog, access: AppAccess, jars: SharedCookieJars, resolver: SessionResolver, sessions: any SessionStore,
-        hostMounts: any HostMountStore, configuration: GatehouseConfiguration, draining: Draining, logger: Logger
+        hostMounts: any HostMountStore, configuration: GatehouseConfiguration, clientAddresses: ClientAddressResolver, draining: Draining,
+        logger: Logger
     ) {
         self.hostMounts = hostMounts
-        self.clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
+        self.clientAddresses = clientAddresses
         self.catalog = catalog
         self.access = access
         self.jars = jars

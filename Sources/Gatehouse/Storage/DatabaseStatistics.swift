@@ -26,22 +26,17 @@ public final class DatabaseStatistics: Sendable {
             $0.running += 1
             $0.queries += 1
         }
+        defer { figures.withLockedValue { $0.running -= 1 } }
         do {
-            let result = try await body()
-            figures.withLockedValue { $0.running -= 1 }
-            return result
+            return try await body()
         } catch let error as StorageError {
             figures.withLockedValue {
-                $0.running -= 1
                 switch error {
                 case .unavailable: $0.unavailable += 1
                 case .query: $0.failed += 1
                 case .corrupt, .uniqueViolation: break
                 }
             }
-            throw error
-        } catch {
-            figures.withLockedValue { $0.running -= 1 }
             throw error
         }
     }
