@@ -21,6 +21,19 @@ def sign_out(browser):
     browser.find_element(By.ID, "sign-out").click()
 
 
+def bar(browser):
+    """The gateway bar's shadow root on a proxied page (its markup is out of reach of the page's selectors)."""
+    return wait(browser, lambda b: b.find_element(By.ID, "gatehouse-bar").shadow_root)
+
+
+def in_bar(browser, selector):
+    return bar(browser).find_element(By.CSS_SELECTOR, selector)
+
+
+def bar_has(browser, selector):
+    return bool(bar(browser).find_elements(By.CSS_SELECTOR, selector))
+
+
 def path_of(browser):
     from urllib.parse import urlparse
 

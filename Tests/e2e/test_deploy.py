@@ -50,7 +50,7 @@ def test_the_binary_runs_from_any_folder(tmp_path):
         wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)
         page = requests.get(f"http://127.0.0.1:{port}/signin", timeout=10)
         assert page.status_code == 200 and "<h1" in page.text and "Sign In" in page.text
-        assert requests.get(f"http://127.0.0.1:{port}/static/gatehouse-banner.js", timeout=10).status_code == 200
+        assert requests.get(f"http://127.0.0.1:{port}/static/gatehouse-bar.js", timeout=10).status_code == 200
         assert requests.get(f"http://127.0.0.1:{port}/readyz", timeout=10).status_code == 200
     finally:
         running.stop()

@@ -1,10 +1,10 @@
-"""Browsing the demo apps through Gatehouse in a real browser: the shared server-side cookie jar, the banner,
+"""Browsing the demo apps through Gatehouse in a real browser: the shared server-side cookie jar, the bar's banner,
 the allowlist, and a jar that does not outlive the session."""
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
-from test_browser_journey import open_development_sign_in, path_of, sign_out, wait
+from test_browser_journey import in_bar, open_development_sign_in, path_of, sign_out, wait
 
 
 def sign_in_as_alice(browser, gateway, deep_link):
@@ -58,7 +58,7 @@ def visits(browser):
 def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser, dev_gateway):
     sign_in_as_alice(browser, dev_gateway, "/")
     app_links = [a.get_attribute("data-app") for a in browser.find_elements(By.CSS_SELECTOR, "#apps a")]
-    assert app_links == ["visits", "links", "gzip", "leave", "hosted", "slow"]  # the chat app waits for registration
+    assert app_links == ["visits", "links", "gzip", "leave", "hosted", "slow", "styled", "fullscreen"]  # the chat app waits for registration
 
     # The visit counter signs in with its own cookie, which lands in the server-side jar, not in the browser.
     browser.find_element(By.CSS_SELECTOR, 'a[data-app="visits"]').click()
@@ -85,10 +85,10 @@ def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser
     wait(browser, lambda b: path_of(b) == "/apps/links/echo")
     assert browser.find_element(By.ID, "echo").text == "hello"
 
-    # A gzip page gets the banner too.
+    # A gzip page gets the bar and its banner too.
     browser.get(dev_gateway.url + "/apps/gzip/")
     assert browser.find_element(By.ID, "gzip").is_displayed()
-    assert browser.find_element(By.ID, "gatehouse-banner").is_displayed()
+    assert in_bar(browser, "#gatehouse-banner").is_displayed()
 
     # Sessions and jars are in SQLite: a restart loses nothing.
     dev_gateway.restart()
@@ -96,11 +96,11 @@ def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser
     wait(browser, lambda b: visits(b) == 4)
 
     # The banner is on the page, visible, reachable by keyboard, and leads to the upgrade entry.
-    button = browser.find_element(By.ID, "gatehouse-banner-button")
+    button = in_bar(browser, "#gatehouse-banner-button")
     assert button.is_displayed()
     assert button.text == "Add Features"
     assert button.get_attribute("aria-label") == "Add Signal Features"
-    assert browser.execute_script("arguments[0].focus(); return document.activeElement === arguments[0];", button)
+    assert browser.execute_script("arguments[0].focus(); return arguments[0].getRootNode().activeElement === arguments[0];", button)
 
     # A redirect to a host outside the allowlist is never followed.
     browser.get(dev_gateway.url + "/apps/leave/")
@@ -117,7 +117,7 @@ def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser
 
 def test_banner_leads_to_the_upgrade_entry(browser, dev_gateway):
     sign_in_as_alice(browser, dev_gateway, "/apps/links/")
-    browser.find_element(By.ID, "gatehouse-banner-button").click()
+    in_bar(browser, "#gatehouse-banner-button").click()
     # The upgrade flow starts at its first step (its own journey is in test_upgrade_journey.py).
     wait(browser, lambda b: path_of(b) == "/upgrade/phone")
     assert "upgrade_banner_tapped" in dev_gateway.running.output()
@@ -131,7 +131,9 @@ def test_host_mounted_app_on_its_own_host(browser, dev_gateway):
     # The handoff: app host → gateway → app host, landing on the app with a grant of its own.
     wait(browser, lambda b: b.current_url == app_host + "/")
     assert browser.find_element(By.TAG_NAME, "h1").text == "Links and Forms"
-    assert browser.find_element(By.ID, "gatehouse-banner").is_displayed()
+    assert in_bar(browser, "#gatehouse-banner").is_displayed()
+    # The bar's links lead to the gateway's own host.
+    assert in_bar(browser, "#home").get_attribute("href") == dev_gateway.url + "/"
     browser.find_element(By.ID, "about-link").click()
     wait(browser, lambda b: b.current_url == app_host + "/about")
     assert browser.find_element(By.ID, "about").text == "Reached through a rewritten link."

@@ -21,11 +21,11 @@ extension GatehouseApplication {
 
         router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in PlainTextResponse.make("ok\n") }
         let draining = gateway.draining
-        let bannerScript = configuration.directories.publicFiles + "/" + Paths.bannerScript.dropFirst(Paths.publicAssets.count + 1)
+        let barScript = configuration.directories.publicFiles + "/" + Paths.barScript.dropFirst(Paths.publicAssets.count + 1)
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
             if draining.hasBegun { return PlainTextResponse.make("shutting down\n", status: .serviceUnavailable) }
-            // Ready means able to serve: the static files (the banner's among them) still there, the store answering.
-            guard FileManager.default.fileExists(atPath: bannerScript) else {
+            // Ready means able to serve: the static files (the bar's among them) still there, the store answering.
+            guard FileManager.default.fileExists(atPath: barScript) else {
                 return PlainTextResponse.make("static files missing\n", status: .serviceUnavailable)
             }
             guard await stores.answers() else {
@@ -61,6 +61,7 @@ extension GatehouseApplication {
             events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,
             strings: renderer.strings
         ).addRoutes(to: signedIn)
+        gateway.frame.addRoutes(to: signedIn)
         gateway.proxy.addRoutes(to: signedIn)
         gateway.hostMounts.addRoutes(to: signedIn)
         return router

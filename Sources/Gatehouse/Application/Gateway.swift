@@ -31,6 +31,8 @@ struct Gateway {
     let jars: SharedCookieJars
     let proxy: ProxyController
     let hostMounts: HostMountController
+    /// The bar's choices, kept in the session.
+    let frame: FrameController
     let webSockets: WebSocketProxy
     let developmentProvider: DevelopmentIdentityProvider?
     let inbox: DevelopmentInbox?
@@ -102,9 +104,10 @@ struct Gateway {
         jars = SharedCookieJars(store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars,
-            banner: UpgradeBanner(renderer: renderer, events: events), configuration: configuration, metrics: metrics)
+            bar: GatewayBar(renderer: renderer, catalog: catalog, events: events), configuration: configuration, metrics: metrics)
+        frame = FrameController(sessions: stores.sessions, events: events)
         hostMounts = HostMountController(
-            catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, configuration: configuration)
+            catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame, configuration: configuration)
         let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
         self.clientAddresses = clientAddresses
         webSockets = WebSocketProxy(

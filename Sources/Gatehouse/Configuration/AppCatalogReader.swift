@@ -10,7 +10,7 @@ enum AppCatalogReader {
         }
         let known: Set = [
             "slug", "name", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
-            "pass_headers", "identity_headers",
+            "pass_headers", "identity_headers", "gateway_bar",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
             let path = "apps[\(index)]"
@@ -48,12 +48,20 @@ enum AppCatalogReader {
             if upstream == nil || upstream?.host == nil {
                 reader.report("\(path).upstream", "must be an absolute URL, got \"\(upstreamText)\"")
             }
+            var gatewayBar = true
+            if let value = app["gateway_bar"] {
+                if ConfigurationReader.isBoolean(value), let flag = value as? Bool {
+                    gatewayBar = flag
+                } else {
+                    reader.report("\(path).gateway_bar", "must be true or false")
+                }
+            }
             let passHeaders = list("pass_headers")
             let appHeaders = headers(app, path: path, passHeaders: passHeaders, reader: &reader)
             return AppConfiguration(
                 slug: slug, name: name, icon: text("icon"), upstream: upstream ?? URL(string: "https://invalid.invalid")!,
                 minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
-                mount: mount ?? .path, headers: appHeaders
+                mount: mount ?? .path, gatewayBar: gatewayBar, headers: appHeaders
             )
         }
     }

@@ -254,13 +254,17 @@ public struct AppConfiguration: Sendable, Equatable {
     public var requiredRoles: [String]
     public var requiredGroups: [String]
     public var mount: Mount
+    /// Whether the gateway bar sits on top of this app's pages; off (an app with its own full-screen interface),
+    /// only the bar's small floating handle remains.
+    public var gatewayBar: Bool
     /// What of the browser's request, beyond what browsers send anyway, reaches this app, and how the gateway tells
     /// it who the member is.
     public var headers: AppHeaderConfiguration
 
     public init(
         slug: String, name: String, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
-        requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, headers: AppHeaderConfiguration = .init()
+        requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: Bool = true,
+        headers: AppHeaderConfiguration = .init()
     ) {
         self.slug = slug
         self.name = name
@@ -270,6 +274,7 @@ public struct AppConfiguration: Sendable, Equatable {
         self.requiredRoles = requiredRoles
         self.requiredGroups = requiredGroups
         self.mount = mount
+        self.gatewayBar = gatewayBar
         self.headers = headers
     }
 }

@@ -20,6 +20,8 @@ public enum DemoApps {
             AppConfiguration(slug: "leave", name: "Redirect Elsewhere", upstream: URL(string: base + "/leave/")!),
             AppConfiguration(slug: "hosted", name: "Links on Their Own Host", upstream: URL(string: base + "/links/")!, mount: .host),
             AppConfiguration(slug: slowSlug, name: "Slow App", upstream: URL(string: base + "/slow/")!),
+            AppConfiguration(slug: "styled", name: "Heavily Styled App", upstream: URL(string: base + "/styled/")!),
+            AppConfiguration(slug: "fullscreen", name: "Full-Screen App", upstream: URL(string: base + "/fullscreen/")!, gatewayBar: false),
             AppConfiguration(slug: chatsSlug, name: "Chat", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
             AppConfiguration(slug: callsSlug, name: "Calls", upstream: URL(string: base + "/calls/")!, minimumLevel: .registered),
             AppConfiguration(slug: storiesSlug, name: "Stories", upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
@@ -93,6 +95,43 @@ public enum DemoApps {
             try await Task.sleep(for: .seconds(slowSeconds))
             return page("Slow App", "<p id=\"slow\">This app took \(slowSeconds) seconds to answer.</p>")
         }
+        // An app whose own CSS restyles everything (`*`, `div`, `button`, the root font size): the bar must not change.
+        router.get("styled/") { _, _ in
+            page(
+                pageHTML(
+                    "Heavily Styled App",
+                    "<div id=\"styled\"><p>This app's stylesheet restyles every element, every div and every button.</p>"
+                        + "<button type=\"button\">An app button</button></div>", stylesheet: "/styled/app.css"))
+        }
+        router.get("styled/app.css") { _, _ in
+            stylesheet(
+                """
+                html { font-size: 24px !important; }
+                * { font-family: Georgia, serif !important; color: #6b0f0f !important; letter-spacing: 0.1em !important;
+                    margin: 6px !important; line-height: 2 !important; box-sizing: content-box !important; }
+                body { background: #fff8e8 !important; display: flex !important; flex-direction: column-reverse !important; }
+                div { border: 4px dashed #6b0f0f !important; padding: 20px !important; display: inline-block !important; }
+                button { background: #ffd0e0 !important; font-size: 32px !important; border-radius: 0 !important; padding: 18px !important; }
+                nav, a, summary, section { display: block !important; float: right !important; }
+                """)
+        }
+        // An app with its own full-screen interface, which turns the bar off (`gateway_bar: false`): only the handle.
+        router.get("fullscreen/") { _, _ in
+            page(
+                pageHTML(
+                    "Full-Screen App", "<p id=\"fullscreen\">This app fills the whole window with its own toolbar at the top.</p>",
+                    stylesheet: "/fullscreen/app.css"))
+        }
+        router.get("fullscreen/app.css") { _, _ in
+            stylesheet(
+                """
+                html, body { margin: 0; height: 100%; }
+                main { position: fixed; inset: 0; display: flex; flex-direction: column; font-family: system-ui, sans-serif;
+                    background: #0f2a3d; color: #ffffff; }
+                h1 { background: #081823; padding: 0 1rem; height: 3rem; display: flex; align-items: center; font-size: 1.25rem; margin: 0; }
+                p { padding: 1rem; margin: 0; }
+                """)
+        }
         router.get("stories/") { _, _ in page("Stories", "<p id=\"stories\">Stories from your colleagues appear here.</p>") }
         return Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "gatehouse-demo-apps"), logger: logger)
@@ -119,8 +158,14 @@ public enum DemoApps {
         return response
     }
 
-    static func pageHTML(_ title: String, _ body: String) -> String {
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(title)</title></head><body><main><h1>\(title)</h1>\(body)</main></body></html>"
+    static func pageHTML(_ title: String, _ body: String, stylesheet: String? = nil) -> String {
+        let link = stylesheet.map { "<link rel=\"stylesheet\" href=\"\($0)\">" } ?? ""
+        return
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(title)</title>\(link)</head><body><main><h1>\(title)</h1>\(body)</main></body></html>"
+    }
+
+    static func stylesheet(_ css: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: css)))
     }
 
     static func page(_ title: String, _ body: String) -> Response {

@@ -47,17 +47,17 @@ public struct ContentSecurityPolicy: Sendable, Equatable, CustomStringConvertibl
         ])
     }
 
-    /// This policy with the banner allowed: the response's nonce on `script-src` and `style-src` (created from
+    /// This policy with the gateway bar allowed: the response's nonce on `script-src` and `style-src` (created from
     /// `default-src` where missing). Where a directive relies on `'unsafe-inline'`, a nonce would switch that off
-    /// and break the page, so the banner's exact file URL is added instead.
-    public func allowingBanner(nonce: String, scriptURL: String, styleURL: String) -> ContentSecurityPolicy {
+    /// and break the page, so the bar's exact file URLs are added instead.
+    public func allowingBar(nonce: String, scriptURLs: [String], styleURL: String) -> ContentSecurityPolicy {
         var result = self
-        for (name, url) in [("script-src", scriptURL), ("style-src", styleURL)] {
+        for (name, urls) in [("script-src", scriptURLs), ("style-src", [styleURL])] {
             let base = sources(name) ?? sources("default-src")
             guard var list = base else { continue }  // nothing restricts this kind: nothing to add
             if list == ["'none'"] { list = [] }
             let relaxesInline = list.contains("'unsafe-inline'") && !list.contains { $0.hasPrefix("'nonce-") || $0.hasPrefix("'sha") }
-            list.append(relaxesInline ? url : "'nonce-\(nonce)'")
+            list += relaxesInline ? urls : ["'nonce-\(nonce)'"]
             if let index = result.directives.firstIndex(where: { $0.name == name }) {
                 result.directives[index].sources = list
             } else {
@@ -68,12 +68,14 @@ public struct ContentSecurityPolicy: Sendable, Equatable, CustomStringConvertibl
     }
 
     /// One header value enforcing the gateway's policy and every upstream policy at once (the browser applies
-    /// each policy of a comma-separated list), so the result is never looser than any of them; only the banner is
+    /// each policy of a comma-separated list), so the result is never looser than any of them; only the bar is
     /// allowed in each.
-    public static func combined(gateway: ContentSecurityPolicy, upstream: [String], nonce: String?, scriptURL: String, styleURL: String) -> String {
+    public static func combined(
+        gateway: ContentSecurityPolicy, upstream: [String], nonce: String?, scriptURLs: [String], styleURL: String
+    ) -> String {
         let policies = [gateway] + parseAll(upstream)
         return policies.map { policy in
-            nonce.map { policy.allowingBanner(nonce: $0, scriptURL: scriptURL, styleURL: styleURL) } ?? policy
+            nonce.map { policy.allowingBar(nonce: $0, scriptURLs: scriptURLs, styleURL: styleURL) } ?? policy
         }.map(\.description).joined(separator: ", ")
     }
 }

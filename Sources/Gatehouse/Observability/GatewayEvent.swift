@@ -8,6 +8,7 @@ public enum EventName: String, Sendable, CaseIterable, Codable {
     case ssoLogout = "sso_logout"
     case upgradeBannerShown = "upgrade_banner_shown"
     case upgradeBannerTapped = "upgrade_banner_tapped"
+    case upgradeBannerDismissed = "upgrade_banner_dismissed"
     case registrationStarted = "registration_started"
     case registrationCompleted = "registration_completed"
     case registrationFailed = "registration_failed"

@@ -149,6 +149,7 @@ public final class GatewayMetrics: Sendable {
         .ssoLogout: ("gatehouse_sign_outs_total", false),
         .upgradeBannerShown: ("gatehouse_banner_shown_total", false),
         .upgradeBannerTapped: ("gatehouse_banner_tapped_total", false),
+        .upgradeBannerDismissed: ("gatehouse_banner_dismissed_total", false),
         .registrationStarted: ("gatehouse_registrations_started_total", false),
         .registrationCompleted: ("gatehouse_registrations_completed_total", false),
         .registrationFailed: ("gatehouse_registrations_failed_total", true),

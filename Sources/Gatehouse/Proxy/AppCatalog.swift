@@ -29,6 +29,12 @@ public struct AppCatalog: Sendable {
         self.absoluteMounts = absoluteMounts
     }
 
+    /// The apps the portal and the bar's switcher list for a member: those open at level `sso` (the chat features'
+    /// apps have their own entries) that the member's roles and groups reach.
+    public func listedApps(for identity: MemberIdentity, level: AuthLevel) -> [AppConfiguration] {
+        AccessPolicy.visibleApps(apps.filter { $0.minimumLevel == .sso }, for: identity, level: level)
+    }
+
     public func app(_ slug: String) -> AppConfiguration? {
         apps.first { $0.slug == slug }
     }

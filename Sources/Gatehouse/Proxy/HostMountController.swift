@@ -20,6 +20,7 @@ public struct HostMountController: Sendable {
     let proxy: ProxyController
     let store: any HostMountStore
     let resolver: SessionResolver
+    let frame: FrameController
     let configuration: GatehouseConfiguration
 
     static let handoffPath = "/__gatehouse/handoff"
@@ -27,12 +28,14 @@ public struct HostMountController: Sendable {
     static let stateCookie = "gatehouse_app_state"
 
     public init(
-        catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, configuration: GatehouseConfiguration
+        catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
+        configuration: GatehouseConfiguration
     ) {
         self.catalog = catalog
         self.proxy = proxy
         self.store = store
         self.resolver = resolver
+        self.frame = frame
         self.configuration = configuration
     }
 
@@ -61,13 +64,14 @@ public struct HostMountController: Sendable {
         }
     }
 
-    /// Every request on an app host: steps 1 and 3, then the proxy.
+    /// Every request on an app host: steps 1 and 3, then the bar's choices (`FrameController`) or the proxy.
     func handle(_ request: Request, context: GatewayRequestContext, app: AppConfiguration) async throws -> Response {
         if request.uri.path == Self.handoffPath { return try await redeem(request, app: app) }
         if let token = request.cookies[Self.grantCookie]?.value,
             let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
             case .active(let session) = try await resolver.resolve(sessionID: sessionID)
         {
+            if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session) }
             var signedIn = context
             signedIn.session = session
             return try await proxy.forward(request, context: try SignedInRequestContext(context: signedIn), app: app, rest: request.uri.description)

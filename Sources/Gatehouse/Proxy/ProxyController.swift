@@ -5,26 +5,26 @@ import Hummingbird
 import Logging
 
 /// `/apps/<slug>/…`: the member's request to an app, through the allowlist, with the shared cookie jar; on the
-/// way back Set-Cookie into the jar, redirects checked and rewritten, CSP merged, URLs rewritten, banner injected.
+/// way back Set-Cookie into the jar, redirects checked and rewritten, CSP merged, URLs rewritten, the gateway bar injected.
 public struct ProxyController: Sendable {
     let catalog: AppCatalog
     let forwarder: Forwarder
     let access: AppAccess
     let jars: SharedCookieJars
-    let banner: UpgradeBanner
+    let bar: GatewayBar
     let gatewayPolicy: ContentSecurityPolicy
     let configuration: GatehouseConfiguration
     let metrics: GatewayMetrics
 
     init(
-        catalog: AppCatalog, forwarder: Forwarder, access: AppAccess, jars: SharedCookieJars, banner: UpgradeBanner,
+        catalog: AppCatalog, forwarder: Forwarder, access: AppAccess, jars: SharedCookieJars, bar: GatewayBar,
         configuration: GatehouseConfiguration, metrics: GatewayMetrics
     ) {
         self.catalog = catalog
         self.forwarder = forwarder
         self.access = access
         self.jars = jars
-        self.banner = banner
+        self.bar = bar
         self.configuration = configuration
         self.metrics = metrics
         let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
@@ -82,15 +82,16 @@ public struct ProxyController: Sendable {
             method: request.method, target: access.target, headers: headers, body: request.body,
             contentLength: request.headers[.contentLength].flatMap { Int($0) }
         )
-        // On an app host the banner's files and links must name the gateway's own origin.
+        // On an app host the bar's files and links must name the gateway's own origin.
         let gatewayBase = app.mount == .host && catalog.appsDomain != nil ? configuration.publicOrigin : ""
         return try await respond(
-            upstream, to: request, url: access.url, origin: access.origin, urls: access.urls, gatewayBase: gatewayBase, context: context)
+            upstream, to: request, app: app, url: access.url, origin: access.origin, urls: access.urls, gatewayBase: gatewayBase,
+            context: context)
     }
 
     func respond(
-        _ upstream: Forwarder.Upstream, to request: Request, url: URL, origin: CookieOrigin, urls: URLRewriter, gatewayBase: String,
-        context: SignedInRequestContext
+        _ upstream: Forwarder.Upstream, to request: Request, app: AppConfiguration, url: URL, origin: CookieOrigin, urls: URLRewriter,
+        gatewayBase: String, context: SignedInRequestContext
     ) async throws -> Response {
         try await jars.absorb(setCookies: upstream.headers[values: .setCookie], from: origin, sessionID: context.session.id)
         var headers = HeaderHygiene.responseHeaders(from: upstream.headers)
@@ -125,13 +126,14 @@ public struct ProxyController: Sendable {
         // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
         let isRewritable =
             isHTML && hasBody && upstream.status != .partialContent && Self.isASCIICompatible(contentType: upstream.headers[.contentType])
-        let injectBanner =
-            isRewritable && context.session.level == .sso && UpgradeBanner.isDocumentNavigation(request)
-            && upstream.status.code < 300 && !(upstream.headers[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
-        let nonce = injectBanner ? RandomToken.make(bytes: 18) : nil
+        // Every page the member reads gets the bar (an app's own error pages too), not redirects or downloads.
+        let injectBar =
+            isRewritable && GatewayBar.isDocumentNavigation(request) && !(300...399).contains(upstream.status.code)
+            && !(upstream.headers[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
+        let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
         headers[.contentSecurityPolicy] = ContentSecurityPolicy.combined(
             gateway: gatewayPolicy, upstream: upstream.headers[values: .contentSecurityPolicy], nonce: nonce,
-            scriptURL: configuration.publicOrigin + Paths.bannerScript, styleURL: configuration.publicOrigin + Paths.bannerStyle
+            scriptURLs: barScriptURLs, styleURL: configuration.publicOrigin + Paths.barStyle
         )
 
         guard isRewritable, let encoding = HTMLResponseTransform.encoding(of: upstream.headers[.contentEncoding]) else {
@@ -139,7 +141,9 @@ public struct ProxyController: Sendable {
             return Response(status: upstream.status, headers: headers, body: ResponseBody(asyncSequence: upstream.body))
         }
         let injection = try nonce.map {
-            try banner.html(nonce: $0, returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.portal, gatewayBase: gatewayBase)
+            try bar.html(
+                nonce: $0, session: context.session, app: app, returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.portal,
+                gatewayBase: gatewayBase)
         }
         let transform = HTMLResponseTransform(
             rewriter: HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls), encoding: encoding,
@@ -152,7 +156,7 @@ public struct ProxyController: Sendable {
             if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
         } else {
             headers[.contentEncoding] = nil
-            if injection != nil { await banner.recordShown(sub: context.session.identity.sub) }
+            if injection != nil { bar.recordShown(session: context.session) }
         }
         let logger = context.logger
         return Response(
@@ -175,6 +179,8 @@ public struct ProxyController: Sendable {
     static func withoutQuery(_ url: String) -> String {
         String(url.prefix { $0 != "?" && $0 != "#" })
     }
+
+    var barScriptURLs: [String] { [configuration.publicOrigin + Paths.toastsScript, configuration.publicOrigin + Paths.barScript] }
 
     static let refresh = HTTPField.Name("Refresh")!
     static let link = HTTPField.Name("Link")!

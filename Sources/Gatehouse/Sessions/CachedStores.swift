@@ -40,6 +40,11 @@ public struct CachedSessionStore: SessionStore {
         cache.invalidate(sessionID: id)
     }
 
+    public func setFrame(_ change: FramePreferences, sessionID: String) async throws {
+        try await store.setFrame(change, sessionID: sessionID)
+        cache.invalidate(sessionID: sessionID)
+    }
+
     public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
         try await store.countActive(now: now, idleCutoff: idleCutoff)
     }

@@ -55,6 +55,9 @@ public struct Session: Sendable, Codable, Equatable {
     public var expiresAt: Date
     /// The provider's session (the ID token's `sid`): a back-channel logout that names it ends this session.
     public var providerSessionID: String?
+    /// How the member left the gateway bar on proxied pages; only `SessionStore.setFrame` writes it, so a token
+    /// refresh or a touch working on an older copy never undoes the member's choice.
+    public var frame: FramePreferences?
 
     public init(
         id: String, identity: MemberIdentity, tokens: TokenSet, level: AuthLevel, csrfToken: String,
@@ -69,5 +72,19 @@ public struct Session: Sendable, Codable, Equatable {
         self.lastSeenAt = lastSeenAt
         self.expiresAt = expiresAt
         self.providerSessionID = providerSessionID
+    }
+}
+
+/// The member's choices about the frame around apps, kept for the session (every tab, every app host). A choice the
+/// member never made is `nil`; a value with only some choices set is a change to merge (`SessionStore.setFrame`).
+public struct FramePreferences: Sendable, Codable, Equatable {
+    /// The gateway bar folded into its handle.
+    public var barCollapsed: Bool?
+    /// The upgrade banner in the bar dismissed: a small "Add Features" entry stays.
+    public var bannerDismissed: Bool?
+
+    public init(barCollapsed: Bool? = nil, bannerDismissed: Bool? = nil) {
+        self.barCollapsed = barCollapsed
+        self.bannerDismissed = bannerDismissed
     }
 }

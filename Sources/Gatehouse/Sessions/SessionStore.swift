@@ -9,6 +9,8 @@ public protocol SessionStore: Sendable {
     /// Replaces the stored session with the same id (tokens, level, last seen).
     func update(_ session: Session) async throws
     func delete(id: String) async throws
+    /// Merges the frame choices `change` makes into the session's, leaving everything else as the store holds it.
+    func setFrame(_ change: FramePreferences, sessionID: String) async throws
     /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows; returns their ids.
     @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]
     /// How many sessions are live: neither past their absolute expiry nor idle since `idleCutoff`.

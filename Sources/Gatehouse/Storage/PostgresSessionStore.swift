@@ -23,14 +23,23 @@ public struct PostgresSessionStore: SessionStore {
 
     public func update(_ session: Session) async throws {
         let body = try RowCoding.encode(session)
-        // A registration that finished while this copy was read stays: the level never falls back by an update.
+        // A registration that finished while this copy was read stays: the level never falls back by an update;
+        // the frame choices are the stored ones (`setFrame` alone writes them).
         try await database.query(
             """
-            UPDATE sessions SET body = CASE WHEN body->>'level' = 'registered'
+            UPDATE sessions SET body = jsonb_set(CASE WHEN body->>'level' = 'registered'
                 THEN jsonb_set(\(body)::jsonb, '{level}', '"registered"') ELSE \(body)::jsonb END,
+                '{frame}', COALESCE(body->'frame', 'null'::jsonb)),
                 last_seen_at = \(session.lastSeenAt), expires_at = \(session.expiresAt)
             WHERE id = \(session.id)
             """)
+    }
+
+    public func setFrame(_ change: FramePreferences, sessionID: String) async throws {
+        let body = try RowCoding.encode(change)
+        try await database.query(
+            "UPDATE sessions SET body = jsonb_set(body, '{frame}', COALESCE(NULLIF(body->'frame', 'null'::jsonb), '{}'::jsonb) || \(body)::jsonb) WHERE id = \(sessionID)"
+        )
     }
 
     public func delete(id: String) async throws {

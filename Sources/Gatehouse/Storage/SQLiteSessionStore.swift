@@ -23,13 +23,21 @@ public struct SQLiteSessionStore: SessionStore {
 
     public func update(_ session: Session) async throws {
         try await database.query(
-            // A registration that finished while this copy was read stays: the level never falls back by an update.
+            // A registration that finished while this copy was read stays: the level never falls back by an update;
+            // the frame choices are the stored ones (`setFrame` alone writes them).
             """
-            UPDATE sessions SET body = CASE WHEN json_extract(body, '$.level') = 'registered'
-                THEN json_set(?1, '$.level', 'registered') ELSE ?1 END, last_seen_at = ?2, expires_at = ?3 WHERE id = ?4
+            UPDATE sessions SET body = json_set(CASE WHEN json_extract(body, '$.level') = 'registered'
+                THEN json_set(?1, '$.level', 'registered') ELSE ?1 END, '$.frame', json(COALESCE(json_extract(body, '$.frame'), 'null'))),
+                last_seen_at = ?2, expires_at = ?3 WHERE id = ?4
             """,
             [.text(try RowCoding.encode(session)), .time(session.lastSeenAt), .time(session.expiresAt), .text(session.id)]
         )
+    }
+
+    public func setFrame(_ change: FramePreferences, sessionID: String) async throws {
+        try await database.query(
+            "UPDATE sessions SET body = json_set(body, '$.frame', json_patch(COALESCE(json_extract(body, '$.frame'), '{}'), ?)) WHERE id = ?",
+            [.text(try RowCoding.encode(change)), .text(sessionID)])
     }
 
     public func delete(id: String) async throws {

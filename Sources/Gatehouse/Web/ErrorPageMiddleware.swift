@@ -73,7 +73,11 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         let level: Logger.Level = status.code >= 500 ? .error : .info
         context.logger.log(level: level, "request failed", metadata: ["reason": .string(reason), "error": .string("\(error)")])
 
-        var response = page(status: status, reason: reason, key: key, arguments: arguments, request: request, context: context)
+        // An app that failed to answer: the page says what happened, and the toast every member knows says it too.
+        let appFailed = (error as? ProxyError)?.upstreamFailureKind.map { $0 != .blocked } ?? false
+        var response = page(
+            status: status, reason: reason, key: key, arguments: arguments, toast: appFailed ? "toast_app_failed" : nil, request: request,
+            context: context)
         if let limited = error as? RateLimited {
             response = limited.answering(response)
         } else if status == .serviceUnavailable {
@@ -87,20 +91,21 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
     static var retryAfterSeconds: String { "5" }
 
     func page(
-        status: HTTPResponse.Status, reason: String, key: String, arguments: [String: String] = [:], request: Request, context: Context
+        status: HTTPResponse.Status, reason: String, key: String, arguments: [String: String] = [:], toast: String? = nil, request: Request,
+        context: Context
     ) -> Response {
         let title = renderer.strings["\(key)_title"]
         let text = renderer.strings.text("\(key)_text", arguments)
         if Self.wantsJSON(request) {
             return json(status: status, reason: reason.split(separator: ":").first.map(String.init) ?? reason, message: text, requestID: context.id)
         }
+        var values: [String: Any] = [
+            "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500 || status == .tooManyRequests,
+            "retryURL": request.method == .get ? request.uri.description : Paths.portal,
+        ]
+        if let toast { values["toast"] = renderer.strings[toast] }
         do {
-            return try renderer.page(
-                "error", title: title, status: status,
-                [
-                    "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500 || status == .tooManyRequests,
-                    "retryURL": request.method == .get ? request.uri.description : Paths.portal,
-                ])
+            return try renderer.page("error", title: title, status: status, values)
         } catch {
             context.logger.error("error page could not be rendered", metadata: ["error": .string("\(error)")])
             return PlainTextResponse.make(

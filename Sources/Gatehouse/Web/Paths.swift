@@ -38,8 +38,12 @@ public enum Paths {
     /// "Loading <app>" at once, then the app: what the portal's tiles open.
     public static let openPrefix = "/open"
     public static func open(_ slug: String) -> String { "\(openPrefix)/\(slug)" }
-    public static let bannerScript = "/static/gatehouse-banner.js"
-    public static let bannerStyle = "/static/gatehouse-banner.css"
+    /// The gateway bar's files, which proxied pages load (`GatewayBar`), and where it keeps the member's choices
+    /// (on the gateway's host and on every app host alike).
+    public static let barScript = "/static/gatehouse-bar.js"
+    public static let barStyle = "/static/gatehouse-bar.css"
+    public static let toastsScript = "/static/gatehouse-toasts.js"
+    public static let frame = "/__gatehouse/frame"
 
     /// Where "Add Features" leads: the flow's entry, told where the member came from and where they were heading.
     public static func upgradeEntry(from origin: String, returnTo: String) -> String {

@@ -48,7 +48,7 @@ public struct PortalController: Sendable {
 
     func webApps(_ context: SignedInRequestContext, toast: String? = nil, reason: String? = nil) throws -> Response {
         let session = context.session
-        let listed = AccessPolicy.visibleApps(catalog.apps.filter { $0.minimumLevel == .sso }, for: session.identity, level: session.level)
+        let listed = catalog.listedApps(for: session.identity, level: session.level)
         let appValues: [[String: Any]] = listed.map { app in
             var values: [String: Any] = [
                 "slug": app.slug, "name": app.name, "href": Paths.open(app.slug),

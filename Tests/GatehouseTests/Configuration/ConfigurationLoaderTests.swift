@@ -101,7 +101,7 @@ import Testing
              "storage": {"kind": "mysql"},
              "allowlist": ["*.com", "good.example.org"],
              "apps": [{"slug": "Bad Slug", "name": "", "upstream": "https://evil.example.net", "minimum_level": "none", "mount": "side"},
-                      {"slug": "ok", "name": "OK", "upstream": "not a url", "pass_authorization": "yes",
+                      {"slug": "ok", "name": "OK", "upstream": "not a url", "pass_authorization": "yes", "gateway_bar": "off",
                        "pass_headers": ["Cookie", "X-Forwarded-For", "X-Webauth-User"], "identity_headers": {"X-Webauth-User": "password"}},
                       "not an object"],
              "log_level": "chatty",
@@ -117,7 +117,7 @@ import Testing
         for expected in [
             "public_url", "listen.port", "oidc.issuer", "oidc.client_id", "oidc.client_secret", "oidc.scopes", "oidc.redirect_path",
             "cookie.name", "session.absolute_timeout_seconds", "storage.kind", "allowlist[0]", "apps[0].slug", "apps[0].name",
-            "apps[0].upstream", "apps[0].minimum_level", "apps[0].mount", "apps[1].upstream", "apps[1].pass_authorization",
+            "apps[0].upstream", "apps[0].minimum_level", "apps[0].mount", "apps[1].upstream", "apps[1].pass_authorization", "apps[1].gateway_bar",
             "apps[1].pass_headers", "apps[1].identity_headers.X-Webauth-User", "apps[2]", "log_level", "typo_key",
             "features.chats", "features.calls", "registration.code_sender.kind", "registration.code_sender.authorization",
             "registration.pin_bcrypt_cost", "registration.provisioning.url", "operator.role", "log_format", "metrics.port",

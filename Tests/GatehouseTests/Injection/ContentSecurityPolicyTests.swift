@@ -8,10 +8,11 @@ import Testing
 
     func combined(_ upstream: [String], nonce: String? = "N") -> String {
         ContentSecurityPolicy.combined(
-            gateway: Self.gateway, upstream: upstream, nonce: nonce, scriptURL: "https://gate/static/b.js", styleURL: "https://gate/static/b.css")
+            gateway: Self.gateway, upstream: upstream, nonce: nonce, scriptURLs: ["https://gate/static/t.js", "https://gate/static/b.js"],
+            styleURL: "https://gate/static/b.css")
     }
 
-    @Test func gatewayPolicyAloneAllowsTheBannerByNonce() {
+    @Test func gatewayPolicyAloneAllowsTheBarByNonce() {
         #expect(
             combined([])
                 == "default-src 'self' https://*.example.org; object-src 'none'; base-uri 'self'; frame-ancestors 'self'; form-action 'self' https://*.example.org; script-src 'self' https://*.example.org 'nonce-N'; style-src 'self' https://*.example.org 'nonce-N'"
@@ -29,12 +30,12 @@ import Testing
 
     @Test func aNonceNeverSwitchesOffTheUpstreamsUnsafeInline() {
         let value = combined(["script-src 'self' 'unsafe-inline'"])
-        #expect(value.hasSuffix("script-src 'self' 'unsafe-inline' https://gate/static/b.js"))
+        #expect(value.hasSuffix("script-src 'self' 'unsafe-inline' https://gate/static/t.js https://gate/static/b.js"))
         let withNonce = combined(["script-src 'unsafe-inline' 'nonce-theirs'"])
         #expect(withNonce.hasSuffix("script-src 'unsafe-inline' 'nonce-theirs' 'nonce-N'"))
     }
 
-    @Test func withoutABannerNothingIsAdded() {
+    @Test func withoutABarNothingIsAdded() {
         #expect(combined(["script-src 'self'"], nonce: nil).hasSuffix(", script-src 'self'"))
     }
 

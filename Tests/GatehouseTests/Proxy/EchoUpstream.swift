@@ -75,8 +75,9 @@ struct EchoUpstream {
             if request.uri.queryParameters.get("attachment") != nil { headers[.contentDisposition] = "attachment; filename=x.html" }
             let chunk = Int(request.uri.queryParameters.get("chunk") ?? "") ?? 3
             let bytes = Array(html.utf8)
+            let status = Int(request.uri.queryParameters.get("status") ?? "").map { HTTPResponse.Status(code: $0) } ?? .ok
             return Response(
-                status: .ok, headers: headers,
+                status: status, headers: headers,
                 body: ResponseBody { writer in
                     var index = 0
                     while index < bytes.count {

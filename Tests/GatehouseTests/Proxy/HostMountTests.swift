@@ -64,6 +64,29 @@ import Testing
         }
     }
 
+    /// The bar on an app host keeps the member's choices through the app host's own origin (its grant names the
+    /// session); without a grant nothing is changed and the request goes through the handoff like any other.
+    @Test func theBarOnAnAppHostKeepsChoicesForTheWholeSession() async throws {
+        try await Self.withHostMounts { gateway, _ in
+            let session = try await ProxyTests.signedIn(gateway)
+            let grant = try await Self.handoff(gateway, session: session)
+            let bar = Self.host("spa", gateway) + GatewayBarTests.bar + [("Content-Type", "application/x-www-form-urlencoded")]
+            let anonymous = try await gateway.send(.POST, Paths.frame, cookies: [:], headers: bar, body: "bar=collapsed")
+            #expect(anonymous.status == 303)
+            // From a form on another site (no bar header): refused.
+            let form = Self.host("spa", gateway) + [("Content-Type", "application/x-www-form-urlencoded"), ("Sec-Fetch-Site", "cross-site")]
+            #expect(try await gateway.send(.POST, Paths.frame, cookies: ["gatehouse_app": grant], headers: form, body: "bar=collapsed").status == 403)
+            #expect(try await gateway.send(.POST, Paths.frame, cookies: ["gatehouse_app": grant], headers: bar, body: "bar=collapsed").status == 204)
+            // The same session on the gateway's own host and on the app host: collapsed on both.
+            let page = try await gateway.get("/apps/wiki/html", cookies: session, headers: GatewayBarTests.document)
+            #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed>"))
+            let onHost = try await gateway.get(
+                "/html", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway) + GatewayBarTests.document)
+            #expect(onHost.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed>"))
+            #expect(onHost.body.contains("href=\"\(gateway.origin)/static/gatehouse-bar.css\""))
+        }
+    }
+
     @Test func theHandoffCarriesTheSessionToTheAppHostOnly() async throws {
         try await Self.withHostMounts { gateway, _ in
             let session = try await ProxyTests.signedIn(gateway)

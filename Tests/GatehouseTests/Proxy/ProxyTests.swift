@@ -171,25 +171,30 @@ import Testing
         }
     }
 
-    @Test func theBannerIsInjectedIntoDocumentsOnlyUnderANonce() async throws {
+    @Test func theBarIsInjectedIntoDocumentsOnlyUnderANonce() async throws {
         try await Self.withProxy { gateway, _ in
             let cookies = try await Self.signedIn(gateway)
             let document = [("Sec-Fetch-Dest", "document"), ("Accept", "text/html")]
             let doc = FormEncoding.escape("<!doctype html><HTML><BODY class=\"a>b\"><!-- <body> --><p id=\"x\">hi</p></BODY></HTML>")
             let page = try await gateway.get("/apps/echo/html?chunk=1&doc=\(doc)", cookies: cookies, headers: document)
             #expect(page.status == 200)
-            #expect(page.body.contains("<BODY class=\"a>b\"><link rel=\"stylesheet\" href=\"/static/gatehouse-banner.css\""))
+            #expect(page.body.contains("<BODY class=\"a>b\"><style id=\"gatehouse-bar-space\""))
+            #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\"><template shadowrootmode=\"open\">"))
             #expect(page.body.contains("Add Signal Features"))
             let nonce = try #require(page.body.firstMatch(of: /nonce="([^"]+)"/)?.1)
+            // One nonce for the page's style, the shadow root's stylesheet and both scripts, and fresh per response.
+            #expect(page.body.matches(of: /nonce="([^"]+)"/).map { String($0.1) } == Array(repeating: String(nonce), count: 4))
+            let again = try await gateway.get("/apps/echo/html?chunk=1&doc=\(doc)", cookies: cookies, headers: document)
+            #expect(again.body.firstMatch(of: /nonce="([^"]+)"/)?.1 != nonce)
             let csp = try #require(page.headers.first(name: "Content-Security-Policy"))
             #expect(csp.contains("'nonce-\(nonce)'"))
             #expect(!csp.contains("unsafe-inline"))
             #expect(page.headers["Content-Security-Policy"].count == 1)
 
             let fetch = try await gateway.get("/apps/echo/html", cookies: cookies, headers: [("Sec-Fetch-Dest", "empty")])
-            #expect(!fetch.body.contains("gatehouse-banner"))
+            #expect(!fetch.body.contains("gatehouse-bar"))
             let download = try await gateway.get("/apps/echo/html?attachment=1", cookies: cookies, headers: document)
-            #expect(!download.body.contains("gatehouse-banner"))
+            #expect(!download.body.contains("gatehouse-bar"))
 
             // The upstream's own policy is enforced too, in the same header.
             let strict = try await gateway.get(
@@ -206,7 +211,7 @@ import Testing
                 "/apps/echo/gzip", cookies: cookies, headers: [("Sec-Fetch-Dest", "document"), ("Accept-Encoding", "gzip, br, zstd")])
             #expect(page.status == 200)
             #expect(page.headers.first(name: "Content-Encoding") == nil)
-            #expect(page.body.contains("<body class=\"z\"><link rel=\"stylesheet\""))
+            #expect(page.body.contains("<body class=\"z\"><style id=\"gatehouse-bar-space\""))
             #expect(page.body.contains("compressible compressible"))
             let echoed = try Self.report(
                 try await gateway.get("/apps/echo/echo/", cookies: cookies, headers: [("Accept-Encoding", "gzip, br, zstd;q=1")]))
@@ -234,10 +239,12 @@ import Testing
             let started = ContinuousClock.now
             let down = try await gateway.get("/apps/down/", cookies: cookies)
             #expect(down.status == 502 && down.body.contains("The app cannot be reached"))
+            // Every member whose page fails gets the toast as well, on the page (no bar can be injected into it).
+            #expect(down.body.contains("<template id=\"pending-toast\">Failed to load web application</template>"))
             #expect(ContinuousClock.now - started < .seconds(3))
             // A slow app is told apart from a dead one.
             let slow = try await gateway.get("/apps/echo/slow", cookies: cookies)
-            #expect(slow.status == 504 && slow.body.contains("The app is slow to answer"))
+            #expect(slow.status == 504 && slow.body.contains("The app is slow to answer") && slow.body.contains("Failed to load web application"))
             _ = try? await gateway.get("/apps/echo/reset", cookies: cookies)
             // The gateway is still fine afterwards.
             #expect(try await gateway.get("/apps/echo/echo/", cookies: cookies).status == 200)
@@ -271,7 +278,7 @@ import Testing
             let reply = try await gateway.get("/apps/echo/big?mb=100", cookies: cookies, headers: [("Sec-Fetch-Dest", "document")], limit: 120 << 20)
             #expect(reply.status == 200)
             #expect(reply.body.utf8.count > 100 << 20)
-            #expect(reply.body.hasPrefix("<html><body><link rel=\"stylesheet\""))
+            #expect(reply.body.hasPrefix("<html><body><style id=\"gatehouse-bar-space\""))
             #expect(reply.body.hasSuffix("</body></html>"))
         }
     }

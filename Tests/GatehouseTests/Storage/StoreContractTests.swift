@@ -103,6 +103,30 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreBackend.allCases) func frameChoicesMergeAndOutliveUpdatesOfOlderCopies(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let session = SessionLifecycleTests.session(cookie: "f1")
+            try await stores.sessions.insert(session)
+            try await stores.sessions.setFrame(FramePreferences(barCollapsed: true), sessionID: session.id)
+            try await stores.sessions.setFrame(FramePreferences(bannerDismissed: true), sessionID: session.id)
+            #expect(try await stores.sessions.find(id: session.id)?.frame == FramePreferences(barCollapsed: true, bannerDismissed: true))
+            // A touch or a token refresh working on the copy read before the choices keeps them.
+            var stale = session
+            stale.tokens.accessToken = "access-2"
+            try await stores.sessions.update(stale)
+            let found = try #require(try await stores.sessions.find(id: session.id))
+            #expect(found.tokens.accessToken == "access-2")
+            #expect(found.frame == FramePreferences(barCollapsed: true, bannerDismissed: true))
+            try await stores.sessions.setFrame(FramePreferences(barCollapsed: false), sessionID: session.id)
+            #expect(try await stores.sessions.find(id: session.id)?.frame == FramePreferences(barCollapsed: false, bannerDismissed: true))
+            // A session that never made a choice has none, and an update gives it none.
+            let other = SessionLifecycleTests.session(cookie: "f2")
+            try await stores.sessions.insert(other)
+            try await stores.sessions.update(other)
+            #expect(try await stores.sessions.find(id: other.id)?.frame == nil)
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func aHandoffCodeWorksOnce(backend: StoreBackend) async throws {
         try await backend.withStores { stores in
             let session = SessionLifecycleTests.session(cookie: "c1")

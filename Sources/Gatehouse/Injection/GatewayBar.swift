@@ -1,0 +1,112 @@
+import HTTPTypes
+import Hummingbird
+import NIOConcurrencyHelpers
+
+/// The gateway bar injected after `<body>` into every proxied HTML document: the gateway's name and the way back to
+/// Web Apps, a switcher of the member's apps (through their loading pages), the Chats / Calls / Stories entries
+/// (locked at level `sso`), the upgrade banner of SPEC §2 at level `sso`, and a control folding the bar into a
+/// handle. Its markup lives in a declarative shadow root, so the app's CSS and the bar's do not meet; above the page
+/// it takes 40 px, which a style in the page (`media` switched by the bar's script) reserves at the top.
+public struct GatewayBar: Sendable {
+    let renderer: PageRenderer
+    let catalog: AppCatalog
+    let events: EventRecorder
+    /// The rendered bar, cut at its per-response placeholders, by the page's base, the member's level and apps,
+    /// and the app the page belongs to.
+    private let renderings = NIOLockedValueBox<[String: [String]]>([:])
+    /// Enough for every combination of roles an organization has; past it the cache starts over.
+    static let renderingLimit = 1024
+
+    public init(renderer: PageRenderer, catalog: AppCatalog, events: EventRecorder) {
+        self.renderer = renderer
+        self.catalog = catalog
+        self.events = events
+    }
+
+    /// The markup for one response. `gatewayBase` is empty on the gateway's own host and the gateway's origin on an
+    /// app host; `returnTo` is where the upgrade flow brings the member back to.
+    public func html(nonce: String, session: Session, app: AppConfiguration, returnTo: String, gatewayBase: String) throws -> String {
+        let overlay = !app.gatewayBar
+        let collapsed = overlay || session.frame?.barCollapsed == true
+        var state = collapsed ? " data-collapsed" : ""
+        if overlay { state += " data-overlay" }
+        if session.frame?.bannerDismissed == true { state += " data-banner-dismissed" }
+        let upgrade = Paths.upgradeEntry(from: "banner", returnTo: ReturnTarget(returnTo)?.path ?? Paths.portal)
+        // The way back is percent-encoded, so only `&` needs escaping inside the attribute; the nonce is base64url.
+        let upgradeURL = (gatewayBase + upgrade).split(separator: "&", omittingEmptySubsequences: false).joined(separator: "&amp;")
+        var html = ""
+        for segment in try segments(session: session, app: app, gatewayBase: gatewayBase) {
+            switch segment {
+            case Placeholder.nonce: html += nonce
+            case Placeholder.upgradeURL: html += upgradeURL
+            case Placeholder.state: html += state
+            case Placeholder.space: html += collapsed ? "not all" : "all"
+            default: html += segment
+            }
+        }
+        return html
+    }
+
+    /// Records `upgrade_banner_shown` when the bar that went out carried the banner.
+    public func recordShown(session: Session) {
+        if session.level == .sso && session.frame?.bannerDismissed != true { events.record(.upgradeBannerShown, sub: session.identity.sub) }
+    }
+
+    enum Placeholder {
+        static let nonce = "GATEHOUSE-NONCE"
+        static let upgradeURL = "GATEHOUSE-UPGRADE-URL"
+        static let state = "GATEHOUSE-STATE"
+        static let space = "GATEHOUSE-SPACE"
+        static let all = [nonce, upgradeURL, state, space]
+    }
+
+    /// The rendered bar as text pieces and placeholders, in order.
+    func segments(session: Session, app: AppConfiguration, gatewayBase: String) throws -> [String] {
+        let listed = catalog.listedApps(for: session.identity, level: session.level)
+        let key = [gatewayBase, session.level.rawValue, app.slug, listed.map(\.slug).joined(separator: ",")].joined(separator: "\n")
+        if let cached = renderings.withLockedValue({ $0[key] }) { return cached }
+        var rest = try renderer.fragment("bar", values(level: session.level, app: app, listed: listed, gatewayBase: gatewayBase))[...]
+        var segments: [String] = []
+        while let next = Placeholder.all.compactMap({ rest.range(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound }) {
+            segments.append(String(rest[..<next.lowerBound]))
+            segments.append(String(rest[next]))
+            rest = rest[next.upperBound...]
+        }
+        segments.append(String(rest))
+        renderings.withLockedValue { cache in
+            if cache.count >= Self.renderingLimit { cache.removeAll() }
+            cache[key] = segments
+        }
+        return segments
+    }
+
+    func values(level: AuthLevel, app: AppConfiguration, listed: [AppConfiguration], gatewayBase: String) -> [String: Any] {
+        let strings = renderer.strings
+        let current = AppIcon(app)
+        return [
+            "nonce": Placeholder.nonce, "upgradeURL": Placeholder.upgradeURL, "state": Placeholder.state, "space": Placeholder.space,
+            "style": gatewayBase + Paths.barStyle, "script": gatewayBase + Paths.barScript, "toastsScript": gatewayBase + Paths.toastsScript,
+            "portal": gatewayBase + Paths.portal, "gatewayInitial": strings["gateway_name"].prefix(1).uppercased(),
+            "currentName": app.name, "currentMonogram": current.monogram, "currentTone": current.tone,
+            "apps": listed.map { listedApp -> [String: Any] in
+                let icon = AppIcon(listedApp)
+                return [
+                    "slug": listedApp.slug, "name": listedApp.name, "href": gatewayBase + Paths.open(listedApp.slug),
+                    "monogram": icon.monogram, "tone": icon.tone, "current": listedApp.slug == app.slug,
+                ]
+            },
+            "features": [PortalController.Tab.chats, .calls, .stories].map { tab -> [String: Any] in
+                ["id": tab.rawValue, "href": gatewayBase + tab.path, "label": strings["tab_\(tab.rawValue)"], "locked": level == .sso]
+            },
+            "sso": level == .sso,
+        ]
+    }
+
+    /// A top-level page load, not XHR/fetch, a frame, a download or a resource.
+    public static func isDocumentNavigation(_ request: Request) -> Bool {
+        if let destination = request.headers[HTTPField.Name("Sec-Fetch-Dest")!] { return destination == "document" }
+        // Browsers without Fetch Metadata: a GET that accepts HTML and is not marked as script-initiated.
+        return request.method == .get && request.headers[.accept]?.contains("text/html") == true
+            && request.headers[HTTPField.Name("X-Requested-With")!] == nil
+    }
+}
