@@ -40,7 +40,7 @@
   function setCollapsed(collapsed) {
     if (collapsed) { host.setAttribute("data-collapsed", ""); } else { host.removeAttribute("data-collapsed"); }
     // Room above the page only for a bar that is open and not laid over an app that wants the whole screen.
-    if (space) { space.media = collapsed || overlay ? "not all" : "all"; }
+    if (space) { space.media = collapsed || overlay ? "not all" : "screen"; }
     root.getElementById(collapsed ? "handle" : "collapse").focus();
     // On an app with the bar off, opening it is for this page only.
     if (!overlay) { remember("bar", collapsed ? "collapsed" : "expanded"); }
@@ -96,7 +96,10 @@
   if (window.XMLHttpRequest) {
     var open = window.XMLHttpRequest.prototype.open;
     window.XMLHttpRequest.prototype.open = function () {
-      this.addEventListener("loadend", function () { failed(this.status); });
+      if (!this.gatehouseWatched) {
+        this.gatehouseWatched = true;
+        this.addEventListener("loadend", function () { failed(this.status); });
+      }
       return open.apply(this, arguments);
     };
   }

@@ -41,7 +41,11 @@ def start(binary, directory, name, upstream_url, kind="sqlite", database_url=Non
     environment["GATEHOUSE_METRICS_PORT"] = str(free_port())
     if database_url:
         environment["GATEHOUSE_STORAGE_POSTGRES_URL"] = database_url
-    process = Process([str(Path(binary).resolve()), "dev", "--config", str(configuration)], directory / f"{name}.log", env=environment)
+    # Run outside the checkout, so that each build serves the templates and files it shipped with (those beside its
+    # binary or of the checkout it was built in): a baseline from an earlier commit is measured as it was.
+    process = Process(
+        [str(Path(binary).resolve()), "dev", "--config", str(configuration)], directory / f"{name}.log", env=environment, cwd=directory
+    )
     origin = f"http://127.0.0.1:{port}"
     wait_until(lambda: answers(origin + "/readyz") == 200, f"Gatehouse ({name}) was not ready")
     wait_until(lambda: "this run: " in process.output(), "no development password in the log")

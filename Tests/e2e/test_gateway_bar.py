@@ -67,7 +67,7 @@ def test_the_bar_on_every_demo_app(browser, dev_gateway, checker, scheme):
             assert [a.get_attribute("data-app") for a in current] == [slug]
             # Chats, Calls and Stories in the bar on wide screens, in the switcher's menu on narrow ones; locked.
             assert shown(browser, "#bar-chats") == (width == 1280)
-            assert bar_has(browser, "#bar-chats .lock")
+            assert bar_has(browser, "#bar-chats.locked[aria-describedby=locked-note]") and bar_has(browser, "#locked-note")
             name = {"links": "bar", "styled": "bar-styled"}.get(slug) if scheme == "light" else ("bar" if slug == "links" else None)
             checker.page(name and f"{name}{suffix}{'-dark' if scheme == 'dark' else ''}")
         # The switcher: every app of the member's, each through its loading page.
@@ -221,7 +221,7 @@ def test_every_member_learns_that_an_app_failed_to_load(browser, tmp_path):
     try:
         register_by_http(gw, "olive", "olive.bar")
         sign_in(browser, gw, "olive", "/apps/links/")
-        assert not bar_has(browser, "#gatehouse-banner") and not bar_has(browser, ".lock")
+        assert not bar_has(browser, "#gatehouse-banner") and not bar_has(browser, ".locked")
         browser.execute_script("fetch('/apps/slow/')")
         wait(browser, lambda b: bar_has(b, "#toasts .toast"), timeout=10)
         toast = in_bar(browser, "#toasts .toast")

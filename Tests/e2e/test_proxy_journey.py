@@ -39,6 +39,8 @@ def test_a_slow_app_shows_loading_then_offers_to_wait_or_go_back(browser, dev_ga
     assert in_tab(browser, "return d.getElementById('slow-notice').hidden")
     wait(browser, lambda b: in_tab(b, "return window.tab.location.pathname") == "/apps/slow/", timeout=15)
     wait(browser, lambda b: in_tab(b, "return d.readyState === 'complete' && d.getElementById('slow') !== null"))
+    # The slow app, once it answered, has the bar like every other.
+    assert in_tab(browser, "return d.getElementById('gatehouse-bar').shadowRoot.getElementById('switcher-button').textContent") == "SASlow App"
     # The loading page replaced itself: the tab's history holds the app alone.
     assert in_tab(browser, "return window.tab.history.length") == 1
 

@@ -254,7 +254,7 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     browser.find_element(By.ID, "continue").click()
     wait(browser, lambda b: path_of(b) == "/apps/links/")
     # The bar stays, without the banner and with the chat features open.
-    assert not bar_has(browser, "#gatehouse-banner") and not bar_has(browser, ".lock")
+    assert not bar_has(browser, "#gatehouse-banner") and not bar_has(browser, ".locked")
     assert in_bar(browser, "#bar-chats").get_attribute("href") == gw.url + "/chats"
     checker.page("bar-registered")
     assert_registered_features(browser, gw, checker)

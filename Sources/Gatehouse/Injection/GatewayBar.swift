@@ -40,7 +40,7 @@ public struct GatewayBar: Sendable {
             case Placeholder.nonce: html += nonce
             case Placeholder.upgradeURL: html += upgradeURL
             case Placeholder.state: html += state
-            case Placeholder.space: html += collapsed ? "not all" : "all"
+            case Placeholder.space: html += collapsed ? "not all" : "screen"  // printed pages keep no room for it
             default: html += segment
             }
         }

@@ -13,6 +13,9 @@ public struct ProxyController: Sendable {
     let jars: SharedCookieJars
     let bar: GatewayBar
     let gatewayPolicy: ContentSecurityPolicy
+    /// The bar's files by their exact URLs, for policies that rely on `'unsafe-inline'` (see `allowingBar`).
+    let barScriptURLs: [String]
+    let barStyleURL: String
     let configuration: GatehouseConfiguration
     let metrics: GatewayMetrics
 
@@ -27,6 +30,8 @@ public struct ProxyController: Sendable {
         self.bar = bar
         self.configuration = configuration
         self.metrics = metrics
+        barScriptURLs = [configuration.publicOrigin + Paths.toastsScript, configuration.publicOrigin + Paths.barScript]
+        barStyleURL = configuration.publicOrigin + Paths.barStyle
         let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
         self.gatewayPolicy =
             configuration.proxy.contentSecurityPolicy.map(ContentSecurityPolicy.init(parsing:))
@@ -133,7 +138,7 @@ public struct ProxyController: Sendable {
         let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
         headers[.contentSecurityPolicy] = ContentSecurityPolicy.combined(
             gateway: gatewayPolicy, upstream: upstream.headers[values: .contentSecurityPolicy], nonce: nonce,
-            scriptURLs: barScriptURLs, styleURL: configuration.publicOrigin + Paths.barStyle
+            scriptURLs: barScriptURLs, styleURL: barStyleURL
         )
 
         guard isRewritable, let encoding = HTMLResponseTransform.encoding(of: upstream.headers[.contentEncoding]) else {
@@ -179,8 +184,6 @@ public struct ProxyController: Sendable {
     static func withoutQuery(_ url: String) -> String {
         String(url.prefix { $0 != "?" && $0 != "#" })
     }
-
-    var barScriptURLs: [String] { [configuration.publicOrigin + Paths.toastsScript, configuration.publicOrigin + Paths.barScript] }
 
     static let refresh = HTTPField.Name("Refresh")!
     static let link = HTTPField.Name("Link")!
