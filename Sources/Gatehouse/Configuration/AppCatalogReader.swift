@@ -48,22 +48,22 @@ enum AppCatalogReader {
             if upstream == nil || upstream?.host == nil {
                 reader.report("\(path).upstream", "must be an absolute URL, got \"\(upstreamText)\"")
             }
-            var gatewayBar = true
-            if let value = app["gateway_bar"] {
-                if ConfigurationReader.isBoolean(value), let flag = value as? Bool {
-                    gatewayBar = flag
-                } else {
-                    reader.report("\(path).gateway_bar", "must be true or false")
-                }
-            }
             let passHeaders = list("pass_headers")
             let appHeaders = headers(app, path: path, passHeaders: passHeaders, reader: &reader)
             return AppConfiguration(
                 slug: slug, name: name, icon: text("icon"), upstream: upstream ?? URL(string: "https://invalid.invalid")!,
                 minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
-                mount: mount ?? .path, gatewayBar: gatewayBar, headers: appHeaders
+                mount: mount ?? .path, gatewayBar: flag(app, "gateway_bar", path: path, reader: &reader) ?? true, headers: appHeaders
             )
         }
+    }
+
+    /// One app's `true`/`false` setting under `key`, `nil` when it is absent or reported as something else.
+    static func flag(_ app: [String: Any], _ key: String, path: String, reader: inout ConfigurationReader) -> Bool? {
+        guard let value = app[key] else { return nil }
+        if ConfigurationReader.isBoolean(value), let flag = value as? Bool { return flag }
+        reader.report("\(path).\(key)", "must be true or false")
+        return nil
     }
 
     /// `pass_authorization`, `pass_headers` and `identity_headers` of one app, each problem reported with its path.
@@ -71,13 +71,7 @@ enum AppCatalogReader {
         _ app: [String: Any], path: String, passHeaders: [String], reader: inout ConfigurationReader
     ) -> AppHeaderConfiguration {
         var headers = AppHeaderConfiguration()
-        if let value = app["pass_authorization"] {
-            if ConfigurationReader.isBoolean(value), let flag = value as? Bool {
-                headers.passAuthorization = flag
-            } else {
-                reader.report("\(path).pass_authorization", "must be true or false")
-            }
-        }
+        if let flag = flag(app, "pass_authorization", path: path, reader: &reader) { headers.passAuthorization = flag }
         if let value = app["identity_headers"] {
             if let map = value as? [String: String] {
                 var identity: [String: AppHeaderConfiguration.Claim] = [:]
