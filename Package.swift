@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
         .library(name: "Gatehouse", targets: ["Gatehouse"]),
+        .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -31,9 +32,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
     ],
     targets: [
+        // The pure values and rules: Foundation and swift-crypto only, so that the server stack cannot leak in.
+        .target(
+            name: "GatehouseCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto")
+            ]
+        ),
         .target(
             name: "Gatehouse",
             dependencies: [
+                "GatehouseCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -70,9 +79,14 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "GatehouseCoreTests",
+            dependencies: ["GatehouseCore"]
+        ),
+        .testTarget(
             name: "GatehouseTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

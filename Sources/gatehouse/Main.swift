@@ -17,7 +17,7 @@ struct GatehouseCommand: AsyncParsableCommand {
 /// Loads and validates configuration, printing every problem and exiting non-zero when there are any.
 func loadConfiguration(path: String?, development: Bool) -> GatehouseConfiguration {
     do {
-        return try ConfigurationLoader().load(path: path, development: development)
+        return try ConfigurationLoader(developmentDefaults: .standard).load(path: path, development: development)
     } catch {
         FileHandle.standardError.write(Data("\(error)\n".utf8))
         Foundation.exit(2)
@@ -88,7 +88,7 @@ struct CheckConfig: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let configuration = try ConfigurationLoader().load(path: config, development: false)
+            let configuration = try ConfigurationLoader(developmentDefaults: .standard).load(path: config, development: false)
             print("configuration OK: \(configuration.publicOrigin), issuer \(configuration.oidc.issuer), \(configuration.apps.count) app(s)")
         } catch {
             print(error)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseCore
 import Logging
 import ServiceLifecycle
 

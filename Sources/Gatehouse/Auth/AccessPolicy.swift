@@ -1,3 +1,5 @@
+import GatehouseCore
+
 /// Who may open an app: level first, then every required role and at least one required group.
 public enum AccessPolicy {
     public static func mayOpen(_ app: AppConfiguration, level: AuthLevel, roles: [String], groups: [String]) -> Bool {

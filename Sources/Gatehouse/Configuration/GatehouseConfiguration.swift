@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// The whole typed configuration; every value has a named default (see `ConfigurationLoader` for sources).
 public struct GatehouseConfiguration: Sendable {
@@ -158,14 +159,6 @@ public struct RateLimitsConfiguration: Sendable, Equatable {
         self.signInStarts = signInStarts
         self.callbacks = callbacks
         self.usernameChecks = usernameChecks
-    }
-
-    func rule(_ limit: RateLimiter.Limit) -> RateLimitRule {
-        switch limit {
-        case .signInStart: signInStarts
-        case .callback: callbacks
-        case .usernameCheck: usernameChecks
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// An HTTP endpoint the gateway POSTs JSON to: the code sender's API or the provisioning webhook.
 public struct HTTPEndpointConfiguration: Sendable {

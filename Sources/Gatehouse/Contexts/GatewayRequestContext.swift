@@ -1,3 +1,4 @@
+import GatehouseCore
 import Hummingbird
 
 /// Every request starts here: whatever session the cookie names, if it is still alive.

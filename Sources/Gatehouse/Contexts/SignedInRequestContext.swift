@@ -1,3 +1,4 @@
+import GatehouseCore
 import Hummingbird
 
 /// A request from a signed-in member; creating it fails (and sends the browser to sign in) without a session.

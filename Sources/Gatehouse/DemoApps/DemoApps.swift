@@ -1,5 +1,6 @@
 import CompressNIO
 import Foundation
+import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import Logging

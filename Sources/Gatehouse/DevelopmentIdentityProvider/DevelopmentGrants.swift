@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// What the development provider has issued: authorization codes, access tokens and refresh tokens, all single-use
 /// where OAuth says so. In memory: a restart of development mode signs everybody out at their next refresh.

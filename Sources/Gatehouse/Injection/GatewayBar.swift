@@ -1,3 +1,4 @@
+import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
@@ -95,7 +96,7 @@ public struct GatewayBar: Sendable {
                     "monogram": icon.monogram, "tone": icon.tone, "current": listedApp.slug == app.slug,
                 ]
             },
-            "features": [PortalController.Tab.chats, .calls, .stories].map { tab -> [String: Any] in
+            "features": [FeatureTab.chats, .calls, .stories].map { tab -> [String: Any] in
                 ["id": tab.rawValue, "href": gatewayBase + tab.path, "label": strings["tab_\(tab.rawValue)"], "locked": level == .sso]
             },
             "sso": level == .sso,

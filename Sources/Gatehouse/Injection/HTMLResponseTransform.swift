@@ -1,4 +1,5 @@
 import CompressNIO
+import GatehouseCore
 import NIOCore
 
 /// Turns an upstream HTML body, chunk by chunk, into what the browser gets: inflated when the upstream compressed

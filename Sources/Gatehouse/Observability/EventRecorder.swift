@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Logging
 
 /// Records product events as structured log lines and, through the `EventQueue`, in the event store. Recording

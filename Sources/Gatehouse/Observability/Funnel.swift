@@ -1,15 +1,5 @@
 import Foundation
-
-/// How often an event happened in a window, and to how many distinct members.
-public struct EventCount: Sendable, Equatable {
-    public var events: Int
-    public var members: Int
-
-    public init(events: Int, members: Int) {
-        self.events = events
-        self.members = members
-    }
-}
+import GatehouseCore
 
 /// The upgrade funnel for operators (SPEC §7): members at each step from sign-in to registration, the conversion
 /// from each step to the next, and the other events of the window.

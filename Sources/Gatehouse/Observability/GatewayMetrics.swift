@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import GatehouseCore
 import NIOConcurrencyHelpers
 import Prometheus
 

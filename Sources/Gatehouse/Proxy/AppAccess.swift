@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import HTTPTypes
 
 /// The one way into an app. Every entry point (`/apps/<slug>/…`, an app host, a WebSocket upgrade) asks it whether

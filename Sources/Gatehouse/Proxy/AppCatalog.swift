@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// The configured apps by slug, with what the proxy needs to map URLs between upstream and gateway.
 public struct AppCatalog: Sendable {

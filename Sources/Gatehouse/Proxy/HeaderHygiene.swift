@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import HTTPTypes
 
 /// Which headers cross the gateway, in either direction.

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// The jars of all sessions, changed one request at a time per session: two responses setting cookies at once for
 /// the same member must not overwrite each other's cookies.

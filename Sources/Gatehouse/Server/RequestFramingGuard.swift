@@ -1,3 +1,4 @@
+import GatehouseCore
 import NIOCore
 import NIOHTTP1
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseCore
 import Logging
 
 /// Turns a session cookie into a live session: expiry, idle timeout, token refresh and last-seen bookkeeping.

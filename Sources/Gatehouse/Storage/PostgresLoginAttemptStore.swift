@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import PostgresNIO
 
 public struct PostgresLoginAttemptStore: LoginAttemptStore {

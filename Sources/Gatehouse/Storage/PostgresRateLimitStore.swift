@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import PostgresNIO
 
 /// Limits the replicas share: each decision is one statement, so two replicas counting the same key at once

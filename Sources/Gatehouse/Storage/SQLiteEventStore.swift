@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import SQLiteNIO
 
 public struct SQLiteEventStore: EventStore {

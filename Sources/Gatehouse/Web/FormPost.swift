@@ -1,3 +1,4 @@
+import GatehouseCore
 import Hummingbird
 
 /// Forms posted by the gateway's own pages: from its own origin (when the browser names one) and carrying the

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import HummingbirdTesting
 import Logging
 import Testing

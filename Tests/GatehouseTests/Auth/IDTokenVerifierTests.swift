@@ -1,97 +1,11 @@
 import Crypto
 import Foundation
+import GatehouseCore
 import JWTKit
 import Testing
 import _CryptoExtras
 
 @testable import Gatehouse
-
-/// Keys and tokens as a provider would make them.
-struct TestProvider {
-    static let issuer = "https://idp.example.org/realms/heritage"
-    static let clientID = "signal_client"
-
-    let ecKey = ES256PrivateKey()
-    let rsaKey: JWTKit.Insecure.RSA.PrivateKey
-    let signer = JWTKeyCollection()
-
-    init() async throws {
-        rsaKey = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
-        await signer.add(ecdsa: ecKey, kid: "ec-1")
-        await signer.add(rsa: rsaKey, digestAlgorithm: .sha256, kid: "rsa-1")
-    }
-
-    func jwk(ecKid: String = "ec-1") throws -> [[String: Any]] {
-        let ec = ecKey.publicKey.parameters!
-        let (modulus, exponent) = try rsaKey.publicKey.getKeyPrimitives()
-        return [
-            // Keycloak lists an encryption key first; it must never be used for signatures.
-            ["kty": "RSA", "use": "enc", "alg": "RSA-OAEP", "kid": "enc-1", "n": Base64URL.encode(modulus), "e": Base64URL.encode(exponent)],
-            ["kty": "EC", "crv": "P-256", "use": "sig", "kid": ecKid, "x": ec.x, "y": ec.y],
-            ["kty": "RSA", "use": "sig", "alg": "RS256", "kid": "rsa-1", "n": Base64URL.encode(modulus), "e": Base64URL.encode(exponent)],
-        ]
-    }
-
-    func jwksData(ecKid: String = "ec-1") throws -> Data {
-        try JSONSerialization.data(withJSONObject: ["keys": jwk(ecKid: ecKid)])
-    }
-
-    func claims(
-        iss: String = issuer, aud: [String] = [clientID], exp: Date = Date().addingTimeInterval(300), iat: Date = Date(),
-        nonce: String? = "n-1", sub: String = "member-1"
-    ) -> TestClaims {
-        TestClaims(
-            iss: iss, sub: sub, aud: aud.count == 1 ? .single(aud[0]) : .many(aud), exp: exp.timeIntervalSince1970, iat: iat.timeIntervalSince1970,
-            nonce: nonce)
-    }
-
-    func sign(_ claims: TestClaims, kid: String = "ec-1") async throws -> String {
-        try await signer.sign(claims, kid: JWKIdentifier(string: kid))
-    }
-
-    /// A token with any header, signed by `signature` bytes or none: for the forgeries JWT libraries are known for.
-    static func forge(header: [String: Any], claims: some Encodable, signature: (Data) -> Data = { _ in Data() }) throws -> String {
-        let head = Base64URL.encode(try JSONSerialization.data(withJSONObject: header))
-        let body = Base64URL.encode(try JSONEncoder().encode(claims))
-        return "\(head).\(body).\(Base64URL.encode(signature(Data("\(head).\(body)".utf8))))"
-    }
-}
-
-struct TestClaims: JWTPayload {
-    enum Audience: Codable {
-        case single(String)
-        case many([String])
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            switch self {
-            case .single(let value): try container.encode(value)
-            case .many(let values): try container.encode(values)
-            }
-        }
-        init(from decoder: any Decoder) throws { self = .single(try decoder.singleValueContainer().decode(String.self)) }
-    }
-    var iss: String
-    var sub: String
-    var aud: Audience
-    var exp: Double
-    var iat: Double
-    var nonce: String?
-    var azp: String? = nil
-    var nbf: Double? = nil
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
-}
-
-/// Counts JWKS fetches and serves whatever the test put there.
-actor JWKSSource {
-    var document: Data
-    private(set) var fetches = 0
-    init(_ document: Data) { self.document = document }
-    func fetch() -> Data {
-        fetches += 1
-        return document
-    }
-    func replace(_ document: Data) { self.document = document }
-}
 
 @Suite struct IDTokenVerifierTests {
     func verifier(_ provider: TestProvider, source: JWKSSource? = nil, refetchInterval: TimeInterval = 0) throws -> (IDTokenVerifier, JWKSSource) {

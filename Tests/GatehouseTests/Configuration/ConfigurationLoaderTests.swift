@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ConfigurationLoaderTests {
     func loader(_ files: [String: String], environment: [String: String] = [:]) -> ConfigurationLoader {
-        ConfigurationLoader(environment: environment) { path in
+        ConfigurationLoader(environment: environment, developmentDefaults: .standard) { path in
             guard let text = files[path] else { throw CocoaLikeMissingFile() }
             return text
         }
@@ -41,6 +41,7 @@ import Testing
                 "GATEHOUSE_OIDC_CLIENT_SECRET": "s3cret", "GATEHOUSE_REGISTRATION_CODE_SENDER_AUTHORIZATION": "sms-key",
                 "GATEHOUSE_REGISTRATION_PROVISIONING_AUTHORIZATION_FILE": "/run/secrets/provisioning",
             ],
+            developmentDefaults: .standard,
             readFile: { path in
                 guard let text = ["g.json": json, "/run/secrets/provisioning": "Bearer provisioning-token\n"][path] else {
                     throw CocoaLikeMissingFile()

@@ -49,11 +49,3 @@ import Testing
         #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 1_795_478_042.5)) == "2026-11-23T23:54:02.500Z")
     }
 }
-
-extension ISO8601DateFormatter {
-    static var withFractionalSeconds: ISO8601DateFormatter {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Testing
 
 @testable import Gatehouse
@@ -79,7 +80,7 @@ import Testing
     }
 
     @Test func theMetricsListenerMustNotShareTheMembersPort() throws {
-        let loader = ConfigurationLoader(environment: ["GATEHOUSE_METRICS_PORT": "8080"])
+        let loader = ConfigurationLoader(environment: ["GATEHOUSE_METRICS_PORT": "8080"], developmentDefaults: .standard)
         #expect {
             try loader.load(path: nil, development: true)
         } throws: { error in

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Testing
 
 @testable import Gatehouse
@@ -93,13 +94,6 @@ import Testing
             #expect(try await registrations.dueForProvisioning(now: now.addingTimeInterval(3600), maximumAttempts: 2, limit: 10).isEmpty)
             #expect(try await registrations.provisioningBacklog(maximumAttempts: 2) == (waiting: 0, failed: 1))
         }
-    }
-}
-
-extension Result {
-    var isSuccess: Bool {
-        if case .success = self { return true }
-        return false
     }
 }
 

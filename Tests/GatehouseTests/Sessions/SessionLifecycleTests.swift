@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Logging
 import Testing
 
@@ -138,13 +139,5 @@ import Testing
             #expect(events.map(\.name) == [.stateInconsistencyDetected])
             #expect(events.first?.detail == "upgradeCompleted from none")
         }
-    }
-}
-
-actor Counter {
-    private(set) var value = 0
-    func increment() -> Int {
-        value += 1
-        return value
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseCore
 import NIOCore
 import PostgresNIO
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import JWTKit
 
 /// The claims of a verified ID token that the gateway relies on.

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// Reads Keycloak-shaped userinfo (SPEC §3) into a `MemberIdentity`.
 public enum MemberClaims {

@@ -1,3 +1,5 @@
+import GatehouseCore
+
 /// The parts of `/.well-known/openid-configuration` the relying party uses.
 public struct ProviderMetadata: Sendable, Codable, Equatable {
     public var issuer: String

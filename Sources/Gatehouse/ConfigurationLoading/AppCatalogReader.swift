@@ -1,0 +1,104 @@
+import Foundation
+import GatehouseCore
+
+/// Reads the `apps` list, which only the configuration file can hold.
+enum AppCatalogReader {
+    static func read(_ reader: inout ConfigurationReader) -> [AppConfiguration] {
+        guard let raw = reader.fileValue("apps") else { return [] }
+        guard let list = raw as? [Any] else {
+            reader.report("apps", "must be a list of app objects")
+            return []
+        }
+        let known: Set = [
+            "slug", "name", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
+            "pass_headers", "identity_headers", "gateway_bar",
+        ]
+        return list.enumerated().compactMap { index, element -> AppConfiguration? in
+            let path = "apps[\(index)]"
+            guard let app = element as? [String: Any] else {
+                reader.report(path, "must be an object")
+                return nil
+            }
+            for key in app.keys.sorted() where !known.contains(key) {
+                reader.report("\(path).\(key)", "unknown key")
+            }
+            func text(_ key: String) -> String? {
+                guard let value = app[key] else { return nil }
+                if let string = value as? String { return string }
+                reader.report("\(path).\(key)", "must be a string")
+                return nil
+            }
+            func list(_ key: String) -> [String] {
+                guard let value = app[key] else { return [] }
+                if let strings = value as? [String] { return strings }
+                reader.report("\(path).\(key)", "must be a list of strings")
+                return []
+            }
+            let slug = text("slug") ?? ""
+            let name = text("name") ?? ""
+            let upstreamText = text("upstream") ?? ""
+            let levelText = text("minimum_level") ?? AuthLevel.sso.rawValue
+            let mountText = text("mount") ?? AppConfiguration.Mount.path.rawValue
+            let level = AuthLevel(rawValue: levelText)
+            if level == nil || level == AuthLevel.none {
+                reader.report("\(path).minimum_level", "must be sso or registered, got \"\(levelText)\"")
+            }
+            let mount = AppConfiguration.Mount(rawValue: mountText)
+            if mount == nil { reader.report("\(path).mount", "must be path or host, got \"\(mountText)\"") }
+            let upstream = URL(string: upstreamText)
+            if upstream == nil || upstream?.host == nil {
+                reader.report("\(path).upstream", "must be an absolute URL, got \"\(upstreamText)\"")
+            }
+            let passHeaders = list("pass_headers")
+            let appHeaders = headers(app, path: path, passHeaders: passHeaders, reader: &reader)
+            return AppConfiguration(
+                slug: slug, name: name, icon: text("icon"), upstream: upstream ?? URL(string: "https://invalid.invalid")!,
+                minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
+                mount: mount ?? .path, gatewayBar: flag(app, "gateway_bar", path: path, reader: &reader) ?? true, headers: appHeaders
+            )
+        }
+    }
+
+    /// One app's `true`/`false` setting under `key`, `nil` when it is absent or reported as something else.
+    static func flag(_ app: [String: Any], _ key: String, path: String, reader: inout ConfigurationReader) -> Bool? {
+        guard let value = app[key] else { return nil }
+        if ConfigurationReader.isBoolean(value), let flag = value as? Bool { return flag }
+        reader.report("\(path).\(key)", "must be true or false")
+        return nil
+    }
+
+    /// `pass_authorization`, `pass_headers` and `identity_headers` of one app, each problem reported with its path.
+    static func headers(
+        _ app: [String: Any], path: String, passHeaders: [String], reader: inout ConfigurationReader
+    ) -> AppHeaderConfiguration {
+        var headers = AppHeaderConfiguration()
+        if let flag = flag(app, "pass_authorization", path: path, reader: &reader) { headers.passAuthorization = flag }
+        if let value = app["identity_headers"] {
+            if let map = value as? [String: String] {
+                var identity: [String: AppHeaderConfiguration.Claim] = [:]
+                for (name, claimText) in map.sorted(by: { $0.key < $1.key }) {
+                    guard let claim = AppHeaderConfiguration.Claim(rawValue: claimText) else {
+                        let claims = AppHeaderConfiguration.Claim.allCases.map(\.rawValue).joined(separator: ", ")
+                        reader.report("\(path).identity_headers.\(name)", "must be one of \(claims), got \"\(claimText)\"")
+                        continue
+                    }
+                    if let problem = HeaderHygiene.problem(passing: name, identityNames: []) {
+                        reader.report("\(path).identity_headers.\(name)", problem)
+                        continue
+                    }
+                    identity[name] = claim
+                }
+                headers.identity = identity
+            } else {
+                reader.report("\(path).identity_headers", "must be an object of header name to claim")
+            }
+        }
+        headers.passHeaders = passHeaders
+        for name in headers.passHeaders {
+            if let problem = HeaderHygiene.problem(passing: name, identityNames: headers.identity.keys) {
+                reader.report("\(path).pass_headers", "\(name) \(problem)")
+            }
+        }
+        return headers
+    }
+}

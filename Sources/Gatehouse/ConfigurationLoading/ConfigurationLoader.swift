@@ -1,0 +1,275 @@
+import Foundation
+import GatehouseCore
+
+/// Builds a `GatehouseConfiguration` from a JSON file and `GATEHOUSE_…` environment variables, reporting every
+/// problem with its key path in one pass.
+public struct ConfigurationLoader {
+    public var environment: [String: String]
+    public var readFile: @Sendable (String) throws -> String
+    /// What development mode fills in where the file is silent (the composition root's `.standard`).
+    public var developmentDefaults: DevelopmentDefaults
+
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        developmentDefaults: DevelopmentDefaults,
+        readFile: @escaping @Sendable (String) throws -> String = { try String(contentsOfFile: $0, encoding: .utf8) }
+    ) {
+        self.environment = environment
+        self.developmentDefaults = developmentDefaults
+        self.readFile = readFile
+    }
+
+    /// Loads the file at `path` (or none), over development defaults when `development` is set.
+    public func load(path: String?, development: Bool = false) throws(ConfigurationError) -> GatehouseConfiguration {
+        var file: [String: Any] = [:]
+        var early: [ConfigurationProblem] = []
+        if let path {
+            do {
+                let text = try readFile(path)
+                let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+                if let dictionary = object as? [String: Any] {
+                    file = dictionary
+                } else {
+                    early.append(ConfigurationProblem("(file)", "\(path) must hold a JSON object"))
+                }
+            } catch let error as CocoaError where error.code == .fileReadNoSuchFile || error.code == .fileNoSuchFile {
+                throw ConfigurationError(problems: [ConfigurationProblem("(file)", "\(path) does not exist")])
+            } catch {
+                throw ConfigurationError(problems: [ConfigurationProblem("(file)", "\(path) is not valid JSON: \(error.localizedDescription)")])
+            }
+        }
+        var reader = ConfigurationReader(file: file, environment: environment, readSecretFile: readFile)
+        let configuration = read(&reader, development: development)
+        var problems = early + reader.problems
+        problems += reader.unknownFileKeys().map { ConfigurationProblem($0, "unknown key") }
+        problems += configuration.validate()
+        problems += Self.missingFolders(configuration.directories)
+        guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
+        return configuration
+    }
+
+    /// Where a folder that ships with Gatehouse (`Templates`, `Public`, `Strings`) is, when the configuration does not
+    /// say: in the working folder (a checkout); in `<prefix>/share/gatehouse/` for a binary installed as
+    /// `<prefix>/bin/gatehouse`; or in the checkout the binary was built in (`<checkout>/.build/…/gatehouse`), so that a
+    /// build runs from any folder. Otherwise the plain name, which the missing-folder check then reports.
+    static func shippedFolder(_ name: String, executable: URL? = Bundle.main.executableURL) -> String {
+        if isFolder(name) { return name }
+        guard let executable = executable?.resolvingSymlinksInPath() else { return name }
+        var folder = executable.deletingLastPathComponent()
+        let installed = folder.deletingLastPathComponent().appendingPathComponent("share/gatehouse/\(name)").path
+        if isFolder(installed) { return installed }
+        while folder.path != "/" {
+            folder.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path),
+                isFolder(folder.appendingPathComponent(name).path)
+            {
+                return folder.appendingPathComponent(name).path
+            }
+        }
+        return name
+    }
+
+    static func isFolder(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// Templates, public files and strings ship with Gatehouse; relative paths resolve against the working folder.
+    static func missingFolders(_ directories: DirectoriesConfiguration) -> [ConfigurationProblem] {
+        let folders = [
+            ("directories.templates", directories.templates), ("directories.public", directories.publicFiles),
+            ("directories.strings", directories.strings),
+        ]
+        return folders.compactMap { keyPath, folder in
+            guard !isFolder(folder) else { return nil }
+            return ConfigurationProblem(keyPath, "folder \(folder) does not exist (relative to \(FileManager.default.currentDirectoryPath))")
+        }
+    }
+
+    private func read(_ reader: inout ConfigurationReader, development forced: Bool) -> GatehouseConfiguration {
+        let development = reader.bool("development.enabled", default: forced)
+        let defaults = developmentDefaults
+        let listenDefaults = ListenConfiguration()
+        let publicText = reader.string("public_url", default: "http://\(listenDefaults.host):\(listenDefaults.port)")
+        let publicURL = URL(string: publicText) ?? URL(string: "http://invalid.invalid")!
+        if URL(string: publicText) == nil { reader.report("public_url", "is not a URL: \(publicText)") }
+        let origin = publicText.hasSuffix("/") ? String(publicText.dropLast()) : publicText
+
+        let listen = ListenConfiguration(
+            host: reader.string("listen.host", default: listenDefaults.host),
+            port: reader.int("listen.port", default: publicURL.port ?? listenDefaults.port, range: 1...65535),
+            headerTimeoutSeconds: reader.int("listen.header_timeout_seconds", default: listenDefaults.headerTimeoutSeconds, range: 1...300),
+            idleTimeoutSeconds: reader.int("listen.idle_timeout_seconds", default: listenDefaults.idleTimeoutSeconds, range: 1...3600),
+            maximumHeaderBytes: reader.int("listen.max_header_bytes", default: listenDefaults.maximumHeaderBytes, range: 4096...(1 << 20)),
+            maximumRequestTargetBytes: reader.int(
+                "listen.max_request_target_bytes", default: listenDefaults.maximumRequestTargetBytes, range: 256...(1 << 20)),
+            shutdownGraceSeconds: reader.int("listen.shutdown_grace_seconds", default: listenDefaults.shutdownGraceSeconds, range: 1...3600),
+            trustedProxies: reader.stringList("listen.trusted_proxies", default: listenDefaults.trustedProxies)
+        )
+        for entry in ClientAddressResolver.invalidEntries(listen.trustedProxies) {
+            reader.report("listen.trusted_proxies", "\"\(entry)\" is not an address or a CIDR block")
+        }
+        let oidcDefaults = OIDCConfiguration(issuer: "", clientID: "")
+        let oidc = OIDCConfiguration(
+            issuer: reader.optionalString("oidc.issuer") ?? (development ? origin + defaults.issuerPath : ""),
+            clientID: reader.optionalString("oidc.client_id") ?? (development ? defaults.clientID : ""),
+            clientSecret: reader.secret("oidc.client_secret"),
+            scopes: reader.stringList("oidc.scopes", default: oidcDefaults.scopes),
+            redirectPath: reader.string("oidc.redirect_path", default: oidcDefaults.redirectPath),
+            clockSkewSeconds: reader.int("oidc.clock_skew_seconds", default: oidcDefaults.clockSkewSeconds, range: 0...600),
+            timeoutSeconds: reader.int("oidc.timeout_seconds", default: oidcDefaults.timeoutSeconds, range: 1...120)
+        )
+        let cookie = CookieConfiguration(
+            name: reader.string("cookie.name", default: CookieConfiguration().name),
+            secure: reader.optionalBool("cookie.secure")
+        )
+        let sessionDefaults = SessionConfiguration()
+        let session = SessionConfiguration(
+            idleTimeoutSeconds: reader.int("session.idle_timeout_seconds", default: sessionDefaults.idleTimeoutSeconds, range: 60...(30 * 86400)),
+            absoluteTimeoutSeconds: reader.int(
+                "session.absolute_timeout_seconds", default: sessionDefaults.absoluteTimeoutSeconds, range: 60...(90 * 86400)),
+            refreshWindowSeconds: reader.int("session.refresh_window_seconds", default: sessionDefaults.refreshWindowSeconds, range: 0...3600)
+        )
+        let kindText = reader.string("storage.kind", default: StorageConfiguration().kind.rawValue)
+        let kind = StorageConfiguration.Kind(rawValue: kindText) ?? .sqlite
+        if StorageConfiguration.Kind(rawValue: kindText) == nil {
+            reader.report(
+                "storage.kind", "must be one of \(StorageConfiguration.Kind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(kindText)\"")
+        }
+        let directoryDefaults = DirectoriesConfiguration()
+        let directories = DirectoriesConfiguration(
+            templates: reader.string("directories.templates", default: Self.shippedFolder(directoryDefaults.templates)),
+            publicFiles: reader.string("directories.public", default: Self.shippedFolder(directoryDefaults.publicFiles)),
+            strings: reader.string("directories.strings", default: Self.shippedFolder(directoryDefaults.strings)),
+            data: reader.string("directories.data", default: directoryDefaults.data)
+        )
+        let storage = StorageConfiguration(
+            kind: kind,
+            sqlitePath: reader.string("storage.sqlite_path", default: StorageConfiguration.sqlitePath(in: directories.data)),
+            postgresURL: reader.secret("storage.postgres_url")
+        )
+        let brandDefaults = BrandConfiguration()
+        let brand = BrandConfiguration(
+            gatewayName: reader.string("brand.gateway_name", default: brandDefaults.gatewayName),
+            chatProductName: reader.string("brand.chat_product_name", default: brandDefaults.chatProductName),
+            strings: reader.stringMap("brand.strings")
+        )
+        let configuredApps = AppCatalogReader.read(&reader)
+        let proxyDefaults = ProxyConfiguration()
+        let demoPort = reader.int("development.demo_apps_port", default: listen.port + 1, range: 1...65535)
+        let demoAppsPort = development && reader.fileValue("apps") == nil ? demoPort : nil
+        let metricsDefaults = MetricsConfiguration()
+        let metrics = MetricsConfiguration(
+            host: reader.string("metrics.host", default: metricsDefaults.host),
+            port: reader.int("metrics.port", default: metricsDefaults.port, range: 1...65535),
+            onMembersListener: reader.bool("metrics.on_members_listener", default: metricsDefaults.onMembersListener))
+        return GatehouseConfiguration(
+            publicURL: publicURL,
+            listen: listen,
+            developmentMode: development,
+            demoAppsPort: demoAppsPort,
+            oidc: oidc,
+            cookie: cookie,
+            session: session,
+            storage: storage,
+            apps: demoAppsPort.map(defaults.apps) ?? configuredApps,
+            appsDomain: reader.optionalString("apps_domain") ?? (development ? defaults.appsDomain : nil),
+            allowlist: reader.stringList("allowlist", default: development ? defaults.allowlist : []),
+            proxy: ProxyConfiguration(
+                connectTimeoutSeconds: reader.int("proxy.connect_timeout_seconds", default: proxyDefaults.connectTimeoutSeconds, range: 1...120),
+                readTimeoutSeconds: reader.int("proxy.read_timeout_seconds", default: proxyDefaults.readTimeoutSeconds, range: 1...3600),
+                maximumRequestBodyBytes: reader.int(
+                    "proxy.max_request_body_bytes", default: proxyDefaults.maximumRequestBodyBytes, range: 0...(1 << 34)),
+                maximumConnectionsPerHost: reader.int(
+                    "proxy.max_connections_per_host", default: proxyDefaults.maximumConnectionsPerHost, range: 1...4096),
+                allowHTTPLoopback: reader.bool("proxy.allow_http_loopback", default: development),
+                allowPrivateAddresses: reader.bool("proxy.allow_private_addresses", default: proxyDefaults.allowPrivateAddresses),
+                contentSecurityPolicy: reader.optionalString("proxy.content_security_policy"),
+                maximumInflatedBytes: reader.int("proxy.max_inflated_bytes", default: proxyDefaults.maximumInflatedBytes, range: 1024...(1 << 34)),
+                maximumInflationRatio: reader.int("proxy.max_inflation_ratio", default: proxyDefaults.maximumInflationRatio, range: 2...100_000),
+                cookieBoundaries: reader.stringList("proxy.cookie_boundaries", default: proxyDefaults.cookieBoundaries)
+            ),
+            brand: brand,
+            directories: directories,
+            logLevel: reader.string("log_level", default: GatehouseConfiguration.defaultLogLevel),
+            logFormat: readLogFormat(&reader, development: development),
+            registration: readRegistration(&reader, development: development),
+            features: FeaturesConfiguration(
+                chats: reader.optionalString("features.chats") ?? (demoAppsPort != nil ? defaults.features.chats : nil),
+                calls: reader.optionalString("features.calls") ?? (demoAppsPort != nil ? defaults.features.calls : nil),
+                stories: reader.optionalString("features.stories") ?? (demoAppsPort != nil ? defaults.features.stories : nil)
+            ),
+            operatorRole: reader.string("operator.role", default: GatehouseConfiguration.defaultOperatorRole),
+            metrics: reader.bool("metrics.enabled", default: true) ? metrics : nil,
+            rateLimits: readRateLimits(&reader)
+        )
+    }
+
+    /// `rate_limits.<name>.limit` requests per `rate_limits.<name>.period_seconds`.
+    private func readRateLimits(_ reader: inout ConfigurationReader) -> RateLimitsConfiguration {
+        let defaults = RateLimitsConfiguration()
+        func rule(_ name: String, _ fallback: RateLimitRule) -> RateLimitRule {
+            RateLimitRule(
+                limit: reader.int("rate_limits.\(name).limit", default: fallback.limit, range: 1...1_000_000),
+                periodSeconds: reader.int("rate_limits.\(name).period_seconds", default: fallback.periodSeconds, range: 1...86400))
+        }
+        return RateLimitsConfiguration(
+            signInStarts: rule("sign_in_starts", defaults.signInStarts), callbacks: rule("callbacks", defaults.callbacks),
+            usernameChecks: rule("username_checks", defaults.usernameChecks))
+    }
+
+    /// `log_format`: `json` for `serve`, `text` in development mode unless set.
+    private func readLogFormat(_ reader: inout ConfigurationReader, development: Bool) -> LogFormat {
+        let fallback: LogFormat = development ? .text : .json
+        let text = reader.string("log_format", default: fallback.rawValue)
+        guard let format = LogFormat(rawValue: text) else {
+            reader.report("log_format", "must be one of \(LogFormat.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text)\"")
+            return fallback
+        }
+        return format
+    }
+
+    private func readRegistration(_ reader: inout ConfigurationReader, development: Bool) -> RegistrationConfiguration {
+        let kindText = reader.optionalString("registration.code_sender.kind")
+        let kind = kindText.flatMap(RegistrationConfiguration.SenderKind.init(rawValue:)) ?? (kindText == nil && development ? .log : nil)
+        if let kindText, RegistrationConfiguration.SenderKind(rawValue: kindText) == nil {
+            reader.report("registration.code_sender.kind", "must be log or http, got \"\(kindText)\"")
+        } else if kindText == nil && !development {
+            reader.report("registration.code_sender.kind", "is required outside development mode: http (log is for development mode only)")
+        }
+        let sender = endpoint(&reader, "registration.code_sender")
+        if kind == .http && sender == nil { reader.report("registration.code_sender.url", "is required for the http sender") }
+        let defaults = VerificationRules()
+        let rules = VerificationRules(
+            codesPerMember: reader.int("registration.codes_per_member_per_hour", default: defaults.codesPerMember, range: 1...100),
+            codesPerPhoneNumber: reader.int("registration.codes_per_phone_number_per_hour", default: defaults.codesPerPhoneNumber, range: 1...100)
+        )
+        let provisioningDefaults = ProvisioningConfiguration()
+        let provisioning = ProvisioningConfiguration(
+            endpoint: endpoint(&reader, "registration.provisioning"),
+            maximumAttempts: reader.int("registration.provisioning.max_attempts", default: provisioningDefaults.maximumAttempts, range: 1...100),
+            retryBaseSeconds: Double(
+                reader.int("registration.provisioning.retry_base_seconds", default: Int(provisioningDefaults.retryBaseSeconds), range: 1...3600)),
+            pollSeconds: Double(reader.int("registration.provisioning.poll_seconds", default: Int(provisioningDefaults.pollSeconds), range: 1...3600))
+        )
+        return RegistrationConfiguration(
+            codeSender: kind, codeSenderEndpoint: sender, rules: rules, provisioning: provisioning,
+            pinBcryptCost: reader.int("registration.pin_bcrypt_cost", default: RegistrationConfiguration().pinBcryptCost, range: 10...16)
+        )
+    }
+
+    /// `<prefix>.url`, `.authorization_header`, `.authorization` (a secret) and `.timeout_seconds`; `nil` without a URL.
+    private func endpoint(_ reader: inout ConfigurationReader, _ prefix: String) -> HTTPEndpointConfiguration? {
+        let header = reader.string("\(prefix).authorization_header", default: HTTPEndpointConfiguration.defaultAuthorizationHeader)
+        let authorization = reader.secret("\(prefix).authorization")
+        let timeout = reader.int("\(prefix).timeout_seconds", default: HTTPEndpointConfiguration.defaultTimeoutSeconds, range: 1...120)
+        guard let text = reader.optionalString("\(prefix).url") else { return nil }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host?.isEmpty == false,
+            scheme == "https" || (scheme == "http" && GatehouseConfiguration.isLoopback(url.host))
+        else {
+            reader.report("\(prefix).url", "must be an https URL (http only for a loopback host), got \"\(text)\"")
+            return nil
+        }
+        return HTTPEndpointConfiguration(url: url, authorizationHeader: header, authorization: authorization, timeoutSeconds: timeout)
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import GatehouseCore
+
+extension GatehouseConfiguration {
+    static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    /// Every problem with the values themselves, each with its key path.
+    public func validate() -> [ConfigurationProblem] {
+        var problems: [ConfigurationProblem] = []
+        func check(_ condition: Bool, _ keyPath: String, _ message: @autoclosure () -> String) {
+            if !condition { problems.append(ConfigurationProblem(keyPath, message())) }
+        }
+
+        let scheme = publicURL.scheme?.lowercased()
+        check(scheme == "https" || scheme == "http", "public_url", "must be an http or https URL")
+        check(publicURL.host?.isEmpty == false, "public_url", "must name a host")
+        check(publicURL.path.isEmpty || publicURL.path == "/", "public_url", "must not have a path (Gatehouse serves from the root of its origin)")
+        check(publicURL.query == nil && publicURL.fragment == nil, "public_url", "must not have a query or fragment")
+        check(scheme != "http" || Self.isLoopback(publicURL.host), "public_url", "must be https unless the host is loopback")
+        check(!listen.host.isEmpty, "listen.host", "must not be empty")
+        check(
+            registration.codeSender != .log || developmentMode, "registration.code_sender.kind",
+            "log is for development mode only (its codes are read from the development inbox); use http")
+        if let metrics {
+            check(metrics.port != listen.port, "metrics.port", "must differ from listen.port (\(listen.port)): metrics have a listener of their own")
+            check(metrics.port != demoAppsPort, "metrics.port", "must differ from development.demo_apps_port")
+        }
+
+        if let issuer = URL(string: oidc.issuer), let host = issuer.host, !host.isEmpty {
+            let issuerScheme = issuer.scheme?.lowercased()
+            check(
+                issuerScheme == "https" || (issuerScheme == "http" && Self.isLoopback(host)), "oidc.issuer",
+                "must be https (http only for a loopback host)")
+        } else {
+            check(false, "oidc.issuer", oidc.issuer.isEmpty ? "is required" : "is not an absolute URL: \(oidc.issuer)")
+        }
+        check(!oidc.clientID.isEmpty, "oidc.client_id", "is required")
+        check(oidc.scopes.contains("openid"), "oidc.scopes", "must include openid")
+        check(
+            oidc.redirectPath.hasPrefix("/") && ReturnTarget.isAcceptable(oidc.redirectPath), "oidc.redirect_path", "must be a path starting with /")
+
+        check(Self.isCookieName(cookie.name), "cookie.name", "must be a cookie token (letters, digits, - and _)")
+        if cookie.name.hasPrefix("__Secure-") || cookie.name.hasPrefix("__Host-") {
+            check(cookieIsSecure, "cookie.name", "a __Secure- or __Host- cookie needs cookie.secure (an https public_url)")
+        }
+        check(
+            session.absoluteTimeoutSeconds >= session.idleTimeoutSeconds, "session.absolute_timeout_seconds",
+            "must not be shorter than session.idle_timeout_seconds")
+
+        switch storage.kind {
+        case .sqlite:
+            check(!storage.sqlitePath.isEmpty, "storage.sqlite_path", "must not be empty")
+        case .postgres:
+            if let url = storage.postgresURL {
+                check(
+                    (try? PostgresDatabase.configuration(url: url)) != nil, "storage.postgres_url",
+                    "must look like postgres://user:password@host:5432/database (sslmode: disable, prefer, require)")
+            } else {
+                check(false, "storage.postgres_url", "is required with storage.kind = postgres (GATEHOUSE_STORAGE_POSTGRES_URL or its _FILE)")
+            }
+        }
+
+        check(Self.logLevels.contains(logLevel), "log_level", "must be one of \(Self.logLevels.joined(separator: ", "))")
+        for (index, entry) in allowlist.enumerated() {
+            check(Allowlist.isValidEntry(entry), "allowlist[\(index)]", "is not a host or *.domain wildcard: \"\(entry)\"")
+        }
+        problems += validateApps()
+        if let appsDomain {
+            let host = UpstreamHost(appsDomain)
+            check(host?.kind == .name && appsDomain.contains("."), "apps_domain", "must be a host name such as apps.example.org")
+            check(appsDomain.lowercased() != publicURL.host?.lowercased(), "apps_domain", "must differ from the public URL's host")
+        }
+        for (index, app) in apps.enumerated() where app.mount == .host && appsDomain == nil {
+            check(false, "apps[\(index)].mount", "host mounts need apps_domain")
+        }
+
+        for (keyPath, slug) in [("features.chats", features.chats), ("features.calls", features.calls), ("features.stories", features.stories)] {
+            guard let slug else { continue }
+            let app = apps.first { $0.slug == slug }
+            check(app != nil, keyPath, "names no configured app: \"\(slug)\"")
+            check(app == nil || app?.minimumLevel == .registered, keyPath, "app \"\(slug)\" must have minimum_level registered")
+        }
+        check(!operatorRole.isEmpty, "operator.role", "must not be empty")
+
+        if developmentMode {
+            check(
+                Self.isLoopback(publicURL.host), "development.enabled",
+                "development mode (and its built-in identity provider) only runs on a loopback public_url")
+        }
+        return problems
+    }
+
+    private func validateApps() -> [ConfigurationProblem] {
+        var problems: [ConfigurationProblem] = []
+        let allowlist = Allowlist(self.allowlist)
+        var seen: Set<String> = []
+        for (index, app) in apps.enumerated() {
+            let path = "apps[\(index)]"
+            let slugIsValid =
+                (1...40).contains(app.slug.count)
+                && app.slug.allSatisfy { ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }
+            if !slugIsValid { problems.append(.init("\(path).slug", "must be 1–40 characters of a–z, 0–9 and -")) }
+            if !seen.insert(app.slug).inserted { problems.append(.init("\(path).slug", "\"\(app.slug)\" is used twice")) }
+            if app.name.isEmpty { problems.append(.init("\(path).name", "is required")) }
+            let scheme = app.upstream.scheme?.lowercased()
+            let host = app.upstream.host ?? ""
+            if scheme != "https" && !(scheme == "http" && Self.isLoopback(host) && proxy.allowHTTPLoopback) {
+                problems.append(.init("\(path).upstream", "must be https (http only for a loopback host with proxy.allow_http_loopback)"))
+            }
+            if !host.isEmpty && !allowlist.isAllowed(host: host) {
+                problems.append(.init("\(path).upstream", "host \(host) is outside the allowlist"))
+            }
+        }
+        return problems
+    }
+
+    static func isLoopback(_ host: String?) -> Bool {
+        guard let host = host?.lowercased() else { return false }
+        return host == "localhost" || host == "[::1]" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    static func isCookieName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64
+            && name.allSatisfy { ($0.isLetter || $0.isNumber) && $0.isASCII || $0 == "-" || $0 == "_" }
+    }
+}

@@ -1,0 +1,205 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Sign-in page, the start of the authorization-code flow, the callback and sign-out.
+public struct AuthController: Sendable {
+    let configuration: GatehouseConfiguration
+    let oidc: OIDCClient
+    let attempts: any LoginAttemptStore
+    let sessions: any SessionStore
+    let registrations: any RegistrationStore
+    let events: EventRecorder
+    let renderer: PageRenderer
+    let cookie: SessionCookie
+    let limiter: RateLimiter
+
+    public init(
+        configuration: GatehouseConfiguration, oidc: OIDCClient, attempts: any LoginAttemptStore, sessions: any SessionStore,
+        registrations: any RegistrationStore, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter
+    ) {
+        self.configuration = configuration
+        self.oidc = oidc
+        self.attempts = attempts
+        self.sessions = sessions
+        self.registrations = registrations
+        self.events = events
+        self.renderer = renderer
+        self.limiter = limiter
+        self.cookie = SessionCookie(name: configuration.cookie.name, isSecure: configuration.cookieIsSecure)
+    }
+
+    public func addRoutes(to router: RouterGroup<GatewayRequestContext>) {
+        router.get(RouterPath(stringLiteral: Paths.signIn), use: signInPage)
+        router.get(RouterPath(stringLiteral: Paths.signedOutPage), use: signedOutPage)
+        router.get(RouterPath(stringLiteral: Paths.signInStart), use: start)
+        router.get(RouterPath(stringLiteral: configuration.oidc.redirectPath), use: callback)
+        router.post(RouterPath(stringLiteral: Paths.signOut), use: signOut)
+    }
+
+    @Sendable func signInPage(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let returnTo = request.uri.queryParameters.get("return_to").flatMap(ReturnTarget.init)
+        if context.session != nil {
+            return redirect(to: returnTo?.path ?? Paths.portal)
+        }
+        var values: [String: Any] = [:]
+        if let returnTo { values["returnTo"] = returnTo.path }
+        if request.uri.queryParameters.get("expired") == "1" {
+            values["notice"] = renderer.strings["session_expired"]
+        }
+        if let reason = request.uri.queryParameters.get("error") {
+            let key = "signin_error_\(reason)"
+            values["error"] = renderer.strings.values[key] ?? renderer.strings["signin_error_internal"]
+        }
+        return try renderer.page("signin", title: renderer.strings["signin_title"], values)
+    }
+
+    @Sendable func signedOutPage(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        try renderer.page("signin", title: renderer.strings["signin_title"], ["notice": renderer.strings["signed_out"]])
+    }
+
+    /// Creates the login attempt, binds it to this browser and sends the browser to the provider.
+    @Sendable func start(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        try await limiter.admit(.signInStart, client: context.clientAddress)
+        let returnTo = request.uri.queryParameters.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.portal
+        let binding = RandomToken.make()
+        let attempt = LoginAttempt(
+            state: RandomToken.make(), browserBindingHash: TokenHash.hex(binding), nonce: RandomToken.make(),
+            codeVerifier: PKCE.generate().verifier, returnTo: returnTo, createdAt: Date()
+        )
+        events.record(.ssoLoginAttempt)
+        let location: String
+        do {
+            location = try await oidc.authorizationURL(
+                state: attempt.state, nonce: attempt.nonce, pkce: PKCE(verifier: attempt.codeVerifier), redirectURI: configuration.redirectURI
+            )
+            try await attempts.insert(attempt)
+        } catch let error as OIDCError {
+            return await failure(error, returnTo: returnTo, request: request, context: context)
+        }
+        var response = redirect(to: location)
+        response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.setting(binding, maxAge: Int(LoginAttempt.lifetime))))
+        return response
+    }
+
+    /// The provider's answer: check state and browser, exchange the code, verify, read userinfo, start the session.
+    @Sendable func callback(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        // Before the attempt is taken: a member refused here can come back to the same callback once the wait is over.
+        try await limiter.admit(.callback, client: context.clientAddress)
+        let query = request.uri.queryParameters
+        var attempt: LoginAttempt?
+        if let state = query.get("state"), !state.isEmpty, state.utf8.count <= 256 {
+            attempt = try await attempts.take(state: state)
+        }
+        let returnTo = attempt?.returnTo ?? Paths.portal
+        do {
+            // One value per parameter: a second `code` or `state` is somebody splicing responses together.
+            for name in ["code", "state", "error", "iss"] where query.getAll(name).count > 1 {
+                throw OIDCError.invalidProviderResponse("the callback repeats \(name)")
+            }
+            try await checkResponseIssuer(query.get("iss"))
+            if let code = query.get("error") {
+                throw OIDCError.providerError(
+                    code: String(code.prefix(64)), description: query.get("error_description").map { String($0.prefix(200)) })
+            }
+            guard let attempt, let binding = request.cookies[cookie.loginCookie.name]?.value,
+                TokenHash.hex(binding) == attempt.browserBindingHash,
+                Date().timeIntervalSince(attempt.createdAt) < LoginAttempt.lifetime
+            else { throw OIDCError.invalidState }
+            guard let code = query.get("code"), !code.isEmpty else { throw OIDCError.invalidProviderResponse("no code in callback") }
+
+            let tokens = try await oidc.exchange(code: code, codeVerifier: attempt.codeVerifier, redirectURI: configuration.redirectURI)
+            guard let idToken = tokens.idToken else { throw OIDCError.invalidIDToken("token response has no id_token") }
+            let claims = try await oidc.verifier.verify(idToken, expectedNonce: attempt.nonce)
+            let identity = try await oidc.userinfo(accessToken: tokens.accessToken)
+            guard identity.sub == claims.subject else { throw OIDCError.invalidUserinfo("userinfo sub differs from the ID token's") }
+            return try await startSession(
+                identity: identity, tokens: tokens, idToken: idToken, providerSessionID: claims.sessionID, returnTo: returnTo,
+                replacing: context.session, context: context
+            )
+        } catch let error as OIDCError {
+            return await failure(error, returnTo: returnTo, request: request, context: context)
+        }
+    }
+
+    /// RFC 9207 (mix-up defence): a provider that says it names itself in authorization responses must do so,
+    /// exactly; an `iss` that is present must match whatever the provider says.
+    func checkResponseIssuer(_ iss: String?) async throws(OIDCError) {
+        let expected = oidc.configuration.issuer
+        if let iss {
+            guard iss == expected else { throw .invalidProviderResponse("the response's iss \(iss) is not \(expected)") }
+        } else if try await oidc.metadata().authorizationResponseIssParameterSupported == true {
+            throw .invalidProviderResponse("the response carries no iss although the provider promises one")
+        }
+    }
+
+    func startSession(
+        identity: MemberIdentity, tokens: TokenResponse, idToken: String, providerSessionID: String?, returnTo: String,
+        replacing previous: Session?, context: GatewayRequestContext
+    ) async throws -> Response {
+        let isRegistered = try await registrations.isRegistered(sub: identity.sub)
+        guard let level = events.transition(.signIn, from: .none, sub: identity.sub, isRegistered: isRegistered) else {
+            throw RequestError.badRequest("sign-in transition refused")
+        }
+        // A new id at every sign-in: a cookie planted before sign-in never becomes a signed-in session.
+        if let previous { try await sessions.delete(id: previous.id) }
+        let now = Date()
+        let value = RandomToken.make()
+        let session = Session(
+            id: SessionResolver.sessionID(forCookie: value), identity: identity,
+            tokens: TokenSet(
+                idToken: idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
+                accessTokenExpiresAt: tokens.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }
+            ),
+            level: level, csrfToken: RandomToken.make(), createdAt: now, lastSeenAt: now,
+            expiresAt: now.addingTimeInterval(TimeInterval(configuration.session.absoluteTimeoutSeconds)),
+            providerSessionID: providerSessionID
+        )
+        try await sessions.insert(session)
+        events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
+        var response = redirect(to: returnTo)
+        response.headers.append(HTTPField(name: .setCookie, value: cookie.setting(value)))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.clearing()))
+        return response
+    }
+
+    /// Back to the sign-in page with the reason; nothing of the attempt remains.
+    func failure(_ error: OIDCError, returnTo: String, request: Request, context: GatewayRequestContext) async -> Response {
+        context.logger.notice("sign-in failed", metadata: ["reason": .string(error.reason), "error": .string(error.description)])
+        events.record(.ssoLoginFailure, detail: error.reason)
+        if ErrorPageMiddleware<GatewayRequestContext>.wantsJSON(request) {
+            let status: HTTPResponse.Status = error.reason == "provider_unreachable" ? .badGateway : .badRequest
+            var response =
+                (try? JSONResponse.make(
+                    ["error": error.reason, "message": renderer.strings["signin_error_\(error.reason)"], "request_id": context.id], status: status))
+                ?? Response(status: status)
+            response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.clearing()))
+            return response
+        }
+        var pairs = [("error", error.reason)]
+        if returnTo != Paths.portal { pairs.append(("return_to", returnTo)) }
+        var response = redirect(to: FormEncoding.url(Paths.signIn, adding: pairs))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.clearing()))
+        return response
+    }
+
+    /// Ends the gateway session, then the provider's. A POST with the session's CSRF token from our own origin.
+    @Sendable func signOut(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        guard let session = context.session else { return redirect(to: Paths.signIn) }
+        _ = try await FormPost.read(request, session: session, publicOrigin: configuration.publicOrigin)
+        _ = events.transition(.signOut, from: session.level, sub: session.identity.sub)
+        try await sessions.delete(id: session.id)
+        events.record(.ssoLogout, sub: session.identity.sub, detail: "signed_out")
+        let location = await oidc.endSessionURL(idTokenHint: session.tokens.idToken, postLogoutRedirectURI: configuration.postLogoutRedirectURI)
+        var response = redirect(to: location ?? Paths.signedOutPage)
+        response.headers.append(HTTPField(name: .setCookie, value: cookie.clearing()))
+        return response
+    }
+
+    func redirect(to location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+}

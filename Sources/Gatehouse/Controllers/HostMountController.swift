@@ -1,0 +1,112 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// Host-mounted apps (`<slug>.<apps domain>`, for apps that build absolute URLs in JavaScript).
+///
+/// The gateway's session cookie stays on the gateway's host. An app host gets its own host-only cookie holding a
+/// grant for that app alone, tied to the session (it ends with it), obtained through a one-time code:
+///
+/// 1. the app host, seeing no grant, sets a random state cookie and sends the browser to the gateway's
+///    `/apps-open/<slug>?state=…`;
+/// 2. the gateway (signed in, allowed to open the app) stores a one-time code bound to that state and sends the
+///    browser back to `<app host>/__gatehouse/handoff?code=…`;
+/// 3. the app host redeems the code once, within a minute, only in the browser holding the matching state cookie,
+///    and sets the grant cookie.
+///
+/// A code planted in someone else's browser fails at step 3, and no other host ever sees a usable cookie.
+public struct HostMountController: Sendable {
+    let catalog: AppCatalog
+    let proxy: ProxyController
+    let store: any HostMountStore
+    let resolver: SessionResolver
+    let frame: FrameController
+    let configuration: GatehouseConfiguration
+
+    static let handoffPath = "/__gatehouse/handoff"
+    static let grantCookie = "gatehouse_app"
+    static let stateCookie = "gatehouse_app_state"
+
+    public init(
+        catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
+        configuration: GatehouseConfiguration
+    ) {
+        self.catalog = catalog
+        self.proxy = proxy
+        self.store = store
+        self.resolver = resolver
+        self.frame = frame
+        self.configuration = configuration
+    }
+
+    var isSecure: Bool { configuration.isHTTPS }
+
+    /// `/apps-open/<slug>` on the gateway's host: step 2.
+    public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
+        group.get(RouterPath(stringLiteral: Paths.appsOpen + "/:slug")) { request, context -> Response in
+            let slug = context.parameters.get("slug") ?? ""
+            guard let app = catalog.app(slug), app.mount == .host, let appsDomain = catalog.appsDomain else { throw ProxyError.unknownApp(slug) }
+            let session = context.session
+            try proxy.access.mayOpen(app, session: session, returnTo: Paths.appsOpen + "/" + slug)
+            guard let state = request.uri.queryParameters.get("state"), (16...128).contains(state.count) else {
+                // Opened directly (a bookmark): start at the app host, which begins with step 1.
+                return Self.redirect(appsDomain.origin(of: slug) + "/")
+            }
+            let code = RandomToken.make()
+            let returnTo = request.uri.queryParameters.get("to").flatMap(ReturnTarget.init)?.path ?? "/"
+            try await store.insert(
+                AppHandoff(
+                    codeHash: TokenHash.hex(code), sessionID: session.id, slug: slug,
+                    stateHash: TokenHash.hex(String(state)), returnTo: returnTo,
+                    expiresAt: Date().addingTimeInterval(AppHandoff.lifetime)
+                ))
+            return Self.redirect(FormEncoding.url(appsDomain.origin(of: slug) + Self.handoffPath, adding: [("code", code)]))
+        }
+    }
+
+    /// Every request on an app host: steps 1 and 3, then the bar's choices (`FrameController`) or the proxy.
+    func handle(_ request: Request, context: GatewayRequestContext, app: AppConfiguration) async throws -> Response {
+        if request.uri.path == Self.handoffPath { return try await redeem(request, app: app) }
+        if let token = request.cookies[Self.grantCookie]?.value,
+            let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
+            case .active(let session) = try await resolver.resolve(sessionID: sessionID)
+        {
+            if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session) }
+            var signedIn = context
+            signedIn.session = session
+            return try await proxy.forward(request, context: try SignedInRequestContext(context: signedIn), app: app, rest: request.uri.description)
+        }
+        // Step 1: no grant (or its session ended).
+        let state = RandomToken.make()
+        var pairs = [("state", state)]
+        if request.method == .get, let target = ReturnTarget(request.uri.description) { pairs.append(("to", target.path)) }
+        var response = Self.redirect(FormEncoding.url(configuration.publicOrigin + Paths.appsOpen + "/" + app.slug, adding: pairs))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.stateCookie, state, maxAge: 300)))
+        return response
+    }
+
+    /// Step 3.
+    func redeem(_ request: Request, app: AppConfiguration) async throws -> Response {
+        guard let code = request.uri.queryParameters.get("code"), code.count <= 128,
+            let handoff = try await store.takeHandoff(codeHash: TokenHash.hex(String(code))),
+            handoff.slug == app.slug, handoff.expiresAt > Date(),
+            let state = request.cookies[Self.stateCookie]?.value, TokenHash.hex(state) == handoff.stateHash
+        else { throw RequestError.forbidden("invalid app handoff") }
+        let token = RandomToken.make()
+        try await store.insertGrant(tokenHash: TokenHash.hex(token), sessionID: handoff.sessionID, slug: app.slug)
+        var response = Self.redirect(handoff.returnTo)
+        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.grantCookie, token, maxAge: nil)))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.stateCookie, "", maxAge: 0)))
+        return response
+    }
+
+    /// Host-only (no `Domain`): a cookie of one app host is never sent to another.
+    func cookie(_ name: String, _ value: String, maxAge: Int?) -> String {
+        SessionCookie(name: name, isSecure: isSecure).setting(value, maxAge: maxAge)
+    }
+
+    static func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+}

@@ -1,0 +1,260 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// `/apps/<slug>/…`: the member's request to an app, through the allowlist, with the shared cookie jar; on the
+/// way back Set-Cookie into the jar, redirects checked and rewritten, CSP merged, URLs rewritten, the gateway bar injected.
+public struct ProxyController: Sendable {
+    let catalog: AppCatalog
+    let forwarder: Forwarder
+    let access: AppAccess
+    let jars: SharedCookieJars
+    let bar: GatewayBar
+    let gatewayPolicy: GatehouseCore.ContentSecurityPolicy
+    /// The bar's files by their exact URLs, for policies that rely on `'unsafe-inline'` (see `allowingBar`).
+    let barScriptURLs: [String]
+    let barStyleURL: String
+    let configuration: GatehouseConfiguration
+    let metrics: GatewayMetrics
+
+    init(
+        catalog: AppCatalog, forwarder: Forwarder, access: AppAccess, jars: SharedCookieJars, bar: GatewayBar,
+        configuration: GatehouseConfiguration, metrics: GatewayMetrics
+    ) {
+        self.catalog = catalog
+        self.forwarder = forwarder
+        self.access = access
+        self.jars = jars
+        self.bar = bar
+        self.configuration = configuration
+        self.metrics = metrics
+        barScriptURLs = [configuration.publicOrigin + Paths.toastsScript, configuration.publicOrigin + Paths.barScript]
+        barStyleURL = configuration.publicOrigin + Paths.barStyle
+        let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
+        self.gatewayPolicy =
+            configuration.proxy.contentSecurityPolicy.map(GatehouseCore.ContentSecurityPolicy.init(parsing:))
+            ?? .gatewayDefault(allowlistedSources: allowlisted, formActionSources: allowlisted)
+    }
+
+    static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+
+    public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
+        for method in Self.methods {
+            group.on(RouterPath(stringLiteral: Paths.appsPrefix + "/:slug"), method: method) { request, context in
+                try await self.handle(request, context: context)
+            }
+            group.on(RouterPath(stringLiteral: Paths.appsPrefix + "/:slug/**"), method: method) { request, context in
+                try await self.handle(request, context: context)
+            }
+        }
+    }
+
+    func handle(_ request: Request, context: SignedInRequestContext) async throws -> Response {
+        let slug = context.parameters.get("slug") ?? ""
+        guard let app = catalog.app(slug), app.mount == .path || catalog.appsDomain == nil else { throw ProxyError.unknownApp(slug) }
+        let prefix = Paths.app(slug)
+        let rest = String(request.uri.description.dropFirst(prefix.count))
+        guard rest.hasPrefix("/") else {
+            // `/apps/wiki` → `/apps/wiki/`, so that the app's relative URLs resolve below its mount.
+            return Response(status: .movedPermanently, headers: [.location: prefix + "/" + rest])
+        }
+        return try await forward(request, context: context, app: app, rest: rest)
+    }
+
+    /// Sends the request for `rest` (a path with its query) to `app`, whichever way the app is mounted; a failure to
+    /// reach the app is counted by its kind.
+    func forward(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws -> Response {
+        do {
+            return try await forwardUncounted(request, context: context, app: app, rest: rest)
+        } catch let error as ProxyError {
+            if let kind = error.upstreamFailureKind { metrics.upstreamFailure(app: app.slug, kind: kind) }
+            throw error
+        }
+    }
+
+    private func forwardUncounted(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws
+        -> Response
+    {
+        let returnTo = app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug
+        let access = try await self.access.open(app, rest: rest, session: context.session, returnTo: returnTo)
+        var headers = access.requestHeaders(from: request.headers, clientAddress: context.clientAddress)
+        if let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin) { headers[.cookie] = cookie }
+        if let encodings = HeaderHygiene.acceptEncoding(browser: request.headers[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
+
+        let upstream = try await forwarder.send(
+            method: request.method, target: access.target, headers: headers, body: request.body,
+            contentLength: request.headers[.contentLength].flatMap { Int($0) }
+        )
+        // On an app host the bar's files and links must name the gateway's own origin.
+        let gatewayBase = app.mount == .host && catalog.appsDomain != nil ? configuration.publicOrigin : ""
+        return try await respond(
+            upstream, to: request, app: app, url: access.url, origin: access.origin, urls: access.urls, gatewayBase: gatewayBase,
+            context: context)
+    }
+
+    func respond(
+        _ upstream: Forwarder.Upstream, to request: Request, app: AppConfiguration, url: URL, origin: CookieOrigin, urls: URLRewriter,
+        gatewayBase: String, context: SignedInRequestContext
+    ) async throws -> Response {
+        try await jars.absorb(setCookies: upstream.headers[values: .setCookie], from: origin, sessionID: context.session.id)
+        var headers = HeaderHygiene.responseHeaders(from: upstream.headers)
+
+        if (300...399).contains(upstream.status.code), let location = upstream.headers[.location] {
+            guard let target = URL(string: location, relativeTo: url)?.absoluteURL, let mapped = urls.rewriteAbsolute(target.absoluteString) else {
+                // Logged and reported without its query and fragment: they may carry the member's codes or tokens.
+                let shown = Self.withoutQuery(location)
+                context.logger.notice("redirect outside the allowlist refused", metadata: ["location": .string(shown)])
+                throw ProxyError.redirectOutsideAllowlist(shown)
+            }
+            headers[.location] = mapped
+        }
+        if let contentLocation = upstream.headers[.contentLocation] {
+            headers[.contentLocation] = urls.rewrite(contentLocation) ?? contentLocation
+        }
+        // `Refresh` and `Link` navigate and fetch like `Location` does: mapped, or dropped when they lead outside.
+        for refresh in upstream.headers[values: Self.refresh] {
+            if let mapped = urls.rewriteRefresh(refresh) {
+                headers.append(HTTPField(name: Self.refresh, value: mapped))
+            } else {
+                context.logger.notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(Self.withoutQuery(refresh))])
+            }
+        }
+        for link in upstream.headers[values: Self.link] {
+            if let mapped = urls.rewriteLink(link) { headers.append(HTTPField(name: Self.link, value: mapped)) }
+        }
+
+        let isHTML = upstream.headers[.contentType]?.lowercased().hasPrefix("text/html") == true
+        let hasBody = request.method != .head && upstream.status != .noContent && upstream.status != .notModified
+        // A partial body cannot be rewritten without breaking its ranges, nor a document whose charset does not
+        // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
+        let isRewritable =
+            isHTML && hasBody && upstream.status != .partialContent && Self.isASCIICompatible(contentType: upstream.headers[.contentType])
+        // Every page the member reads gets the bar (an app's own error pages too), not redirects or downloads.
+        let injectBar =
+            isRewritable && GatewayBar.isDocumentNavigation(request) && !(300...399).contains(upstream.status.code)
+            && !(upstream.headers[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
+        let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
+        headers[.contentSecurityPolicy] = GatehouseCore.ContentSecurityPolicy.combined(
+            gateway: gatewayPolicy, upstream: upstream.headers[values: .contentSecurityPolicy], nonce: nonce,
+            scriptURLs: barScriptURLs, styleURL: barStyleURL
+        )
+
+        guard isRewritable, let encoding = HTMLResponseTransform.encoding(of: upstream.headers[.contentEncoding]) else {
+            if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
+            return Response(status: upstream.status, headers: headers, body: ResponseBody(asyncSequence: upstream.body))
+        }
+        let injection = try nonce.map {
+            try bar.html(
+                nonce: $0, session: context.session, app: app, returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.portal,
+                gatewayBase: gatewayBase)
+        }
+        let transform = HTMLResponseTransform(
+            rewriter: HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls), encoding: encoding,
+            limits: .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio))
+        let body = TransformedBody(upstream: upstream.body, transform: transform)
+        // The first chunk is read and transformed before the head goes out: a body that fails at once (a
+        // decompression bomb) still gets a proper page, and a UTF-16 document (by its byte-order mark) passes
+        // through untouched.
+        if try await body.start(passingThroughUTF16: encoding == .identity) == .passThrough {
+            if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
+        } else {
+            headers[.contentEncoding] = nil
+            if injection != nil { bar.recordShown(session: context.session) }
+        }
+        let logger = context.logger
+        return Response(
+            status: upstream.status, headers: headers,
+            body: ResponseBody { writer in
+                do {
+                    while let chunk = try await body.next() {
+                        if chunk.readableBytes > 0 { try await writer.write(chunk) }
+                    }
+                    try await writer.finish(nil)
+                } catch {
+                    // The head is out: all that is left is to break the connection, so the browser sees a failed load.
+                    logger.error("upstream body failed", metadata: ["error": .string("\(error)")])
+                    throw error
+                }
+            })
+    }
+
+    /// A URL for the log: everything before its query or fragment.
+    static func withoutQuery(_ url: String) -> String {
+        String(url.prefix { $0 != "?" && $0 != "#" })
+    }
+
+    static let refresh = HTTPField.Name("Refresh")!
+    static let link = HTTPField.Name("Link")!
+
+    /// Whether the `charset` parameter (if any) names an encoding where ASCII bytes mean ASCII characters.
+    static func isASCIICompatible(contentType: String?) -> Bool {
+        guard let contentType, let range = contentType.range(of: "charset=", options: .caseInsensitive) else { return true }
+        let charset = contentType[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \"'"))
+            .lowercased()
+        return
+            !(charset.hasPrefix("utf-16") || charset.hasPrefix("utf-32") || charset.hasPrefix("ucs-") || charset.hasPrefix("utf-7")
+            || charset == "unicode" || charset.hasPrefix("unicodefffe") || charset.hasPrefix("iso-10646"))
+    }
+
+}
+
+/// An upstream HTML body on its way through the transform. The first chunk is read before the response head is
+/// sent (`start`), the rest by the response body's writer: one reader after the other, never two at once, which is
+/// what makes the unchecked `Sendable` sound.
+final class TransformedBody: @unchecked Sendable {
+    enum Mode { case transform, passThrough }
+
+    private var upstream: HTTPClientResponse.Body.AsyncIterator
+    private var transform: HTMLResponseTransform
+    private var mode = Mode.transform
+    private var pending: ByteBuffer?
+    private var upstreamEnded = false
+    private var finished = false
+
+    init(upstream: HTTPClientResponse.Body, transform: HTMLResponseTransform) {
+        self.upstream = upstream.makeAsyncIterator()
+        self.transform = transform
+    }
+
+    func start(passingThroughUTF16: Bool) async throws -> Mode {
+        let first: ByteBuffer?
+        do {
+            first = try await upstream.next()
+        } catch {
+            throw ProxyError.upstreamReset("the page's body failed: \(error)")
+        }
+        guard let first else {
+            upstreamEnded = true  // an empty body: the iterator is not asked again
+            return mode
+        }
+        if passingThroughUTF16, Self.startsWithUTF16ByteOrderMark(first) {
+            mode = .passThrough
+            pending = first
+        } else {
+            pending = try transform.process(first)
+        }
+        return mode
+    }
+
+    func next() async throws -> ByteBuffer? {
+        if let pending {
+            self.pending = nil
+            return pending
+        }
+        guard !finished else { return nil }
+        guard !upstreamEnded, let chunk = try await upstream.next() else {
+            finished = true
+            return mode == .transform ? transform.finish() : nil
+        }
+        return mode == .transform ? try transform.process(chunk) : chunk
+    }
+
+    /// A UTF-16 byte-order mark makes the browser read the document as UTF-16 whatever the header says.
+    static func startsWithUTF16ByteOrderMark(_ buffer: ByteBuffer) -> Bool {
+        guard let bytes = buffer.getBytes(at: buffer.readerIndex, length: min(2, buffer.readableBytes)), bytes.count == 2 else { return false }
+        return bytes == [0xFE, 0xFF] || bytes == [0xFF, 0xFE]
+    }
+}

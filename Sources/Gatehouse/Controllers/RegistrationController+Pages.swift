@@ -1,0 +1,86 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+import Logging
+
+/// The step pages, with their inline messages.
+extension RegistrationController {
+    /// An inline message for one field; `key` names the template's `<key>Error` value when it differs from the id.
+    struct FieldError {
+        let field: String
+        let message: String
+        let key: String
+
+        init(_ field: String, _ message: String, key: String? = nil) {
+            self.field = field
+            self.message = message
+            self.key = key ?? Self.camelCase(field)
+        }
+
+        static func camelCase(_ id: String) -> String {
+            let parts = id.split(separator: "-")
+            return parts.enumerated().map { $0 == 0 ? String($1) : $1.prefix(1).uppercased() + $1.dropFirst() }.joined()
+        }
+    }
+
+    func page(
+        _ step: RegistrationStep, _ flow: RegistrationFlow, _ context: SignedInRequestContext, errors: [FieldError] = [],
+        _ values: [String: Any] = [:]
+    ) throws -> Response {
+        var values = values
+        values["csrf"] = context.session.csrfToken
+        values["progress"] = strings.text("upgrade_progress", ["step": "\(step.number)", "total": "\(RegistrationStep.allCases.count)"])
+        values["heading"] = strings["upgrade_\(step.rawValue)_heading"]
+        values["errors"] = errors.map { ["field": $0.field, "message": $0.message] }
+        values["hasErrors"] = !errors.isEmpty
+        for error in errors { values["\(error.key)Error"] = error.message }
+        let title = strings["upgrade_\(step.rawValue)_heading"] + " · " + strings["upgrade_title"]
+        return try renderer.page(
+            "upgrade-\(step.rawValue)", title: title, status: errors.isEmpty ? .ok : .unprocessableContent, values)
+    }
+
+    func phonePage(_ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String? = nil, error: String? = nil) throws -> Response {
+        let claim = context.session.identity.phoneNumber
+        let shown = entered ?? flow.phoneNumber?.e164 ?? claim ?? ""
+        return try page(
+            .phone, flow, context, errors: error.map { [FieldError("phone", $0)] } ?? [],
+            ["phone": shown, "fromSSO": claim != nil && shown == claim])
+    }
+
+    func codePage(
+        _ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String = "", errors: [FieldError] = [], status: String? = nil
+    ) throws -> Response {
+        let resendAt = flow.code?.resendAvailableAt(rules: rules) ?? now()
+        let wait = Int(resendAt.timeIntervalSince(now()).rounded(.up))
+        var values: [String: Any] = [
+            "intro": strings.text("upgrade_code_intro", ["phone": flow.phoneNumber?.e164 ?? ""]), "code": entered,
+            "resendAt": Int(resendAt.timeIntervalSince1970.rounded(.up)),
+            "resendText": wait > 0 ? strings.text("upgrade_code_resend_wait", ["seconds": "\(wait)"]) : strings["upgrade_code_resend_ready"],
+        ]
+        values["status"] = status
+        return try page(.code, flow, context, errors: errors, values)
+    }
+
+    func profilePage(
+        _ flow: RegistrationFlow, _ context: SignedInRequestContext, displayName: String, discoverability: Discoverability?, errors: [FieldError] = []
+    ) throws -> Response {
+        let fromSSO = context.session.identity.name != nil && displayName == context.session.identity.name
+        let nameError = errors.contains { $0.field == "display-name" }
+        let describedBy = [fromSSO ? "name-from-sso" : nil, nameError ? "display-name-error" : nil].compactMap { $0 }.joined(separator: " ")
+        return try page(
+            .profile, flow, context, errors: errors,
+            [
+                "displayName": displayName, "nameFromSSO": fromSSO, "describedBy": describedBy,
+                "everybody": discoverability == .everybody, "nobody": discoverability == .nobody,
+            ])
+    }
+
+    func developmentInbox(_ inbox: DevelopmentInbox, _ context: SignedInRequestContext) throws -> Response {
+        let messages = inbox.messages(for: context.session.identity.sub).map { ["to": $0.phoneNumber.e164, "code": $0.code, "text": $0.text] }
+        return try renderer.page("dev-inbox", title: strings["dev_inbox_title"], ["messages": messages, "hasMessages": !messages.isEmpty])
+    }
+
+    func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+import Logging
+
+/// Steps 3 to 5 and the end: username, PIN, profile, and the registration written in one statement.
+extension RegistrationController {
+    func submitUsername(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        try await submit(.username, request, context) { flow, form in
+            let name = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
+            let problem: UsernameRules.Problem?
+            do {
+                problem = try await usernameProblem(name, context)
+            } catch let limited as RateLimited {
+                // The step again with the name as typed and the wait beside it, not a page that loses the form.
+                return limited.answering(
+                    try page(
+                        .username, flow, context,
+                        errors: [FieldError("username", strings.text("error_rate_limited_text", limited.messageArguments))], ["username": name]))
+            }
+            if let problem {
+                return try page(
+                    .username, flow, context, errors: [FieldError("username", strings["upgrade_username_error_\(problem.rawValue)"])],
+                    ["username": name])
+            }
+            var flow = flow
+            try flow.chooseUsername(name, now: now())
+            try await flows.save(flow)
+            return redirect(Paths.upgrade(.pin))
+        }
+    }
+
+    /// Why `name` cannot be had, if it cannot. Asking whether a name is taken counts against the member's
+    /// username-check limit (it would otherwise list the members' usernames); the rules alone do not.
+    func usernameProblem(_ name: String, _ context: SignedInRequestContext) async throws -> UsernameRules.Problem? {
+        if let problem = UsernameRules.problem(with: name, productName: configuration.brand.chatProductName) { return problem }
+        try await limiter.admit(.usernameCheck, key: context.session.identity.sub)
+        return try await registrations.isUsernameTaken(name) ? .taken : nil
+    }
+
+    /// `/upgrade/username/check?username=…`: what the username field shows while the member types.
+    func checkUsername(_ name: String, _ context: SignedInRequestContext) async throws -> Response {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        let problem = try await usernameProblem(trimmed, context)
+        var answer: [String: Any] = [
+            "username": trimmed, "available": problem == nil,
+            "message": problem.map { strings["upgrade_username_error_\($0.rawValue)"] }
+                ?? strings.text("upgrade_username_available", ["username": trimmed]),
+        ]
+        if let problem { answer["reason"] = problem.rawValue }
+        return try JSONResponse.make(answer)
+    }
+
+    func submitPIN(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        try await submit(.pin, request, context) { flow, form in
+            let pin = form["pin"] ?? ""
+            if let problem = PINRules.problem(pin: pin, confirmation: form["pin_confirmation"] ?? "") {
+                // The PIN is never sent back to the browser, so both fields start empty again.
+                let field = problem == .mismatch ? "pin-confirmation" : "pin"
+                return try page(
+                    .pin, flow, context, errors: [FieldError(field, strings["upgrade_pin_error_\(problem.rawValue)"])],
+                    ["status": strings["upgrade_pin_reentry"]])
+            }
+            var flow = flow
+            try flow.setPIN(hash: try await hasher.hash(pin), now: now())
+            try await flows.save(flow)
+            return redirect(Paths.upgrade(.profile))
+        }
+    }
+
+    static let displayNameLimit = 64
+
+    func submitProfile(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        try await submit(.profile, request, context) { flow, form in
+            let name = (form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let discoverability = form["discoverability"].flatMap(Discoverability.init(rawValue:))
+            var errors: [FieldError] = []
+            if name.isEmpty {
+                errors.append(FieldError("display-name", strings["upgrade_profile_error_name_empty"]))
+            } else if name.count > Self.displayNameLimit {
+                errors.append(FieldError("display-name", strings["upgrade_profile_error_name_long"]))
+            } else if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                errors.append(FieldError("display-name", strings["upgrade_profile_error_name_invalid"]))
+            }
+            if discoverability == nil {
+                errors.append(FieldError("discoverable-everybody", strings["upgrade_profile_error_discoverability"], key: "discoverability"))
+            }
+            guard errors.isEmpty, let discoverability else {
+                return try profilePage(flow, context, displayName: name, discoverability: discoverability, errors: errors)
+            }
+            return try await complete(flow, displayName: name, discoverability: discoverability, context)
+        }
+    }
+
+    /// The end: the level transition is checked, then the registration, the sessions' level and the end of the flow
+    /// are written in one statement.
+    func complete(_ flow: RegistrationFlow, displayName: String, discoverability: Discoverability, _ context: SignedInRequestContext) async throws
+        -> Response
+    {
+        let session = context.session
+        guard events.transition(.upgradeCompleted, from: session.level, sub: session.identity.sub) != nil else {
+            return await fail(flow.sub, reason: "level_\(session.level.rawValue)", context)
+        }
+        let registration = try flow.registration(displayName: displayName, discoverability: discoverability, now: now())
+        let outcome: RegisterOutcome
+        do {
+            outcome = try await registrations.register(registration)
+        } catch {
+            context.logger.error("registration not stored", metadata: ["error": .string("\(error)")])
+            return await fail(flow.sub, reason: "storage", context)
+        }
+        switch outcome {
+        case .registered:
+            events.record(.registrationCompleted, sub: flow.sub)
+        case .alreadyRegistered:
+            try await flows.deleteFlow(sub: flow.sub)
+        case .usernameTaken:
+            var flow = flow
+            flow.usernameTaken(now: now())
+            try await flows.save(flow)
+            return redirect(FormEncoding.url(Paths.upgrade(.username), adding: [("taken", "1")]))
+        }
+        return redirect(FormEncoding.url(Paths.upgradeDone, adding: [("next", flow.returnTo)]))
+    }
+
+    func done(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard context.session.level == .registered else { return redirect(Paths.upgrade) }
+        let next = request.uri.queryParameters.get("next").flatMap(ReturnTarget.init)?.path ?? Paths.chats
+        let username = try await registrations.username(sub: context.session.identity.sub)
+        return try renderer.page(
+            "upgrade-done", title: strings["upgrade_done_heading"],
+            [
+                "heading": strings["upgrade_done_heading"], "next": next,
+                "text": username.map { strings.text("upgrade_done_text", ["username": $0]) } ?? strings["feature_unlocked_note"],
+            ])
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+import Logging
+
+/// The upgrade flow's pages (SPEC §5): one page per step, each validated on the server with inline messages, each
+/// working without JavaScript. The flow lives in `RegistrationFlowStore` per SSO subject; the registration is written
+/// in one statement at the end.
+public struct RegistrationController: Sendable {
+    let flows: any RegistrationFlowStore
+    let registrations: any RegistrationStore
+    let sender: any CodeSender
+    let hasher: PINHasher
+    let events: EventRecorder
+    let renderer: PageRenderer
+    let configuration: GatehouseConfiguration
+    /// Development mode only.
+    let inbox: DevelopmentInbox?
+    let metrics: GatewayMetrics
+    let limiter: RateLimiter
+    let now: @Sendable () -> Date
+
+    public init(
+        flows: any RegistrationFlowStore, registrations: any RegistrationStore, sender: any CodeSender, hasher: PINHasher, events: EventRecorder,
+        renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?, metrics: GatewayMetrics, limiter: RateLimiter,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.flows = flows
+        self.registrations = registrations
+        self.sender = sender
+        self.hasher = hasher
+        self.events = events
+        self.renderer = renderer
+        self.configuration = configuration
+        self.inbox = inbox
+        self.metrics = metrics
+        self.limiter = limiter
+        self.now = now
+    }
+
+    var rules: VerificationRules { configuration.registration.rules }
+    var strings: StringsTable { renderer.strings }
+
+    /// Where the entry may say the member came from (the `detail` of `registration_started`).
+    static let origins: Set = ["banner", "chats", "calls", "stories", "portal", "app"]
+    /// The web apps, with the failure toast naming what failed (`PortalController.registrationFailures`).
+    static func failureLocation(reason: String) -> String {
+        let named = reason.hasPrefix("level_") ? "account_changed" : reason
+        return FormEncoding.url(Paths.portal, adding: [("toast", "registration_failed"), ("reason", named)])
+    }
+
+    public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
+        group.get(RouterPath(stringLiteral: Paths.upgrade)) { request, context in try await enter(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.upgrade(.phone))) { request, context in
+            try await step(.phone, context) { flow in try phonePage(flow, context) }
+        }
+        group.post(RouterPath(stringLiteral: Paths.upgrade(.phone))) { request, context in try await submitPhone(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.upgrade(.code))) { request, context in
+            try await step(.code, context) { flow in
+                try codePage(flow, context, status: request.uri.queryParameters.get("resent") == "1" ? strings["upgrade_code_resent"] : nil)
+            }
+        }
+        group.post(RouterPath(stringLiteral: Paths.upgrade(.code))) { request, context in try await submitCode(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.upgradeResend)) { request, context in try await resend(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.upgrade(.username))) { request, context in
+            try await step(.username, context) { flow in
+                let taken = request.uri.queryParameters.get("taken") == "1"
+                return try page(
+                    .username, flow, context, errors: taken ? [FieldError("username", strings["upgrade_username_error_taken"])] : [],
+                    ["username": flow.username ?? ""])
+            }
+        }
+        group.post(RouterPath(stringLiteral: Paths.upgrade(.username))) { request, context in try await submitUsername(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.upgradeUsernameCheck)) { request, context in
+            try await checkUsername(request.uri.queryParameters.get("username") ?? "", context)
+        }
+        group.get(RouterPath(stringLiteral: Paths.upgrade(.pin))) { _, context in
+            try await step(.pin, context) { flow in try page(.pin, flow, context) }
+        }
+        group.post(RouterPath(stringLiteral: Paths.upgrade(.pin))) { request, context in try await submitPIN(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.upgrade(.profile))) { _, context in
+            try await step(.profile, context) { flow in
+                try profilePage(flow, context, displayName: context.session.identity.name ?? "", discoverability: nil)
+            }
+        }
+        group.post(RouterPath(stringLiteral: Paths.upgrade(.profile))) { request, context in try await submitProfile(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.upgradeDone)) { request, context in try await done(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.upgradeCancel)) { request, context in try await cancel(request, context) }
+        if let inbox {
+            group.get(RouterPath(stringLiteral: Paths.developmentInbox)) { _, context in try developmentInbox(inbox, context) }
+        }
+    }
+
+    // MARK: - Entry, resume, cancel, failure
+
+    /// `/upgrade`: starts a flow, or resumes the member's flow at its step when it is younger than 30 minutes.
+    func enter(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let session = context.session
+        let origin = query.get("from").flatMap { Self.origins.contains($0) ? $0 : nil } ?? "link"
+        if origin == "banner" { events.record(.upgradeBannerTapped, sub: session.identity.sub) }
+        let returnTo = query.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.chats
+        if session.level == .registered { return redirect(returnTo) }
+
+        let now = now()
+        if let flow = try await flows.flow(sub: session.identity.sub) {
+            if !flow.isStale(now: now) {
+                events.record(.registrationResumed, sub: session.identity.sub, detail: flow.step.rawValue)
+                return redirect(Paths.upgrade(flow.step))
+            }
+            try await flows.deleteFlow(sub: session.identity.sub)
+        }
+        try await flows.save(RegistrationFlow(sub: session.identity.sub, returnTo: returnTo, now: now))
+        events.record(.registrationStarted, sub: session.identity.sub, detail: origin)
+        return redirect(Paths.upgrade(.phone))
+    }
+
+    func cancel(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        _ = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
+        try await flows.deleteFlow(sub: context.session.identity.sub)
+        context.logger.info("registration cancelled", metadata: ["sub": .string(context.session.identity.sub)])
+        return redirect(Paths.portal)
+    }
+
+    /// The flow cannot go on: it is dropped (the member stays at `sso`) and the web apps show the failure toast.
+    func fail(_ sub: String, reason: String, _ context: SignedInRequestContext) async -> Response {
+        do {
+            // Parallel requests may all find the flow failed; only the one that ended it records the failure.
+            if try await flows.deleteFlow(sub: sub) { events.record(.registrationFailed, sub: sub, detail: reason) }
+        } catch {
+            context.logger.error("failed flow not deleted", metadata: ["error": .string("\(error)")])
+        }
+        return redirect(Self.failureLocation(reason: reason))
+    }
+
+    /// Runs `body` with the member's live flow when it is at `requested`; otherwise sends the member where they belong.
+    func step(
+        _ requested: RegistrationStep, _ context: SignedInRequestContext, _ body: (RegistrationFlow) async throws -> Response
+    ) async throws -> Response {
+        if context.session.level == .registered { return redirect(Paths.chats) }
+        guard let flow = try await flows.flow(sub: context.session.identity.sub), !flow.isStale(now: now()) else {
+            // No flow, or one older than the resume window: the entry starts over.
+            return redirect(Paths.upgrade)
+        }
+        guard flow.allows(requested) else { return redirect(Paths.upgrade(flow.step)) }
+        return try await body(flow)
+    }
+
+    /// The same for a form: read (origin and CSRF checked) before anything else.
+    func submit(
+        _ requested: RegistrationStep, _ request: Request, _ context: SignedInRequestContext,
+        _ body: (RegistrationFlow, [String: String]) async throws -> Response
+    ) async throws -> Response {
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
+        do {
+            return try await step(requested, context) { flow in try await body(flow, form) }
+        } catch let wrong as WrongStep {
+            // Another tab moved the flow on between reading and writing: show the step it is at now.
+            return redirect(Paths.upgrade(wrong.current))
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The one place errors become responses: the sign-in page for `SignInRequired`, otherwise an error page for
+/// browsers or JSON for API callers, always with the request id. The underlying error is logged here, once.
+public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
+    let renderer: PageRenderer
+
+    public init(renderer: PageRenderer) {
+        self.renderer = renderer
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let required as SignInRequired {
+            return signIn(required, request: request)
+        } catch AccessError.registrationRequired(let returnTo) where !Self.wantsJSON(request) {
+            return onboarding(returnTo: returnTo, request: request, context: context)
+        } catch {
+            return respond(to: error, request: request, context: context)
+        }
+    }
+
+    func signIn(_ required: SignInRequired, request: Request) -> Response {
+        if Self.wantsJSON(request) {
+            return json(
+                status: .unauthorized, reason: required.sessionExpired ? "session_expired" : "sign_in_required",
+                message: renderer.strings[required.sessionExpired ? "session_expired" : "signin_subtitle"], requestID: nil)
+        }
+        var pairs: [(String, String)] = []
+        if let target = required.returnTarget, target != Paths.portal { pairs.append(("return_to", target)) }
+        if required.sessionExpired { pairs.append(("expired", "1")) }
+        let location = pairs.isEmpty ? Paths.signIn : FormEncoding.url(Paths.signIn, adding: pairs)
+        return Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    /// A chat app opened at level `sso` shows the onboarding prompt instead of an error (SPEC §2).
+    func onboarding(returnTo: String?, request: Request, context: Context) -> Response {
+        let target = returnTo.flatMap(ReturnTarget.init)?.path ?? Paths.chats
+        do {
+            return try renderer.page(
+                "onboarding", title: renderer.strings["feature_locked_title"], status: .forbidden,
+                [
+                    "featureTitle": renderer.strings["feature_locked_title"], "featureText": renderer.strings["feature_locked_text"],
+                    "upgradeURL": Paths.upgradeEntry(from: "app", returnTo: target), "addHint": renderer.strings["feature_add_hint"],
+                ])
+        } catch {
+            return respond(to: error, request: request, context: context)
+        }
+    }
+
+    func respond(to error: any Error, request: Request, context: Context) -> Response {
+        let status: HTTPResponse.Status
+        let reason: String
+        let key: String
+        var arguments: [String: String] = [:]
+        switch error {
+        case let presentable as any PresentableError:
+            (status, reason, key, arguments) = (presentable.status, presentable.reason, presentable.messageKey, presentable.messageArguments)
+        case let http as any HTTPResponseError where http.status == .notFound:
+            (status, reason, key) = (.notFound, "not_found", "error_not_found")
+        case let http as any HTTPResponseError where http.status == .contentTooLarge:
+            // A body over a route's limit (a form, say): what the member sent is too large, not an internal error.
+            (status, reason, key) = (.contentTooLarge, "request_body_too_large", "error_too_large")
+        case let http as any HTTPResponseError where (400..<500).contains(http.status.code):
+            (status, reason, key) = (http.status, "http_\(http.status.code)", "error_bad_request")
+        default:
+            (status, reason, key) = (.internalServerError, "internal", "error_internal")
+        }
+        let level: Logger.Level = status.code >= 500 ? .error : .info
+        context.logger.log(level: level, "request failed", metadata: ["reason": .string(reason), "error": .string("\(error)")])
+
+        // An app that failed to answer: the page says what happened, and the toast every member knows says it too.
+        let appFailed = (error as? ProxyError)?.upstreamFailureKind.map { $0 != .blocked } ?? false
+        var response = page(
+            status: status, reason: reason, key: key, arguments: arguments, toast: appFailed ? "toast_app_failed" : nil, request: request,
+            context: context)
+        if let limited = error as? RateLimited {
+            response = limited.answering(response)
+        } else if status == .serviceUnavailable {
+            // Unavailable for a moment (the database): clients and balancers may come back shortly.
+            response.headers[.retryAfter] = Self.retryAfterSeconds
+        }
+        return response
+    }
+
+    /// What a `503` tells clients and balancers to wait before trying again (the error pages and `/readyz`).
+    static var retryAfterSeconds: String { "5" }
+
+    func page(
+        status: HTTPResponse.Status, reason: String, key: String, arguments: [String: String] = [:], toast: String? = nil, request: Request,
+        context: Context
+    ) -> Response {
+        let title = renderer.strings["\(key)_title"]
+        let text = renderer.strings.text("\(key)_text", arguments)
+        if Self.wantsJSON(request) {
+            return json(status: status, reason: reason.split(separator: ":").first.map(String.init) ?? reason, message: text, requestID: context.id)
+        }
+        var values: [String: Any] = [
+            "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500 || status == .tooManyRequests,
+            "retryURL": request.method == .get ? request.uri.description : Paths.portal,
+        ]
+        if let toast { values["toast"] = renderer.strings[toast] }
+        do {
+            return try renderer.page("error", title: title, status: status, values)
+        } catch {
+            context.logger.error("error page could not be rendered", metadata: ["error": .string("\(error)")])
+            return PlainTextResponse.make(
+                "\(title)\n\n\(text)\n\n\(renderer.strings["error_request_id"]): \(context.id)\n", status: status,
+                contentType: "text/plain; charset=utf-8")
+        }
+    }
+
+    func json(status: HTTPResponse.Status, reason: String, message: String, requestID: String?) -> Response {
+        var object: [String: String] = ["error": reason, "message": message]
+        object["request_id"] = requestID
+        return (try? JSONResponse.make(object, status: status)) ?? Response(status: status)
+    }
+
+    /// API callers ask for JSON and not for HTML; browsers always accept `text/html`.
+    static func wantsJSON(_ request: Request) -> Bool {
+        let accept = request.headers[.accept]?.lowercased() ?? ""
+        return accept.contains("application/json") && !accept.contains("text/html")
+    }
+}

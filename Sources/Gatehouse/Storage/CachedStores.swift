@@ -1,0 +1,145 @@
+import Foundation
+import GatehouseCore
+import Logging
+import ServiceLifecycle
+
+/// A session store read through this replica's `StateCache`. Writes go to the store first and then evict the entry
+/// (the store may have merged them: a registration's level is kept), so the next read loads what the store holds.
+public struct CachedSessionStore: SessionStore {
+    let store: any SessionStore
+    let cache: StateCache
+
+    public init(store: any SessionStore, cache: StateCache) {
+        self.store = store
+        self.cache = cache
+    }
+
+    public func find(id: String) async throws -> Session? {
+        if let session = cache.session(id) { return session }
+        return try await findStored(id: id)
+    }
+
+    public func findStored(id: String) async throws -> Session? {
+        let epoch = cache.snapshot()
+        guard let session = try await store.find(id: id) else { return nil }
+        cache.keep(session, since: epoch)
+        return session
+    }
+
+    public func insert(_ session: Session) async throws {
+        try await store.insert(session)
+        cache.invalidate(sessionID: session.id)
+    }
+
+    public func update(_ session: Session) async throws {
+        try await store.update(session)
+        cache.invalidate(sessionID: session.id)
+    }
+
+    public func delete(id: String) async throws {
+        try await store.delete(id: id)
+        cache.invalidate(sessionID: id)
+    }
+
+    public func setFrame(_ change: FramePreferences, sessionID: String) async throws {
+        try await store.setFrame(change, sessionID: sessionID)
+        cache.invalidate(sessionID: sessionID)
+    }
+
+    public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
+        try await store.countActive(now: now, idleCutoff: idleCutoff)
+    }
+
+    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {
+        let removed = try await store.deleteExpired(now: now, idleCutoff: idleCutoff)
+        for id in removed { cache.invalidate(sessionID: id) }
+        return removed
+    }
+
+    public func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session] {
+        let removed = try await store.deleteProviderSessions(subject: subject, providerSessionID: providerSessionID)
+        for session in removed { cache.invalidate(sessionID: session.id) }
+        return removed
+    }
+
+    public func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        try await store.withExclusiveRefresh(sessionID: sessionID, body)
+    }
+}
+
+/// A jar store read through the `StateCache`; a jar written here is kept as written.
+public struct CachedCookieJarStore: CookieJarStore {
+    let store: any CookieJarStore
+    let cache: StateCache
+
+    public init(store: any CookieJarStore, cache: StateCache) {
+        self.store = store
+        self.cache = cache
+    }
+
+    public func load(sessionID: String) async throws -> CookieJar? {
+        if case .some(let jar) = cache.jar(sessionID) { return jar }
+        let epoch = cache.snapshot()
+        let jar = try await store.load(sessionID: sessionID)
+        cache.keep(jar: jar, sessionID: sessionID, since: epoch)
+        return jar
+    }
+
+    public func modify(sessionID: String, _ change: @Sendable @escaping (inout CookieJar) -> Void) async throws -> CookieJar {
+        let epoch = cache.snapshot()
+        let jar = try await store.modify(sessionID: sessionID, change)
+        cache.keep(jar: jar, sessionID: sessionID, since: epoch)
+        return jar
+    }
+
+    public func delete(sessionID: String) async throws {
+        try await store.delete(sessionID: sessionID)
+        cache.invalidate(jarOf: sessionID)
+    }
+}
+
+/// Registrations whose completion evicts the member's cached sessions (the store raised their level).
+public struct CachedRegistrationStore: RegistrationStore {
+    let store: any RegistrationStore
+    let cache: StateCache
+
+    public func isRegistered(sub: String) async throws -> Bool { try await store.isRegistered(sub: sub) }
+    public func username(sub: String) async throws -> String? { try await store.username(sub: sub) }
+    public func isUsernameTaken(_ username: String) async throws -> Bool { try await store.isUsernameTaken(username) }
+
+    public func register(_ registration: Registration) async throws -> RegisterOutcome {
+        let outcome = try await store.register(registration)
+        cache.invalidate(sub: registration.sub)
+        return outcome
+    }
+
+    public func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning] {
+        try await store.dueForProvisioning(now: now, maximumAttempts: maximumAttempts, limit: limit)
+    }
+    public func markProvisioned(sub: String, at date: Date) async throws { try await store.markProvisioned(sub: sub, at: date) }
+    public func markProvisioningFailed(sub: String, attempts: Int, nextAttemptAt: Date, error: String) async throws {
+        try await store.markProvisioningFailed(sub: sub, attempts: attempts, nextAttemptAt: nextAttemptAt, error: error)
+    }
+    public func provisioningBacklog(maximumAttempts: Int) async throws -> (waiting: Int, failed: Int) {
+        try await store.provisioningBacklog(maximumAttempts: maximumAttempts)
+    }
+}
+
+extension Stores {
+    /// A cache for these stores: trusted from the start for a single process's SQLite, and on PostgreSQL only
+    /// while `invalidations` (to run as a service) hears every replica's changes.
+    public func makeCache(logger: Logger) -> (cache: StateCache, invalidations: (any Service)?) {
+        guard let shared else { return (StateCache(trusted: true), nil) }
+        let cache = StateCache(trusted: false)
+        return (cache, StateInvalidationListener(database: shared, cache: cache, logger: logger))
+    }
+
+    /// These stores with sessions, jars and registrations read and invalidated through `cache`.
+    public func cached(by cache: StateCache) -> Stores {
+        var stores = self
+        stores.sessions = CachedSessionStore(store: sessions, cache: cache)
+        stores.jars = CachedCookieJarStore(store: jars, cache: cache)
+        stores.registrations = CachedRegistrationStore(store: registrations, cache: cache)
+        return stores
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import GatehouseCore
+
+/// How writing a registration ended.
+public enum RegisterOutcome: Sendable, Equatable {
+    case registered
+    /// Somebody else registered this username (in any letter case) first.
+    case usernameTaken
+    /// This member was registered already; nothing changed.
+    case alreadyRegistered
+}
+
+/// A registration the provisioning webhook has not accepted yet.
+public struct PendingProvisioning: Sendable, Equatable {
+    public var registration: Registration
+    public var attempts: Int
+}
+
+/// Registrations per SSO subject: whoever finished the upgrade flow is `registered` at every later sign-in.
+public protocol RegistrationStore: Sendable {
+    func isRegistered(sub: String) async throws -> Bool
+    /// The username a registered member chose.
+    func username(sub: String) async throws -> String?
+    func isUsernameTaken(_ username: String) async throws -> Bool
+    /// Stores the registration, raises every live session of the member to `registered` and ends the flow, all in
+    /// one statement: either all of it happens or none.
+    func register(_ registration: Registration) async throws -> RegisterOutcome
+
+    /// Registrations still to be sent to the provisioning webhook whose next attempt is due.
+    func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning]
+    func markProvisioned(sub: String, at: Date) async throws
+    func markProvisioningFailed(sub: String, attempts: Int, nextAttemptAt: Date, error: String) async throws
+    /// Registrations waiting for the webhook, and those it gave up on after `maximumAttempts`.
+    func provisioningBacklog(maximumAttempts: Int) async throws -> (waiting: Int, failed: Int)
+}
+
+/// Why a code was not sent.
+public enum CodeSendRefusal: Error, Sendable, Equatable {
+    case memberLimit
+    case phoneNumberLimit
+}
+
+/// Flows in progress, the record of codes sent (for the rate limits) and the tries spent on each code; all survive a
+/// restart. Every counted step is one atomic operation in the store, whatever the concurrency: a store that cannot
+/// promise that must not implement this protocol.
+public protocol RegistrationFlowStore: Sendable {
+    func flow(sub: String) async throws -> RegistrationFlow?
+    func save(_ flow: RegistrationFlow) async throws
+    /// Whether there was a flow to delete.
+    @discardableResult func deleteFlow(sub: String) async throws -> Bool
+    /// Records a code about to be sent, unless the member already had `perMember` codes since `since`, or the number
+    /// `perPhoneNumber`; count and record are one atomic step. Returns the record's id, to release it if the send fails.
+    func reserveCodeSend(
+        sub: String, phoneNumber: PhoneNumber, at: Date, since: Date, perMember: Int, perPhoneNumber: Int
+    ) async throws -> Result<Int, CodeSendRefusal>
+    /// Forgets a reserved send that did not happen (the sender failed).
+    func releaseCodeSend(id: Int) async throws
+    /// Spends one try on the code `codeID`: its number (1 for the first), or `nil` when `maximum` are spent already.
+    func claimCodeAttempt(codeID: String, sub: String, maximum: Int, at: Date) async throws -> Int?
+    /// Removes flows untouched since `flowsBefore`, send records and code tries older than `sendsBefore`; returns how many.
+    @discardableResult func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int
+}

@@ -1,0 +1,33 @@
+import Foundation
+import GatehouseCore
+
+/// Where sessions live; one implementation per storage backend.
+public protocol SessionStore: Sendable {
+    func insert(_ session: Session) async throws
+    func find(id: String) async throws -> Session?
+    /// The session as the store holds it now, never a cached copy (the default: `find`).
+    func findStored(id: String) async throws -> Session?
+    /// Replaces the stored session with the same id (tokens, level, last seen).
+    func update(_ session: Session) async throws
+    func delete(id: String) async throws
+    /// Merges the frame choices `change` makes into the session's, leaving everything else as the store holds it.
+    func setFrame(_ change: FramePreferences, sessionID: String) async throws
+    /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows; returns their ids.
+    @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]
+    /// How many sessions are live: neither past their absolute expiry nor idle since `idleCutoff`.
+    func countActive(now: Date, idleCutoff: Date) async throws -> Int
+    /// Ends what a back-channel logout names: the sessions of the provider session `providerSessionID` (of
+    /// `subject` too, when both are given), or every session of `subject`. Returns the sessions it removed.
+    func deleteProviderSessions(subject: String?, providerSessionID: String?) async throws -> [Session]
+    /// Runs `body` (a token refresh) while no other replica runs one for this session. The default suits a store
+    /// that a single process uses: `TokenRefresher` already lines up the requests of one process.
+    func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T
+}
+
+extension SessionStore {
+    public func findStored(id: String) async throws -> Session? { try await find(id: id) }
+
+    public func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        try await body()
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import GatehouseCore
+import NIOConcurrencyHelpers
+
+/// Sessions and cookie jars held in memory on this replica, so that a request in the steady state reads no
+/// database. Bounded, and never trusted beyond what the store says:
+///
+/// - every write through this replica evicts or replaces the entry; a change made elsewhere arrives as an
+///   invalidation (PostgreSQL `NOTIFY`, see `StateInvalidationListener`);
+/// - while invalidations cannot be relied on (the listening connection is down or late), the cache is *untrusted*:
+///   every read goes to the store and nothing is kept, until the connection is back and the cache has been emptied;
+/// - a load that raced an invalidation of the same state is not kept (the `epoch` check), so a copy read before a
+///   change can never outlive the change's invalidation;
+/// - an entry is at most `maximumAge` old, a bound even if an invalidation were lost.
+public final class StateCache: Sendable {
+    struct Entry<Value: Sendable>: Sendable {
+        var value: Value
+        var loadedAt: ContinuousClock.Instant
+    }
+
+    struct State: Sendable {
+        var sessions: [String: Entry<Session>] = [:]
+        /// `nil` values: the session has no jar yet (an empty jar).
+        var jars: [String: Entry<CookieJar?>] = [:]
+        var epoch: UInt64 = 0
+        var trusted: Bool
+        var hits = 0
+        var misses = 0
+        /// Times the cache stopped being trusted.
+        var bypasses = 0
+    }
+
+    private let state: NIOLockedValueBox<State>
+    let capacity: Int
+    let maximumAge: Duration
+
+    /// `trusted`: whether the cache may serve from the start (a single process on SQLite); a PostgreSQL replica
+    /// starts untrusted and is trusted once its listener runs.
+    public init(capacity: Int = 50_000, maximumAge: Duration = .seconds(60), trusted: Bool) {
+        self.capacity = capacity
+        self.maximumAge = maximumAge
+        self.state = NIOLockedValueBox(State(trusted: trusted))
+    }
+
+    // MARK: - Reading
+
+    /// Where a load starts from: pass it back to `keep`, which refuses if an invalidation happened since.
+    func snapshot() -> UInt64 {
+        state.withLockedValue { $0.epoch }
+    }
+
+    func session(_ id: String, now: ContinuousClock.Instant = .now) -> Session? {
+        state.withLockedValue { state in
+            guard state.trusted, let entry = state.sessions[id], now - entry.loadedAt < maximumAge else {
+                state.misses += 1
+                return nil
+            }
+            state.hits += 1
+            return entry.value
+        }
+    }
+
+    /// `.some(nil)`: known to have no jar.
+    func jar(_ sessionID: String, now: ContinuousClock.Instant = .now) -> CookieJar?? {
+        state.withLockedValue { state in
+            guard state.trusted, let entry = state.jars[sessionID], now - entry.loadedAt < maximumAge else { return .none }
+            return .some(entry.value)
+        }
+    }
+
+    // MARK: - Keeping
+
+    func keep(_ session: Session, since epoch: UInt64, now: ContinuousClock.Instant = .now) {
+        state.withLockedValue { state in
+            guard state.trusted, state.epoch == epoch else { return }
+            makeRoom(&state, now: now)
+            state.sessions[session.id] = Entry(value: session, loadedAt: now)
+        }
+    }
+
+    func keep(jar: CookieJar?, sessionID: String, since epoch: UInt64, now: ContinuousClock.Instant = .now) {
+        state.withLockedValue { state in
+            guard state.trusted, state.epoch == epoch else { return }
+            makeRoom(&state, now: now)
+            state.jars[sessionID] = Entry(value: jar, loadedAt: now)
+        }
+    }
+
+    /// At capacity, the oldest tenth of the entries goes (whole tenths, so the sort is rare).
+    private func makeRoom(_ state: inout State, now: ContinuousClock.Instant) {
+        guard state.sessions.count + state.jars.count >= capacity else { return }
+        let cutoff = max(1, capacity / 10)
+        let oldestSessions = state.sessions.sorted { $0.value.loadedAt < $1.value.loadedAt }.prefix(cutoff / 2 + 1)
+        for (id, _) in oldestSessions { state.sessions[id] = nil }
+        let oldestJars = state.jars.sorted { $0.value.loadedAt < $1.value.loadedAt }.prefix(cutoff / 2 + 1)
+        for (id, _) in oldestJars { state.jars[id] = nil }
+    }
+
+    // MARK: - Invalidating
+
+    /// Forgets a session and its jar (the session changed or ended).
+    public func invalidate(sessionID: String) {
+        state.withLockedValue { state in
+            state.epoch &+= 1
+            state.sessions[sessionID] = nil
+            state.jars[sessionID] = nil
+        }
+    }
+
+    public func invalidate(jarOf sessionID: String) {
+        state.withLockedValue { state in
+            state.epoch &+= 1
+            state.jars[sessionID] = nil
+        }
+    }
+
+    /// Forgets every session of a member (a registration raised them all in the store).
+    public func invalidate(sub: String) {
+        state.withLockedValue { state in
+            state.epoch &+= 1
+            state.sessions = state.sessions.filter { $0.value.value.identity.sub != sub }
+        }
+    }
+
+    /// Empties the cache and sets whether it may serve: `false` while invalidations may be missed, `true` once
+    /// they flow again (emptied first, since some may have been missed meanwhile).
+    public func reset(trusted: Bool) {
+        state.withLockedValue { state in
+            state.epoch &+= 1
+            state.sessions = [:]
+            state.jars = [:]
+            if state.trusted && !trusted { state.bypasses += 1 }
+            state.trusted = trusted
+        }
+    }
+
+    public var isTrusted: Bool { state.withLockedValue { $0.trusted } }
+
+    /// Entries held, session reads answered from memory and from the store, and times the cache was bypassed
+    /// because invalidations could not be relied on, since start.
+    public var statistics: (entries: Int, hits: Int, misses: Int, bypasses: Int) {
+        state.withLockedValue { ($0.sessions.count + $0.jars.count, $0.hits, $0.misses, $0.bypasses) }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// The product events of SPEC §7.
+public enum EventName: String, Sendable, CaseIterable, Codable {
+    case ssoLoginAttempt = "sso_login_attempt"
+    case ssoLoginSuccess = "sso_login_success"
+    case ssoLoginFailure = "sso_login_failure"
+    case ssoLogout = "sso_logout"
+    case upgradeBannerShown = "upgrade_banner_shown"
+    case upgradeBannerTapped = "upgrade_banner_tapped"
+    case upgradeBannerDismissed = "upgrade_banner_dismissed"
+    case registrationStarted = "registration_started"
+    case registrationCompleted = "registration_completed"
+    case registrationFailed = "registration_failed"
+    case registrationResumed = "registration_resumed"
+    case stateInconsistencyDetected = "state_inconsistency_detected"
+}
+
+public struct GatewayEvent: Sendable, Equatable {
+    public var name: EventName
+    public var sub: String?
+    /// A short, stable reason or detail; never a secret.
+    public var detail: String?
+    public var at: Date
+
+    public init(name: EventName, sub: String? = nil, detail: String? = nil, at: Date = Date()) {
+        self.name = name
+        self.sub = sub
+        self.detail = detail
+        self.at = at
+    }
+}

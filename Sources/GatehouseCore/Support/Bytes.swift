@@ -1,0 +1,23 @@
+/// Bytes read as ASCII text.
+extension UInt8 {
+    /// `0-9`, `a-f`, `A-F`.
+    var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
+    }
+
+    /// `A-Z` as `a-z`, every other byte as it is.
+    package var asciiLowercased: UInt8 { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) ? self | 0x20 : self }
+}
+
+extension [UInt8] {
+    static let lowerHexDigits = Array("0123456789abcdef".utf8)
+    static let upperHexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// Appends `byte` as two hex digits.
+    package mutating func appendHex(_ byte: UInt8, uppercase: Bool = false) {
+        let digits = uppercase ? Self.upperHexDigits : Self.lowerHexDigits
+        append(digits[Int(byte >> 4)])
+        append(digits[Int(byte & 0x0F)])
+    }
+}

@@ -1,0 +1,7 @@
+actor Counter {
+    private(set) var value = 0
+    func increment() -> Int {
+        value += 1
+        return value
+    }
+}

@@ -1,0 +1,143 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseCore
+import Hummingbird
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
+
+@testable import Gatehouse
+
+/// A real gateway on a loopback port, in development mode with its built-in provider, and a client that behaves
+/// like a browser without following redirects.
+struct LiveGateway {
+    let port: Int
+    let configuration: GatehouseConfiguration
+    let built: GatehouseApplication.Built
+    let client: HTTPClient
+    /// Begins the gateway's graceful shutdown, as `SIGTERM` does.
+    let beginShutdown: @Sendable () async -> Void
+
+    var origin: String { "http://127.0.0.1:\(port)" }
+
+    /// A loopback port for a test server, never handed out twice in one run. Binding port 0 and closing it again is
+    /// not enough: the kernel may give the same port to the next caller before the first server listens on it (two
+    /// servers of parallel tests then fight for one port). So ports come from a counter below the ephemeral range
+    /// (which the kernel's own choices, and the sources of outgoing connections, never use), each checked free.
+    static func freePort() async throws -> Int {
+        for _ in 0..<Self.portRange.count {
+            let candidate =
+                Self.portRange.lowerBound
+                + Self.portCounter.withLockedValue { next in
+                    defer { next = (next + 1) % Self.portRange.count }
+                    return next
+                }
+            if let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: candidate).get() {
+                try await channel.close()
+                return candidate
+            }
+        }
+        throw HTTPClientError.connectTimeout
+    }
+
+    static let portRange = 20_000..<32_000
+    static let portCounter = NIOLockedValueBox(Int.random(in: 0..<portRange.count))
+
+    static func developmentConfiguration(port: Int, databasePath: String = ":memory:") throws -> GatehouseConfiguration {
+        var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"], developmentDefaults: .standard).load(
+            path: nil, development: true)
+        configuration.storage.sqlitePath = databasePath
+        configuration.demoAppsPort = nil
+        configuration.metrics = nil  // tests read the registry itself; a test of the listener gives it a free port
+        configuration.directories = DirectoriesConfiguration(
+            templates: Self.root + "/Templates", publicFiles: Self.root + "/Public", strings: Self.root + "/Strings")
+        return configuration
+    }
+
+    /// The package root, found from this file so tests run from any working directory.
+    static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+        }
+        return FileManager.default.currentDirectoryPath
+    }()
+
+    static func run<T>(
+        configure: (inout GatehouseConfiguration) -> Void = { _ in }, hostResolver: any HostResolver = SystemHostResolver(),
+        _ body: (LiveGateway) async throws -> T
+    ) async throws -> T {
+        let port = try await freePort()
+        var configuration = try developmentConfiguration(port: port)
+        configure(&configuration)
+        var logger = Logger(label: "gatehouse-test")
+        logger.logLevel = .warning
+        let built = try await GatehouseApplication.build(configuration: configuration, logger: logger, hostResolver: hostResolver)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        let group = built.serviceGroup(signals: [])
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let gateway = LiveGateway(
+                port: port, configuration: configuration, built: built, client: client, beginShutdown: { await group.triggerGracefulShutdown() })
+            try await gateway.waitUntilListening()
+            do {
+                let result = try await body(gateway)
+                try await client.shutdown()
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                return result
+            } catch {
+                try? await client.shutdown()
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                throw error
+            }
+        }
+    }
+
+    func waitUntilListening() async throws {
+        for _ in 0..<100 {
+            if (try? await get("/healthz", cookies: [:])) != nil { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HTTPClientError.connectTimeout
+    }
+
+    struct Reply {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: String
+        var location: String? { headers.first(name: "Location") }
+        var setCookies: [String] { headers["Set-Cookie"] }
+    }
+
+    func get(_ pathOrURL: String, cookies: [String: String], headers: [(String, String)] = [], limit: Int = 4 << 20) async throws -> Reply {
+        try await send(.GET, pathOrURL, cookies: cookies, headers: headers, body: nil, limit: limit)
+    }
+
+    func post(_ pathOrURL: String, form: [(String, String)], cookies: [String: String], headers: [(String, String)] = []) async throws -> Reply {
+        try await send(
+            .POST, pathOrURL, cookies: cookies, headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
+            body: FormEncoding.encode(form))
+    }
+
+    func send(
+        _ method: HTTPMethod, _ pathOrURL: String, cookies: [String: String], headers: [(String, String)], body: String?, limit: Int = 4 << 20
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: pathOrURL.hasPrefix("http") ? pathOrURL : origin + pathOrURL)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if !cookies.isEmpty { request.headers.add(name: "Cookie", value: cookies.map { "\($0)=\($1)" }.joined(separator: "; ")) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let buffer = try await response.body.collect(upTo: limit)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: String(buffer: buffer))
+    }
+}
+
+/// Immutable once created; tests hand it to child tasks (a WebSocket open while another request signs out).
+extension LiveGateway: @unchecked Sendable {}
