@@ -7,9 +7,9 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
         .library(name: "Gatehouse", targets: ["Gatehouse"]),
-        .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
     ],
     dependencies: [
+        .package(path: "GatehouseCore"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -32,17 +32,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
     ],
     targets: [
-        // The pure values and rules: Foundation and swift-crypto only, so that the server stack cannot leak in.
-        .target(
-            name: "GatehouseCore",
-            dependencies: [
-                .product(name: "Crypto", package: "swift-crypto")
-            ]
-        ),
         .target(
             name: "Gatehouse",
             dependencies: [
-                "GatehouseCore",
+                .product(name: "GatehouseCore", package: "GatehouseCore"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -79,14 +72,10 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "GatehouseCoreTests",
-            dependencies: ["GatehouseCore"]
-        ),
-        .testTarget(
             name: "GatehouseTests",
             dependencies: [
                 "Gatehouse",
-                "GatehouseCore",
+                .product(name: "GatehouseCore", package: "GatehouseCore"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -39,7 +39,7 @@ public struct ProvisioningConfiguration: Sendable {
     }
 }
 
-/// The upgrade flow (SPEC §5).
+/// The upgrade flow (product §5).
 public struct RegistrationConfiguration: Sendable {
     public enum SenderKind: String, Sendable, CaseIterable {
         /// The log and the development inbox page.

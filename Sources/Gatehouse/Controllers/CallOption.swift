@@ -1,4 +1,4 @@
-/// How a call starts (SPEC §6); the call app receives the choice as query parameters.
+/// How a call starts (product §6); the call app receives the choice as query parameters.
 enum CallOption: String, CaseIterable {
     case audio
     case video

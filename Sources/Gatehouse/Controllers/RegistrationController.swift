@@ -3,7 +3,7 @@ import GatehouseCore
 import Hummingbird
 import Logging
 
-/// The upgrade flow's pages (SPEC §5): one page per step, each validated on the server with inline messages, each
+/// The upgrade flow's pages (product §5): one page per step, each validated on the server with inline messages, each
 /// working without JavaScript. The flow lives in `RegistrationFlowStore` per SSO subject; the registration is written
 /// in one statement at the end.
 public struct RegistrationController: Sendable {

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 
 /// The gateway bar injected after `<body>` into every proxied HTML document: the gateway's name and the way back to
 /// Web Apps, a switcher of the member's apps (through their loading pages), the Chats / Calls / Stories entries
-/// (locked at level `sso`), the upgrade banner of SPEC §2 at level `sso`, and a control folding the bar into a
+/// (locked at level `sso`), the upgrade banner of product §2 at level `sso`, and a control folding the bar into a
 /// handle. Its markup lives in a declarative shadow root, so the app's CSS and the bar's do not meet; above the page
 /// it takes 40 px, which a style in the page (`media` switched by the bar's script) reserves at the top.
 public struct GatewayBar: Sendable {

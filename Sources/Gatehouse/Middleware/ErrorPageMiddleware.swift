@@ -38,7 +38,7 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         return Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    /// A chat app opened at level `sso` shows the onboarding prompt instead of an error (SPEC §2).
+    /// A chat app opened at level `sso` shows the onboarding prompt instead of an error (product §2).
     func onboarding(returnTo: String?, request: Request, context: Context) -> Response {
         let target = returnTo.flatMap(ReturnTarget.init)?.path ?? Paths.chats
         do {

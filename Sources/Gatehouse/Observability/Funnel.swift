@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseCore
 
-/// The upgrade funnel for operators (SPEC §7): members at each step from sign-in to registration, the conversion
+/// The upgrade funnel for operators (product §7): members at each step from sign-in to registration, the conversion
 /// from each step to the next, and the other events of the window.
 public struct FunnelReport: Sendable {
     public struct Step: Sendable, Equatable {

@@ -137,7 +137,7 @@ public final class GatewayMetrics: Sendable {
         }
     }
 
-    /// A product event (SPEC §7) as its counter; `detail` becomes the `reason` label where it is a fixed reason.
+    /// A product event (product §7) as its counter; `detail` becomes the `reason` label where it is a fixed reason.
     func event(_ name: EventName, detail: String?) {
         let (metric, hasReason) = Self.eventMetrics[name] ?? ("gatehouse_events_total", false)
         counter(metric, hasReason ? [("reason", detail ?? "unknown")] : []).increment()

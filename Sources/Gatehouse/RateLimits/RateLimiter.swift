@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
 
-/// The gateway's rate limits (SPEC §9): sign-in starts and callbacks per client address, the username check per
+/// The gateway's rate limits (product §9): sign-in starts and callbacks per client address, the username check per
 /// member. Each counts only its own key, so no address or member can use up another's allowance.
 public struct RateLimiter: Sendable {
     public enum Limit: String, Sendable, CaseIterable {

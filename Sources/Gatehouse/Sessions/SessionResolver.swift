@@ -62,7 +62,7 @@ public struct SessionResolver: Sendable {
         return .active(session)
     }
 
-    /// Ends a session the member did not sign out of (SPEC §1: `→ none` because the SSO session ended).
+    /// Ends a session the member did not sign out of (product §1: `→ none` because the SSO session ended).
     func end(_ session: Session, reason: String) async {
         _ = events.transition(.ssoSessionEnded, from: session.level, sub: session.identity.sub)
         do {

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseCore
 
-/// Reads Keycloak-shaped userinfo (SPEC §3) into a `MemberIdentity`.
+/// Reads Keycloak-shaped userinfo (product §3) into a `MemberIdentity`.
 public enum MemberClaims {
     /// Roles are realm roles plus this client's roles; groups as given. Only `sub` is required.
     public static func identity(fromUserinfo data: Data, clientID: String) throws(OIDCError) -> MemberIdentity {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The steps of the upgrade flow (SPEC §5), in order; "done" is not a step but the registration itself.
+/// The steps of the upgrade flow (product §5), in order; "done" is not a step but the registration itself.
 public enum RegistrationStep: String, Sendable, Codable, CaseIterable, Comparable {
     case phone
     case code
@@ -42,7 +42,7 @@ public struct RegistrationFlow: Sendable, Codable, Equatable {
     /// bcrypt; the PIN itself is never stored or logged.
     public private(set) var pinHash: String?
 
-    /// A flow untouched for longer than this starts over (SPEC §5).
+    /// A flow untouched for longer than this starts over (product §5).
     public static let resumeWindow: TimeInterval = 30 * 60
 
     public init(sub: String, returnTo: String, now: Date) {
@@ -138,7 +138,7 @@ public struct Registration: Sendable, Equatable {
     public var pinHash: String
     public var registeredAt: Date
 
-    package init(
+    public init(
         sub: String, username: String, phoneNumber: PhoneNumber, displayName: String, discoverability: Discoverability, pinHash: String,
         registeredAt: Date
     ) {

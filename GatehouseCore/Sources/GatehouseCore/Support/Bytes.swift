@@ -7,7 +7,7 @@ extension UInt8 {
     }
 
     /// `A-Z` as `a-z`, every other byte as it is.
-    package var asciiLowercased: UInt8 { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) ? self | 0x20 : self }
+    public var asciiLowercased: UInt8 { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) ? self | 0x20 : self }
 }
 
 extension [UInt8] {
@@ -15,7 +15,7 @@ extension [UInt8] {
     static let upperHexDigits = Array("0123456789ABCDEF".utf8)
 
     /// Appends `byte` as two hex digits.
-    package mutating func appendHex(_ byte: UInt8, uppercase: Bool = false) {
+    public mutating func appendHex(_ byte: UInt8, uppercase: Bool = false) {
         let digits = uppercase ? Self.upperHexDigits : Self.lowerHexDigits
         append(digits[Int(byte >> 4)])
         append(digits[Int(byte & 0x0F)])

@@ -38,7 +38,7 @@ public enum Base64URL {
 }
 
 /// Compares secrets without an early exit, so timing tells nothing about where they differ.
-package func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+public func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
     let (a, b) = (Array(lhs.utf8), Array(rhs.utf8))
     guard a.count == b.count else { return false }
     return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0

@@ -12,11 +12,11 @@ public struct RateLimitRule: Sendable, Equatable {
     }
 
     /// The time between two requests at the sustained rate.
-    package var interval: Double { Double(periodSeconds) / Double(limit) }
+    public var interval: Double { Double(periodSeconds) / Double(limit) }
 
     /// The decision for one more request at `now` when the key's allowance is used up to `usedUntil` (seconds since
     /// 1970; `nil` for a key without requests): the new `usedUntil` when it is let through, else the wait.
-    package func decide(usedUntil: Double?, now: Double) -> RateLimitDecision {
+    public func decide(usedUntil: Double?, now: Double) -> RateLimitDecision {
         let next = max(usedUntil ?? now, now) + interval
         let earliest = next - Double(periodSeconds)
         return earliest <= now ? .allowed(usedUntil: next) : .limited(retryAfter: earliest - now)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The product events of SPEC §7.
+/// The product events (product §7).
 public enum EventName: String, Sendable, CaseIterable, Codable {
     case ssoLoginAttempt = "sso_login_attempt"
     case ssoLoginSuccess = "sso_login_success"

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// The numbers behind verification codes (SPEC §5), each with its default.
+/// The numbers behind verification codes (product §5), each with its default.
 public struct VerificationRules: Sendable, Equatable {
     public var lifetime: TimeInterval
     public var resendAfter: TimeInterval
@@ -92,7 +92,7 @@ public struct PendingCode: Sendable, Codable, Equatable {
 }
 
 extension String {
-    package func leftPadded(to width: Int, with pad: Character = "0") -> String {
+    public func leftPadded(to width: Int, with pad: Character = "0") -> String {
         count >= width ? self : String(repeating: pad, count: width - count) + self
     }
 }

@@ -1,4 +1,4 @@
-/// How far a member has come (SPEC §1).
+/// How far a member has come (product §1).
 public enum AuthLevel: String, Sendable, Codable, CaseIterable, Comparable {
     case none
     case sso
