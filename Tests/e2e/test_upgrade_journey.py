@@ -21,7 +21,7 @@ AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 class Checker:
     """Runs axe on every page visited on the gateway's host (its own pages, and the demo apps' pages with the bar)
-    and keeps screenshots for the README."""
+    and keeps screenshots for docs/."""
 
     def __init__(self, browser, gateway, folder):
         self.browser = browser
@@ -45,7 +45,7 @@ class Checker:
 
 
 def screenshots(tmp_path):
-    """Where the README's screenshots go: `GATEHOUSE_SCREENSHOTS` when set, else a throwaway folder."""
+    """Where the screenshots in docs/ go: `GATEHOUSE_SCREENSHOTS` when set, else a throwaway folder."""
     folder = Path(os.environ.get("GATEHOUSE_SCREENSHOTS") or tmp_path / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder

@@ -25,8 +25,6 @@ public struct HostMountController: Sendable {
     let configuration: GatehouseConfiguration
 
     static let handoffPath = "/__gatehouse/handoff"
-    static let grantCookie = "gatehouse_app"
-    static let stateCookie = "gatehouse_app_state"
 
     public init(
         catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
@@ -68,7 +66,7 @@ public struct HostMountController: Sendable {
     /// Every request on an app host: steps 1 and 3, then the bar's choices (`FrameController`) or the proxy.
     func handle(_ request: Request, context: GatewayRequestContext, app: AppConfiguration) async throws -> Response {
         if request.uri.path == Self.handoffPath { return try await redeem(request, app: app) }
-        if let token = request.cookies[Self.grantCookie]?.value,
+        if let token = request.cookies[HostMountCookies.grant]?.value,
             let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
             case .active(let session) = try await resolver.resolve(sessionID: sessionID)
         {
@@ -82,7 +80,7 @@ public struct HostMountController: Sendable {
         var pairs = [("state", state)]
         if request.method == .get, let target = ReturnTarget(request.uri.description) { pairs.append(("to", target.path)) }
         var response = Self.redirect(FormEncoding.url(configuration.publicOrigin + Paths.appsOpen + "/" + app.slug, adding: pairs))
-        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.stateCookie, state, maxAge: 300)))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie(HostMountCookies.state, state, maxAge: 300)))
         return response
     }
 
@@ -91,13 +89,13 @@ public struct HostMountController: Sendable {
         guard let code = request.uri.queryParameters.get("code"), code.count <= 128,
             let handoff = try await store.takeHandoff(codeHash: TokenHash.hex(String(code))),
             handoff.slug == app.slug, handoff.expiresAt > Date(),
-            let state = request.cookies[Self.stateCookie]?.value, TokenHash.hex(state) == handoff.stateHash
+            let state = request.cookies[HostMountCookies.state]?.value, TokenHash.hex(state) == handoff.stateHash
         else { throw RequestError.forbidden("invalid app handoff") }
         let token = RandomToken.make()
         try await store.insertGrant(tokenHash: TokenHash.hex(token), sessionID: handoff.sessionID, slug: app.slug)
         var response = Self.redirect(handoff.returnTo)
-        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.grantCookie, token, maxAge: nil)))
-        response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.stateCookie, "", maxAge: 0)))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie(HostMountCookies.grant, token, maxAge: nil)))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie(HostMountCookies.state, "", maxAge: 0)))
         return response
     }
 

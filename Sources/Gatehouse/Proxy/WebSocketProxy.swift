@@ -86,7 +86,7 @@ public struct WebSocketProxy: Sendable {
         let origin = head.headerFields[.origin]
         if let app = catalog.hostMountedApp(authority: head.authority), let appsDomain = catalog.appsDomain {
             guard isOrigin(origin, of: appsDomain.origin(of: app.slug)),
-                let token = Self.cookie(named: HostMountController.grantCookie, in: head.headerFields),
+                let token = Self.cookie(named: HostMountCookies.grant, in: head.headerFields),
                 let sessionID = try? await hostMounts.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
                 case .active(let session)? = try? await resolver.resolve(sessionID: sessionID)
             else { return nil }

@@ -1,4 +1,4 @@
-/// The rules for a chat username (documented in the README and on the username step):
+/// The rules for a chat username (documented in docs/upgrade-flow.md and on the username step):
 /// 3 to 32 characters; ASCII letters, digits, `_` and `.`; starts with a letter; no `.` at the end or twice in a
 /// row; not a reserved name; unique without regard to letter case.
 public enum UsernameRules {
