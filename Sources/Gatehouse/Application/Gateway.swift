@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 import Logging
 import ServiceLifecycle
 

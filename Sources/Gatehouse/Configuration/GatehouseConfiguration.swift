@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 
 /// The whole typed configuration; every value has a named default (see `ConfigurationLoader` for sources).
 public struct GatehouseConfiguration: Sendable {
@@ -215,25 +216,6 @@ public struct SessionConfiguration: Sendable {
     }
 }
 
-public struct StorageConfiguration: Sendable {
-    public enum Kind: String, Sendable, CaseIterable {
-        case sqlite
-        case postgres
-    }
-    public var kind: Kind
-    public var sqlitePath: String
-    /// Only from the environment or a `_FILE` (it usually holds a password).
-    public var postgresURL: String?
-
-    /// The SQLite file in the data folder, unless `storage.sqlite_path` says otherwise.
-    public static func sqlitePath(in data: String) -> String { data + "/gatehouse.sqlite" }
-    public init(kind: Kind = .sqlite, sqlitePath: String = sqlitePath(in: DirectoriesConfiguration().data), postgresURL: String? = nil) {
-        self.kind = kind
-        self.sqlitePath = sqlitePath
-        self.postgresURL = postgresURL
-    }
-}
-
 public struct AppConfiguration: Sendable, Equatable {
     public enum Mount: String, Sendable, CaseIterable {
         case path
@@ -361,7 +343,7 @@ public struct DirectoriesConfiguration: Sendable {
     public var publicFiles: String
     public var strings: String
     public var data: String
-    public init(templates: String = "Templates", publicFiles: String = "Public", strings: String = "Strings", data: String = "data") {
+    public init(templates: String = "Templates", publicFiles: String = "Public", strings: String = "Strings", data: String = StorageConfiguration.defaultDataFolder) {
         self.templates = templates
         self.publicFiles = publicFiles
         self.strings = strings

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 
 /// Builds a `GatehouseConfiguration` from a JSON file and `GATEHOUSE_…` environment variables, reporting every
 /// problem with its key path in one pass.

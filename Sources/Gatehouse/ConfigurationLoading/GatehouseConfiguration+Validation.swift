@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 
 extension GatehouseConfiguration {
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]

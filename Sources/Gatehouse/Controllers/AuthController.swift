@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 import HTTPTypes
 import Hummingbird
 import Logging

@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseStorage
 import HTTPTypes
 import Hummingbird
 

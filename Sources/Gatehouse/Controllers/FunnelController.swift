@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 import Hummingbird
 
 /// `/operator/funnel`: the funnel report as JSON for members with the operator role; always JSON, errors too.

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 
 /// The upgrade funnel for operators (product §7): members at each step from sign-in to registration, the conversion
 /// from each step to the next, and the other events of the window.

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 
 /// The jars of all sessions, changed one request at a time per session: two responses setting cookies at once for
 /// the same member must not overwrite each other's cookies.

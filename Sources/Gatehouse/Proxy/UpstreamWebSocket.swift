@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import HTTPTypes
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseStorage
 import Logging
 import ServiceLifecycle
 

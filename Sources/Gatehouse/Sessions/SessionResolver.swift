@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 import Logging
 
 /// Turns a session cookie into a live session: expiry, idle timeout, token refresh and last-seen bookkeeping.

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 
 /// Refreshes a session's tokens, one refresh at a time per session: requests that arrive while a refresh runs wait
 /// for its result instead of spending the single-use refresh token a second time.

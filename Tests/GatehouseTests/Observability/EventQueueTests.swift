@@ -5,6 +5,7 @@ import ServiceLifecycle
 import Testing
 
 @testable import Gatehouse
+@testable import GatehouseStorage
 
 /// Product events leave the request path through a bounded queue: stored in batches, dropped (and counted) only
 /// when the queue is full, and stored before the gateway stops.

@@ -4,6 +4,7 @@ import SQLiteNIO
 import Testing
 
 @testable import Gatehouse
+@testable import GatehouseStorage
 
 /// The upgrade flow over real sockets: every step's validation and error paths, resume after a restart, the `http`
 /// code sender and the provisioning webhook against a real receiver, and the operator's funnel endpoint.

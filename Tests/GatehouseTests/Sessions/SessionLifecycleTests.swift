@@ -4,6 +4,7 @@ import Logging
 import Testing
 
 @testable import Gatehouse
+@testable import GatehouseStorage
 
 @Suite struct SessionLifecycleTests {
     static let logger = Logger(label: "test")

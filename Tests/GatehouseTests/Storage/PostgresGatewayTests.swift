@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Gatehouse
+@testable import GatehouseStorage
 
 /// The whole gateway on PostgreSQL (`storage.kind = postgres`): migrations at start, then a member's sign-in, jar and
 /// sign-out all through the PostgreSQL stores.

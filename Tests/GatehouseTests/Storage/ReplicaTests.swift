@@ -6,6 +6,7 @@ import PostgresNIO
 import Testing
 
 @testable import Gatehouse
+@testable import GatehouseStorage
 
 /// Two gateway replicas on one PostgreSQL, each with its own state cache: what one does, the other sees within the
 /// cache's invalidation bound (1 second), with no request to the other in between.

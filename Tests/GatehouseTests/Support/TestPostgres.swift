@@ -4,6 +4,7 @@ import NIOPosix
 import PostgresNIO
 
 @testable import Gatehouse
+@testable import GatehouseStorage
 
 /// A real PostgreSQL server for the tests: started once per test process by `scripts/postgres` in a temporary
 /// directory on loopback, stopped when the process exits. Each test gets a database of its own.

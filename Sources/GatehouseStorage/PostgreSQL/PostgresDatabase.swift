@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
@@ -143,7 +144,7 @@ public final class PostgresDatabase: Service, Sendable {
 
     /// `postgres://user:password@host:port/database?sslmode=disable|prefer|require`; the password may be
     /// percent-encoded. `sslmode` defaults to `prefer`, as libpq's does.
-    static func configuration(url text: String) throws -> PostgresClient.Configuration {
+    package static func configuration(url text: String) throws -> PostgresClient.Configuration {
         guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme?.lowercased() ?? ""),
             let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
         else {

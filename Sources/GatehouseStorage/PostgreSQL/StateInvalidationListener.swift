@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO

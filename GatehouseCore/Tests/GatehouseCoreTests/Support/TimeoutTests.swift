@@ -1,14 +1,13 @@
-import NIOConcurrencyHelpers
 import Testing
 
-@testable import Gatehouse
+@testable import GatehouseCore
 
 /// `withTimeout` is the deadline of every PostgreSQL query and of the listener's heartbeat: it must hold even when
 /// the work it guards never notices its cancellation (a query written to a connection that has just closed).
 @Suite struct TimeoutTests {
     /// Work that ignores cancellation and only ends when `release` is called.
     final class Stuck: Sendable {
-        private let state = NIOLockedValueBox((released: false, waiting: [CheckedContinuation<Void, Never>]()))
+        private let state = Locked((released: false, waiting: [CheckedContinuation<Void, Never>]()))
 
         func wait() async {
             await withCheckedContinuation { continuation in
@@ -40,7 +39,7 @@ import Testing
             try await Task.sleep(for: .seconds(60))
             stuck.release()
         }
-        let expiredCalls = NIOLockedValueBox(0)
+        let expiredCalls = Locked(0)
         let start = ContinuousClock.now
         await #expect(throws: Expired.self) {
             try await withTimeout(.milliseconds(100), { await stuck.wait() }) {
@@ -54,7 +53,7 @@ import Testing
     }
 
     @Test func workThatEndsInTimeGivesItsResultOrItsError() async throws {
-        let expired = NIOLockedValueBox(false)
+        let expired = Locked(false)
         let value = try await withTimeout(.seconds(30), { 42 }) {
             expired.withLockedValue { $0 = true }
             return Expired.expired

@@ -16,16 +16,16 @@ public struct Stores: Sendable {
     public var rateLimits: any RateLimitStore
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
-    var service: any Service
+    package var service: any Service
     /// Makes the backend ready (PostgreSQL's migrations): once, however many ask — the server before it accepts
     /// requests, and background services before their first query, which may start before the server does.
-    var prepare: @Sendable () async throws -> Void
+    package var prepare: @Sendable () async throws -> Void
     /// Whether the backend answers now, quickly (`/readyz`: a balancer waits a second or two, not a query's deadline).
-    var answers: @Sendable () async -> Bool
+    package var answers: @Sendable () async -> Bool
     /// What the backend has been asked (the metrics' database figures).
-    var statistics: DatabaseStatistics
+    package var statistics: DatabaseStatistics
     /// The database replicas share, if any: its changes reach each replica's cache through a listener.
-    var shared: PostgresDatabase? = nil
+    package var shared: PostgresDatabase? = nil
 
     public static func sqlite(_ database: SQLiteDatabase) -> Stores {
         Stores(
@@ -63,7 +63,7 @@ public struct Stores: Sendable {
 
     /// Runs `body` with the backend running and ready, for commands that use the store without serving.
     public func whileRunning<T: Sendable>(_ body: (Stores) async throws -> T) async throws -> T {
-        try await Gatehouse.whileRunning(service) {
+        try await GatehouseStorage.whileRunning(service) {
             try await prepare()
             return try await body(self)
         }

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Foundation
 
 /// Runs `body`; once `timeout` has passed first, cancels it and throws what `expired` returns (which may also act,
 /// say close the connection `body` waits on). A cancelled caller gets `CancellationError` at once.
@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// own, left to end by itself. A task group would wait for it, and some waits never end: a query written to a
 /// PostgreSQL connection that has just closed is never answered (postgres-nio drops it with the closed channel), so
 /// a deadline built on a task group held the request, and the server's shutdown behind it, for ever.
-func withTimeout<T: Sendable>(
+public func withTimeout<T: Sendable>(
     _ timeout: Duration, _ body: @Sendable @escaping () async throws -> T, expired: @Sendable @escaping () async -> any Error
 ) async throws -> T {
     let race = DeadlineRace<T>()
@@ -36,7 +36,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         var tasks: [Task<Void, Never>] = []
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Locked(State())
 
     func start(_ continuation: CheckedContinuation<T, any Error>, tasks: [Task<Void, Never>]) {
         let decided = state.withLockedValue { state -> Result<T, any Error>? in
@@ -67,7 +67,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
 }
 
 extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
+    fileprivate init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

@@ -11,6 +11,15 @@ public struct AppHandoff: Sendable, Codable, Equatable {
     public var expiresAt: Date
 
     public static let lifetime: TimeInterval = 60
+
+    public init(codeHash: String, sessionID: String, slug: String, stateHash: String, returnTo: String, expiresAt: Date) {
+        self.codeHash = codeHash
+        self.sessionID = sessionID
+        self.slug = slug
+        self.stateHash = stateHash
+        self.returnTo = returnTo
+        self.expiresAt = expiresAt
+    }
 }
 
 /// Handoff codes and the per-app-host grants they turn into; both end with the session.

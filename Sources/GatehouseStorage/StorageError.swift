@@ -1,8 +1,6 @@
-import HTTPTypes
-
 /// Failures of any storage backend. An unreachable store is the member's "temporarily unavailable" page (`503`);
 /// anything else is an internal error.
-public enum StorageError: PresentableError, CustomStringConvertible {
+public enum StorageError: Error, CustomStringConvertible {
     case unavailable(String)
     case query(String)
     case corrupt(String)
@@ -18,14 +16,10 @@ public enum StorageError: PresentableError, CustomStringConvertible {
         }
     }
 
-    var isUnavailable: Bool {
+    public var isUnavailable: Bool {
         if case .unavailable = self { return true }
         return false
     }
-
-    public var status: HTTPResponse.Status { isUnavailable ? .serviceUnavailable : .internalServerError }
-
-    public var messageKey: String { isUnavailable ? "error_unavailable" : "error_internal" }
 
     public var description: String {
         switch self {
