@@ -3,7 +3,6 @@ import Foundation
 import GatehouseCore
 import GatehouseStorage
 import Logging
-import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// Keeps the shared HTTP clients until graceful shutdown, then shuts them down.

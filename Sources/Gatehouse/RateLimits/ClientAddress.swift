@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
 
 #if canImport(Glibc)
     import Glibc

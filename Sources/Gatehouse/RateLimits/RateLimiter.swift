@@ -1,9 +1,6 @@
 import Foundation
 import GatehouseCore
 import GatehouseStorage
-import HTTPTypes
-import Hummingbird
-import NIOConcurrencyHelpers
 
 /// The gateway's rate limits (product §9): sign-in starts and callbacks per client address, the username check per
 /// member. Each counts only its own key, so no address or member can use up another's allowance.
