@@ -126,7 +126,7 @@ public enum GatehouseApplication {
             maxHeaderFieldSize: listen.maximumHeaderBytes, maxHeaderListSize: listen.maximumHeaderBytes, maxHeaderFieldCount: 256)
         let limits = RequestFramingGuard.Limits(
             headerTimeout: .seconds(Int64(listen.headerTimeoutSeconds)), idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
-            maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
+            bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
         return HTTPServerBuilder { responder in
             GuardedHTTPChannel(
                 inner: HTTP1WebSocketUpgradeChannel(

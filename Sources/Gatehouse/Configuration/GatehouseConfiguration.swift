@@ -102,6 +102,9 @@ public struct ListenConfiguration: Sendable {
     public var headerTimeoutSeconds: Int
     /// A connection without a request for this long is closed.
     public var idleTimeoutSeconds: Int
+    /// While a request's body arrives, bytes must keep coming: this long without any, while the gateway is ready to
+    /// read them, ends the request with `408` (or, once an answer has begun, closes the connection).
+    public var bodyTimeoutSeconds: Int
     /// The request line and header fields together (else `431`).
     public var maximumHeaderBytes: Int
     /// The request target (path and query; else `414`).
@@ -113,13 +116,14 @@ public struct ListenConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, headerTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 75,
-        maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, shutdownGraceSeconds: Int = 30,
+        bodyTimeoutSeconds: Int = 30, maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, shutdownGraceSeconds: Int = 30,
         trustedProxies: [String] = []
     ) {
         self.host = host
         self.port = port
         self.headerTimeoutSeconds = headerTimeoutSeconds
         self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.bodyTimeoutSeconds = bodyTimeoutSeconds
         self.maximumHeaderBytes = maximumHeaderBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
         self.shutdownGraceSeconds = shutdownGraceSeconds
@@ -343,7 +347,10 @@ public struct DirectoriesConfiguration: Sendable {
     public var publicFiles: String
     public var strings: String
     public var data: String
-    public init(templates: String = "Templates", publicFiles: String = "Public", strings: String = "Strings", data: String = StorageConfiguration.defaultDataFolder) {
+    public init(
+        templates: String = "Templates", publicFiles: String = "Public", strings: String = "Strings",
+        data: String = StorageConfiguration.defaultDataFolder
+    ) {
         self.templates = templates
         self.publicFiles = publicFiles
         self.strings = strings

@@ -101,6 +101,7 @@ public struct ConfigurationLoader {
             port: reader.int("listen.port", default: publicURL.port ?? listenDefaults.port, range: 1...65535),
             headerTimeoutSeconds: reader.int("listen.header_timeout_seconds", default: listenDefaults.headerTimeoutSeconds, range: 1...300),
             idleTimeoutSeconds: reader.int("listen.idle_timeout_seconds", default: listenDefaults.idleTimeoutSeconds, range: 1...3600),
+            bodyTimeoutSeconds: reader.int("listen.body_timeout_seconds", default: listenDefaults.bodyTimeoutSeconds, range: 1...3600),
             maximumHeaderBytes: reader.int("listen.max_header_bytes", default: listenDefaults.maximumHeaderBytes, range: 4096...(1 << 20)),
             maximumRequestTargetBytes: reader.int(
                 "listen.max_request_target_bytes", default: listenDefaults.maximumRequestTargetBytes, range: 256...(1 << 20)),

@@ -13,8 +13,11 @@ import NIOHTTP1
 ///   characters no authority has, several or non-decimal `Content-Length` values, `Content-Length` together with
 ///   `Transfer-Encoding`, a `Transfer-Encoding` whose last coding is not exactly `chunked` (`400`) or that names
 ///   codings the gateway cannot decode (`501`), a request target longer than the limit (`414`).
-/// - A head that does not arrive completely within `headerTimeout` of its first bytes: `408`; a connection with no
-///   request for `idleTimeout`: closed.
+/// - A head that does not arrive completely within `headerTimeout` of its first bytes: `408`; a body whose bytes stop
+///   coming for `bodyTimeout` while the server is ready to read them: `408` (the request's reader fails, so nothing
+///   takes the short body for a whole one); a connection with no request for `idleTimeout`: closed.
+/// - `Expect: 100-continue` on a request with a body is answered `100 Continue` when the head is accepted, so a
+///   client that waits for it (curl does, for a second) sends its body at once.
 ///
 /// A refused request never reaches the router, so nothing of it goes upstream. An error in a body already handed on
 /// is passed on too, so the request's reader fails instead of seeing a short body as complete.
@@ -27,6 +30,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     struct Limits: Sendable {
         var headerTimeout: TimeAmount
         var idleTimeout: TimeAmount
+        var bodyTimeout: TimeAmount
         var maximumRequestTargetBytes: Int
     }
 
@@ -46,6 +50,9 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     private var awaitingResponse = false
     private var isClosing = false
     private var readSinceLastComplete = false
+    /// The server asked for more bytes and none came yet: only then does a silent body count against its deadline
+    /// (while the server holds off reading, because the app takes the body slowly, the client is not to blame).
+    private var readRequested = false
     /// After a `101`, the connection carries WebSocket frames: everything passes untouched and untimed.
     private var isUpgraded = false
     private var timer: Scheduled<Void>?
@@ -75,6 +82,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         }
         guard !isClosing else { return }
         readSinceLastComplete = true
+        readRequested = false
         switch unwrapInboundIn(data) {
         case .head(let head):
             if let status = Self.problem(with: head, limits: limits) {
@@ -84,13 +92,21 @@ final class RequestFramingGuard: ChannelDuplexHandler {
             inbound = .inBody
             awaitingResponse = true
             armTimer(context)
+            if Self.expectsContinue(head) {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+            }
         case .body:
-            break
+            armTimer(context)
         case .end:
             inbound = .awaitingHead
             armTimer(context)
         }
         context.fireChannelRead(data)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        readRequested = true
+        context.read()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -139,11 +155,17 @@ final class RequestFramingGuard: ChannelDuplexHandler {
 
     // MARK: - Timers
 
-    /// Idle between requests, or waiting for the rest of a head; nothing while a request or response is under way.
+    /// Idle between requests, waiting for the rest of a head, or for more of a body; nothing while the app works on
+    /// a complete request or its response is under way.
     private func armTimer(_ context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
-        guard !isClosing, !responseInProgress, !isUpgraded else { return }
+        guard !isClosing, !isUpgraded else { return }
+        if inbound == .inBody {
+            armBodyTimer(context)
+            return
+        }
+        guard !responseInProgress else { return }
         if inbound == .awaitingHead, awaitingResponse { return }  // the app is still working on the last request
         switch inbound {
         case .inBody:
@@ -158,6 +180,19 @@ final class RequestFramingGuard: ChannelDuplexHandler {
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.headerTimeout) { [weak self] in
                 guard let self, self.inbound == .readingHead else { return }
                 self.refuse(.requestTimeout, context: context)
+            }
+        }
+    }
+
+    /// A body's bytes must keep arriving. When the deadline passes while the server is not asking for bytes (it
+    /// waits for the app to take what it has), the deadline starts again instead: only the client's silence counts.
+    private func armBodyTimer(_ context: ChannelHandlerContext) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.bodyTimeout) { [weak self] in
+            guard let self, !self.isClosing, self.inbound == .inBody else { return }
+            if self.readRequested {
+                self.refuse(.requestTimeout, context: context)
+            } else {
+                self.armTimer(context)
             }
         }
     }
@@ -201,6 +236,16 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         case .invalidMethod: .notImplemented
         default: .badRequest
         }
+    }
+
+    /// `Expect: 100-continue` on an HTTP/1.1 request that has a body (RFC 9110 §10.1.1); other expectations are left
+    /// to the application.
+    static func expectsContinue(_ head: HTTPRequestHead) -> Bool {
+        guard head.version.major == 1, head.version.minor >= 1,
+            head.headers["Expect"].contains(where: { $0.trimmingCharacters(in: [" ", "\t"]).lowercased() == "100-continue" })
+        else { return false }
+        let hasBody = head.headers["Transfer-Encoding"].isEmpty == false || head.headers["Content-Length"].contains { $0 != "0" }
+        return hasBody
     }
 
     // MARK: - What RFC 9112 refuses in a parsed head

@@ -104,6 +104,67 @@ import Testing
         }
     }
 
+    @Test func aStalledBodyIsClosedByItsDeadlineWhileOtherMembersAreServed() async throws {
+        try await LiveGateway.run(configure: { $0.listen.bodyTimeoutSeconds = 1 }) { gateway in
+            // Twenty requests that promise 100,000 bytes and send two: each would hold its connection for ever.
+            let stalled = try (0..<20).map { _ in try RawSocket(port: gateway.port) }
+            for socket in stalled {
+                socket.send(
+                    Self.head(
+                        [
+                            "POST /auth/backchannel-logout HTTP/1.1", "Host: a", "Content-Type: application/x-www-form-urlencoded",
+                            "Content-Length: 100000",
+                        ], body: "ab"))
+            }
+            // Meanwhile another member is served at once.
+            let other = try await RawSocket.exchange(port: gateway.port, Self.head(["GET /healthz HTTP/1.1", "Host: a", "Connection: close"]))
+            #expect(other.status == 200 && other.elapsed < .seconds(1))
+            for (index, socket) in stalled.enumerated() {
+                let outcome = await socket.readUntilClosed(timeout: .seconds(8))
+                socket.close()
+                #expect(outcome.closed, "stalled body \(index) kept its connection")
+                #expect(outcome.elapsed < .seconds(6), "stalled body \(index): \(outcome.elapsed)")
+            }
+            // A body that keeps coming, slowly, is not cut: a byte every 300 ms for longer than the deadline.
+            let slow = try RawSocket(port: gateway.port)
+            slow.send(
+                Self.head([
+                    "POST /auth/backchannel-logout HTTP/1.1", "Host: a", "Content-Type: application/x-www-form-urlencoded", "Content-Length: 6",
+                    "Connection: close",
+                ]))
+            for byte in "a=bcde" {
+                try await Task.sleep(for: .milliseconds(300))
+                slow.send(String(byte))
+            }
+            let slowOutcome = await slow.readUntilClosed(timeout: .seconds(8))
+            slow.close()
+            #expect(slowOutcome.status != nil && slowOutcome.status != 408, "\(slowOutcome.text.prefix(60))")
+        }
+    }
+
+    @Test func expectContinueIsAnsweredBeforeTheBodyIsSent() async throws {
+        try await LiveGateway.run { gateway in
+            let socket = try RawSocket(port: gateway.port)
+            defer { socket.close() }
+            socket.send(
+                Self.head([
+                    "POST /auth/backchannel-logout HTTP/1.1", "Host: a", "Content-Type: application/x-www-form-urlencoded", "Content-Length: 5",
+                    "Expect: 100-continue", "Connection: close",
+                ]))
+            let interim = await socket.readUntilClosed(timeout: .milliseconds(700))
+            #expect(interim.text.hasPrefix("HTTP/1.1 100 Continue\r\n\r\n") && !interim.closed, "\(interim.text.prefix(60))")
+            socket.send("a=bcd")
+            let final = await socket.readUntilClosed(timeout: .seconds(3))
+            #expect(final.status != nil && final.status != 100 && final.closed, "\(final.text.prefix(60))")
+        }
+        // Without a body there is nothing to continue: no interim answer.
+        try await LiveGateway.run { gateway in
+            let outcome = try await RawSocket.exchange(
+                port: gateway.port, Self.head(["GET /healthz HTTP/1.1", "Host: a", "Expect: 100-continue", "Connection: close"]))
+            #expect(outcome.status == 200 && !outcome.text.contains("100 Continue"))
+        }
+    }
+
     /// Counts the bytes anybody sends it: an app that must never be reached.
     final class Listener: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer

@@ -19,17 +19,22 @@ import Testing
     }
 
     @Test func configurationDecidesSecureFromThePublicURL() throws {
-        let https = try ConfigurationLoader(environment: [
-            "GATEHOUSE_PUBLIC_URL": "https://gate.example.org", "GATEHOUSE_OIDC_ISSUER": "https://idp.example.org/realms/r",
-            "GATEHOUSE_OIDC_CLIENT_ID": "c", "GATEHOUSE_REGISTRATION_CODE_SENDER_KIND": "http",
-            "GATEHOUSE_REGISTRATION_CODE_SENDER_URL": "https://sms.example.org/send",
-        ], developmentDefaults: .standard).load(path: nil)
+        let https = try ConfigurationLoader(
+            environment: [
+                "GATEHOUSE_PUBLIC_URL": "https://gate.example.org", "GATEHOUSE_OIDC_ISSUER": "https://idp.example.org/realms/r",
+                "GATEHOUSE_OIDC_CLIENT_ID": "c", "GATEHOUSE_REGISTRATION_CODE_SENDER_KIND": "http",
+                "GATEHOUSE_REGISTRATION_CODE_SENDER_URL": "https://sms.example.org/send",
+            ], developmentDefaults: .standard
+        ).load(path: nil)
         #expect(https.cookieIsSecure)
-        let forcedOff = try ConfigurationLoader(environment: [
-            "GATEHOUSE_PUBLIC_URL": "https://gate.example.org", "GATEHOUSE_OIDC_ISSUER": "https://idp.example.org", "GATEHOUSE_OIDC_CLIENT_ID": "c",
-            "GATEHOUSE_COOKIE_SECURE": "false", "GATEHOUSE_REGISTRATION_CODE_SENDER_KIND": "http",
-            "GATEHOUSE_REGISTRATION_CODE_SENDER_URL": "https://sms.example.org/send",
-        ], developmentDefaults: .standard).load(path: nil)
+        let forcedOff = try ConfigurationLoader(
+            environment: [
+                "GATEHOUSE_PUBLIC_URL": "https://gate.example.org", "GATEHOUSE_OIDC_ISSUER": "https://idp.example.org",
+                "GATEHOUSE_OIDC_CLIENT_ID": "c",
+                "GATEHOUSE_COOKIE_SECURE": "false", "GATEHOUSE_REGISTRATION_CODE_SENDER_KIND": "http",
+                "GATEHOUSE_REGISTRATION_CODE_SENDER_URL": "https://sms.example.org/send",
+            ], developmentDefaults: .standard
+        ).load(path: nil)
         #expect(!forcedOff.cookieIsSecure)
         let development = try ConfigurationLoader(environment: [:], developmentDefaults: .standard).load(path: nil, development: true)
         #expect(!development.cookieIsSecure)

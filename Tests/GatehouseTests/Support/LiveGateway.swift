@@ -47,8 +47,9 @@ struct LiveGateway {
     static let portCounter = NIOLockedValueBox(Int.random(in: 0..<portRange.count))
 
     static func developmentConfiguration(port: Int, databasePath: String = ":memory:") throws -> GatehouseConfiguration {
-        var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"], developmentDefaults: .standard).load(
-            path: nil, development: true)
+        var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"], developmentDefaults: .standard)
+            .load(
+                path: nil, development: true)
         configuration.storage.sqlitePath = databasePath
         configuration.demoAppsPort = nil
         configuration.metrics = nil  // tests read the registry itself; a test of the listener gives it a free port

@@ -23,10 +23,13 @@ import Testing
         for case let file as URL in files where file.pathExtension == "swift" {
             for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: true) {
                 let words = line.split(separator: " ")
-                guard let index = words.firstIndex(of: "import"), words[..<index].allSatisfy({ $0.hasPrefix("@") || $0 == "public" || $0 == "package" })
+                guard let index = words.firstIndex(of: "import"),
+                    words[..<index].allSatisfy({ $0.hasPrefix("@") || $0 == "public" || $0 == "package" })
                 else { continue }
                 // `import struct Foundation.Date` and `import Foundation.NSData` name the module before the first dot.
-                let target = words.dropFirst(index + 1).last { !["struct", "class", "enum", "protocol", "func", "var", "let", "typealias"].contains($0) }
+                let target = words.dropFirst(index + 1).last {
+                    !["struct", "class", "enum", "protocol", "func", "var", "let", "typealias"].contains($0)
+                }
                 if let module = target?.split(separator: ".").first { found.append((file.lastPathComponent, String(module))) }
             }
         }
