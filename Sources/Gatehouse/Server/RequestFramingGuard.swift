@@ -16,6 +16,9 @@ import NIOHTTP1
 /// - A head that does not arrive completely within `headerTimeout` of its first bytes: `408`; a body whose bytes stop
 ///   coming for `bodyTimeout` while the server is ready to read them: `408` (the request's reader fails, so nothing
 ///   takes the short body for a whole one); a connection with no request for `idleTimeout`: closed.
+/// - An HTTP/1.0 request is answered in HTTP/1.0: a body without a length is delimited by closing the connection
+///   (1.0 has no chunked coding), and the connection is closed after the answer unless the client asked to keep it
+///   alive and the answer has a length.
 /// - `Expect: 100-continue` on a request with a body is answered `100 Continue` when the head is accepted, so a
 ///   client that waits for it (curl does, for a second) sends its body at once.
 ///
@@ -53,6 +56,10 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     /// The server asked for more bytes and none came yet: only then does a silent body count against its deadline
     /// (while the server holds off reading, because the app takes the body slowly, the client is not to blame).
     private var readRequested = false
+    /// Accepted requests whose answers have not begun, oldest first: how each must be answered.
+    private var awaitingAnswer: [(version: HTTPVersion, keepAlive: Bool)] = []
+    /// The answer under way ends the connection (an HTTP/1.0 client that did not ask to keep it).
+    private var closeAfterResponse = false
     /// After a `101`, the connection carries WebSocket frames: everything passes untouched and untimed.
     private var isUpgraded = false
     private var timer: Scheduled<Void>?
@@ -91,6 +98,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
             }
             inbound = .inBody
             awaitingResponse = true
+            awaitingAnswer.append((head.version, head.isKeepAlive))
             armTimer(context)
             if Self.expectsContinue(head) {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
@@ -125,7 +133,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
             return
         }
         switch unwrapOutboundIn(data) {
-        case .head(let head):
+        case .head(var head):
             if head.status == .switchingProtocols {
                 // From here on the connection carries WebSocket frames, not HTTP: hands off.
                 isUpgraded = true
@@ -133,14 +141,33 @@ final class RequestFramingGuard: ChannelDuplexHandler {
                 timer = nil
             } else if head.status.code >= 200 {
                 responseInProgress = true
+                let request = awaitingAnswer.isEmpty ? nil : awaitingAnswer.removeFirst()
+                if let request, request.version.major == 1, request.version.minor == 0 {
+                    closeAfterResponse = !Self.answerHTTP10(&head, keepAlive: request.keepAlive)
+                    context.write(wrapOutboundOut(.head(head)), promise: promise)
+                    return
+                }
+            } else if awaitingAnswer.first?.version.minor == 0 {
+                promise?.succeed()  // HTTP/1.0 has no interim answers
+                return
             }
             context.write(data, promise: promise)
         case .body:
             context.write(data, promise: promise)
         case .end:
-            context.write(data, promise: promise)
             responseInProgress = false
             awaitingResponse = false
+            if closeAfterResponse {
+                isClosing = true
+                timer?.cancel()
+                timer = nil
+                context.writeAndFlush(data).assumeIsolated().whenComplete { result in
+                    promise?.completeWith(result)
+                    context.close(promise: nil)
+                }
+                return
+            }
+            context.write(data, promise: promise)
             armTimer(context)
         }
     }
@@ -236,6 +263,17 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         case .invalidMethod: .notImplemented
         default: .badRequest
         }
+    }
+
+    /// Makes `head` an HTTP/1.0 answer and says whether the connection may stay open after it: only when the client
+    /// asked (`Connection: keep-alive`) and the answer has a length; otherwise it says `Connection: close`, and a
+    /// body without a length is written as it comes, ended by the close.
+    static func answerHTTP10(_ head: inout HTTPResponseHead, keepAlive: Bool) -> Bool {
+        head.version = .http1_0
+        head.headers.remove(name: "transfer-encoding")
+        let keep = keepAlive && head.headers.contains(name: "content-length")
+        head.headers.replaceOrAdd(name: "connection", value: keep ? "keep-alive" : "close")
+        return keep
     }
 
     /// `Expect: 100-continue` on an HTTP/1.1 request that has a body (RFC 9110 §10.1.1); other expectations are left

@@ -165,6 +165,27 @@ import Testing
         }
     }
 
+    @Test func anHTTP10ClientGetsAnHTTP10AnswerAndAClosedConnection() async throws {
+        try await LiveGateway.run { gateway in
+            // No keep-alive asked for: the answer in HTTP/1.0, never chunked, and the connection closed at once.
+            for path in ["/healthz", "/signin", "/static/gatehouse.css", "/nowhere"] {
+                let outcome = try await RawSocket.exchange(port: gateway.port, Self.head(["GET \(path) HTTP/1.0"]), timeout: .seconds(5))
+                #expect(outcome.text.hasPrefix("HTTP/1.0 "), "\(path): \(outcome.text.prefix(40))")
+                #expect(!outcome.text.lowercased().contains("transfer-encoding"), "\(path)")
+                #expect(outcome.closed && outcome.elapsed < .seconds(2), "\(path): \(outcome.elapsed)")
+            }
+            // Keep-alive asked for and an answer with a length: the connection stays for the next request.
+            let socket = try RawSocket(port: gateway.port)
+            defer { socket.close() }
+            socket.send(Self.head(["GET /healthz HTTP/1.0", "Connection: keep-alive"]))
+            let first = await socket.readUntilClosed(timeout: .seconds(1))
+            #expect(first.text.hasPrefix("HTTP/1.0 200") && first.text.lowercased().contains("connection: keep-alive") && !first.closed)
+            socket.send(Self.head(["GET /healthz HTTP/1.0"]))
+            let second = await socket.readUntilClosed(timeout: .seconds(3))
+            #expect(second.text.hasPrefix("HTTP/1.0 200") && second.closed)
+        }
+    }
+
     /// Counts the bytes anybody sends it: an app that must never be reached.
     final class Listener: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer

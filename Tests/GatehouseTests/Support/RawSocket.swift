@@ -13,7 +13,7 @@ struct RawSocket {
         var closed: Bool
         var elapsed: Duration
         var status: Int? {
-            guard text.hasPrefix("HTTP/1.1 ") else { return nil }
+            guard text.hasPrefix("HTTP/1.1 ") || text.hasPrefix("HTTP/1.0 ") else { return nil }
             return Int(text.dropFirst(9).prefix(3))
         }
     }
