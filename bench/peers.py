@@ -7,11 +7,19 @@ Targets, each asked as a browser navigation (`Sec-Fetch-Dest: document`) through
                   banner by mod_substitute, CSP header
   gatehouse-sso   Gatehouse, a member at level sso: the app's cookie from the jar, CSP merge, URL rewriting, banner
   gatehouse-reg   Gatehouse, a registered member (no banner)
+  caddy           Caddy reverse_proxy with a CSP header, no banner (Debian's Caddy has no body rewriting), no sign-in
+  ceiling-hummingbird  what the design Gatehouse serves with today allows: a minimal Hummingbird + async-http-client
+                  streaming proxy (bench/ceilings), nothing else
+  ceiling-nio     what a channel-level design allows: a minimal NIO proxy, the browser's connection glued to a kept-alive
+                  upstream connection of the same event loop (bench/ceilings), nothing else
 Pages: a 10 KB HTML page and a 1 MB JSON file. Within a page every target runs once per round, in an order rotated
 every round, so slow drifts of a shared machine hit every target alike; the table shows medians over the rounds.
 Then a 100 MB HTML page through Gatehouse's injector, with the growth of its peak RSS.
 
-Environment: GATEHOUSE_BIN (release binary), GATEHOUSE_BASELINE_BIN (an earlier build, measured beside it as
+The ceilings add no CSP and no banner: they show what each design leaves for Gatehouse's own work.
+
+Environment: GATEHOUSE_BIN (release binary), CEILINGS_BIN (the folder of bench/ceilings' release build, for the
+ceilings), GATEHOUSE_BASELINE_BIN (an earlier build, measured beside it as
 gatehouse-*-baseline), DURATION (10s), CONNECTIONS (32), THREADS (2), ROUNDS (3), TARGETS, PAGES.
 """
 
@@ -38,7 +46,9 @@ DURATION = os.environ.get("DURATION", "10s")
 CONNECTIONS = os.environ.get("CONNECTIONS", "32")
 THREADS = os.environ.get("THREADS", "2")
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
-TARGETS = os.environ.get("TARGETS", "direct nginx apache-oidc gatehouse-sso gatehouse-reg").split()
+TARGETS = os.environ.get(
+    "TARGETS", "direct nginx apache-oidc caddy ceiling-hummingbird ceiling-nio gatehouse-sso gatehouse-reg"
+).split()
 PAGES = os.environ.get("PAGES", "page10k.html data1m.json").split()
 USER = {
     "sub": "f3b1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
@@ -60,7 +70,9 @@ class Run:
         self.work.chmod(0o755)  # nginx's and Apache's workers run as another user
         self.processes = []
         self.stops = []
-        self.ports = {name: free_port() for name in ["upstream", "nginx", "apache", "idp"]}
+        self.ports = {
+            name: free_port() for name in ["upstream", "nginx", "apache", "idp", "caddy", "ceiling-hummingbird", "ceiling-nio"]
+        }
 
     def close(self):
         for stop in reversed(self.stops):
@@ -174,6 +186,40 @@ http {{
     }}"""
         self.start_nginx("nginx-proxy", server)
         wait_http(f"http://127.0.0.1:{self.ports['nginx']}/page10k.html", "nginx proxy")
+
+    def caddy(self):
+        """Peer C of ../shared/peers: Caddy's reverse_proxy with pooled connections, the CSP replacing the upstream's."""
+        path = self.work / "Caddyfile"
+        path.write_text(f"""{{
+    admin off
+    auto_https off
+    storage file_system {self.work}/caddy-data
+    log {{
+        output file {self.work}/caddy.log
+        level WARN
+    }}
+}}
+http://127.0.0.1:{self.ports["caddy"]} {{
+    bind 127.0.0.1
+    reverse_proxy 127.0.0.1:{self.ports["upstream"]} {{
+        header_up -Accept-Encoding
+        header_down Content-Security-Policy "{CSP}"
+        transport http {{
+            keepalive 65s
+            keepalive_idle_conns 64
+            keepalive_idle_conns_per_host 64
+        }}
+    }}
+}}
+""")
+        self.spawn(["caddy", "run", "--config", str(path), "--adapter", "caddyfile"], "caddy.log.out")
+        wait_http(f"http://127.0.0.1:{self.ports['caddy']}/page10k.html", "caddy")
+
+    def ceiling(self, name):
+        """One of bench/ceilings' proxies, in front of the same upstream."""
+        binary = Path(os.environ["CEILINGS_BIN"]) / name
+        self.spawn([str(binary), str(self.ports[name]), str(self.ports["upstream"])], f"{name}.log")
+        wait_http(f"http://127.0.0.1:{self.ports[name]}/page10k.html", name)
 
     def identity_provider(self):
         self.spawn(
@@ -291,7 +337,7 @@ def check(name, url, cookie, banner):
     reply = requests.get(url, headers={"Cookie": cookie or "", "Sec-Fetch-Dest": "document"}, allow_redirects=False)
     if reply.status_code != 200:
         sys.exit(f"peers: {name}: {url} answered {reply.status_code}")
-    if name != "direct" and "content-security-policy" not in reply.headers:
+    if name != "direct" and not name.startswith("ceiling-") and "content-security-policy" not in reply.headers:
         sys.exit(f"peers: {name}: {url} has no Content-Security-Policy")
     if banner and url.endswith(".html") and (banner[0] in reply.text) != banner[1]:
         sys.exit(f"peers: {name}: {url}: banner {'missing' if banner[1] else 'present'}")
@@ -309,6 +355,13 @@ def main():
         if "nginx" in TARGETS:
             run.nginx_proxy()
             targets["nginx"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True))
+        if "caddy" in TARGETS:
+            run.caddy()
+            targets["caddy"] = (f"http://127.0.0.1:{ports['caddy']}/", None, None)
+        for name in ("ceiling-hummingbird", "ceiling-nio"):
+            if name in TARGETS:
+                run.ceiling(name)
+                targets[name] = (f"http://127.0.0.1:{ports[name]}/", None, None)
         if "apache-oidc" in TARGETS:
             run.identity_provider()
             targets["apache-oidc"] = (f"http://127.0.0.1:{ports['apache']}/", run.apache(), (BANNER, True))
