@@ -97,3 +97,50 @@ def test_the_grace_period_bounds_the_shutdown(tmp_path):
     finally:
         server.shutdown()
         gw.running.stop()
+
+
+def test_sigterm_drains_keep_alive_load_losing_nothing(tmp_path):
+    """During the drain readiness fails on new connections, members on kept-alive connections keep being answered
+    (told `Connection: close`, so they reconnect), nothing is lost; after it the process exits 0."""
+    drain = 2.0
+    gw = start_gateway(tmp_path, "dev", extra={"listen": {"drain_seconds": int(drain), "shutdown_grace_seconds": 5}})
+    try:
+        member = gw.member_session("alice")
+        outcomes, stop = [], threading.Event()
+
+        def load():
+            # One member's requests back to back on a kept-alive connection, each stamped with when it ended.
+            while not stop.is_set():
+                try:
+                    reply = member.get(gw.url + "/", timeout=5)
+                    outcomes.append((time.time(), reply.status_code, reply.headers.get("Connection", "")))
+                except requests.RequestException as error:
+                    outcomes.append((time.time(), None, repr(error)))
+                    if gw.running.process.poll() is not None:
+                        return
+
+        workers = [threading.Thread(target=load) for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        time.sleep(1.0)
+        signalled = time.time()
+        gw.running.process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        # A new connection during the drain is still taken, and told the gateway is not ready.
+        assert requests.get(gw.url + "/readyz", timeout=2).status_code == 503
+        assert gw.running.process.wait(timeout=20) == 0
+        stop.set()
+        for worker in workers:
+            worker.join(timeout=10)
+        during = [outcome for outcome in outcomes if signalled <= outcome[0] < signalled + drain - 0.2]
+        assert during, "no request was answered during the drain"
+        assert all(status == 200 for _, status, _ in during), [o for o in during if o[1] != 200][:3]
+        # Answers that began before the signal was handled went out as they were; the rest say close.
+        settled = [outcome for outcome in during if outcome[0] >= signalled + 0.2]
+        assert settled and all(connection.lower() == "close" for _, _, connection in settled), [o for o in during][:8]
+        before = [outcome for outcome in outcomes if outcome[0] < signalled]
+        assert before and all(status == 200 for _, status, _ in before)
+        log = gw.log()
+        assert "draining: not ready" in log and "shutdown complete" in log
+    finally:
+        gw.running.stop()

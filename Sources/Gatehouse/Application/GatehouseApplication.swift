@@ -23,15 +23,17 @@ public enum GatehouseApplication {
         public let metrics: GatewayMetrics
         /// Set when a graceful shutdown begins.
         public let draining: Draining
+        let drain: Duration
         let shutdownGrace: Duration
         let logger: Logger
 
-        /// Runs the gateway until `SIGTERM` or `SIGINT`, then shuts down gracefully: no new connections, requests in
+        /// Runs the gateway until `SIGTERM` or `SIGINT`, then shuts down gracefully: for `listen.drain_seconds` not
+        /// ready but still serving, every answer with `Connection: close`; then no new connections, and requests in
         /// flight (downloads, WebSockets, which are closed as "going away") get `listen.shutdown_grace_seconds` to
-        /// finish, waiting events are stored, the store closes.
+        /// finish; waiting events are stored, the store closes.
         public func run() async throws {
             try await serviceGroup(signals: [.sigterm, .sigint]).run()
-            if let elapsed = draining.elapsed, elapsed >= shutdownGrace {
+            if let elapsed = draining.elapsed, elapsed >= drain + shutdownGrace {
                 logger.warning(
                     "shutdown complete: requests still running after the grace period were cut",
                     metadata: ["grace_seconds": "\(shutdownGrace.components.seconds)"])
@@ -45,10 +47,11 @@ public enum GatehouseApplication {
         public func serviceGroup(signals: [UnixSignal]) -> ServiceGroup {
             var configuration = ServiceGroupConfiguration(
                 services: [
-                    .init(service: application), .init(service: DrainingService(draining: draining, grace: shutdownGrace, logger: logger)),
+                    .init(service: application),
+                    .init(service: DrainingService(draining: draining, drain: drain, grace: shutdownGrace, logger: logger)),
                 ],
                 gracefulShutdownSignals: signals, logger: logger)
-            configuration.maximumGracefulShutdownDuration = shutdownGrace
+            configuration.maximumGracefulShutdownDuration = drain + shutdownGrace
             return ServiceGroup(configuration: configuration)
         }
     }
@@ -72,7 +75,8 @@ public enum GatehouseApplication {
             application: buildApplication(gateway, router: buildRouter(gateway)),
             developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue,
             metrics: gateway.metrics, draining: gateway.draining,
-            shutdownGrace: .seconds(Int64(configuration.listen.shutdownGraceSeconds)), logger: logger)
+            drain: .seconds(Int64(configuration.listen.drainSeconds)), shutdownGrace: .seconds(Int64(configuration.listen.shutdownGraceSeconds)),
+            logger: logger)
     }
 
     /// The server (HTTP/1 with WebSocket upgrades, behind the framing guard) and the services that run beside it.
@@ -110,7 +114,7 @@ public enum GatehouseApplication {
         }
         var application = Application(
             router: router,
-            server: server(configuration.listen, webSockets: gateway.webSockets),
+            server: server(configuration.listen, webSockets: gateway.webSockets, draining: gateway.draining),
             configuration: .init(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
             services: services,
@@ -121,7 +125,7 @@ public enum GatehouseApplication {
     }
 
     /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard after it.
-    static func server(_ listen: ListenConfiguration, webSockets: WebSocketProxy) -> HTTPServerBuilder {
+    static func server(_ listen: ListenConfiguration, webSockets: WebSocketProxy, draining: Draining) -> HTTPServerBuilder {
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: listen.maximumHeaderBytes, maxHeaderListSize: listen.maximumHeaderBytes, maxHeaderFieldCount: 256)
         let limits = RequestFramingGuard.Limits(
@@ -134,7 +138,7 @@ public enum GatehouseApplication {
                 ) { head, channel, _ in
                     await webSockets.shouldUpgrade(head, peer: channel.remoteAddress?.ipAddress)
                 },
-                limits: limits)
+                limits: limits, draining: draining)
         }
     }
 

@@ -18,17 +18,26 @@ struct HTTPClientService: Service {
 }
 
 /// The first to hear of a graceful shutdown (it runs after the application in the outer service group, which signals
-/// in reverse order): marks the gateway as draining and says so in the log.
+/// in reverse order and waits for each service before the next): marks the gateway as draining, keeps serving for
+/// the drain period, and only then lets the server's own shutdown begin.
 struct DrainingService: Service {
     let draining: Draining
+    let drain: Duration
     let grace: Duration
     let logger: Logger
 
     func run() async throws {
         try? await gracefulShutdown()
         draining.begin()
+        if drain > .zero {
+            // Readiness fails and every answer says `Connection: close`, while new connections are still taken: a
+            // request a balancer sent just before it saw the failure is answered, not lost.
+            logger.notice("draining: not ready; serving on with Connection: close", metadata: ["drain_seconds": "\(drain.components.seconds)"])
+            try? await Task.sleep(for: drain)
+        }
         // The relays close their WebSockets as "going away" first (for a moment at most), before the server's
         // own shutdown would close them as plainly finished.
+        draining.closeRelays()
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(2)
         while draining.openRelays > 0, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }

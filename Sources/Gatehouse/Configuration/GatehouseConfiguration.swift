@@ -109,14 +109,18 @@ public struct ListenConfiguration: Sendable {
     public var maximumHeaderBytes: Int
     /// The request target (path and query; else `414`).
     public var maximumRequestTargetBytes: Int
-    /// After `SIGTERM`, in-flight requests (downloads, WebSockets) get this long to finish before they are cut.
+    /// After `SIGTERM`, the gateway first drains for this long: `/readyz` fails, so that a load balancer stops
+    /// sending new members, while every request still gets its answer, with `Connection: close`.
+    public var drainSeconds: Int
+    /// After the drain, in-flight requests (downloads, WebSockets) get this long to finish before they are cut.
     public var shutdownGraceSeconds: Int
     /// Load balancers (addresses or CIDR blocks) whose `X-Forwarded-For` names the client; nobody else's is believed.
     public var trustedProxies: [String]
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, headerTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 75,
-        bodyTimeoutSeconds: Int = 30, maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, shutdownGraceSeconds: Int = 30,
+        bodyTimeoutSeconds: Int = 30, maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, drainSeconds: Int = 5,
+        shutdownGraceSeconds: Int = 30,
         trustedProxies: [String] = []
     ) {
         self.host = host
@@ -126,6 +130,7 @@ public struct ListenConfiguration: Sendable {
         self.bodyTimeoutSeconds = bodyTimeoutSeconds
         self.maximumHeaderBytes = maximumHeaderBytes
         self.maximumRequestTargetBytes = maximumRequestTargetBytes
+        self.drainSeconds = drainSeconds
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.trustedProxies = trustedProxies
     }

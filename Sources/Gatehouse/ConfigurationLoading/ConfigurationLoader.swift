@@ -105,6 +105,8 @@ public struct ConfigurationLoader {
             maximumHeaderBytes: reader.int("listen.max_header_bytes", default: listenDefaults.maximumHeaderBytes, range: 4096...(1 << 20)),
             maximumRequestTargetBytes: reader.int(
                 "listen.max_request_target_bytes", default: listenDefaults.maximumRequestTargetBytes, range: 256...(1 << 20)),
+            // Development mode stops at once: nobody balances over a laptop.
+            drainSeconds: reader.int("listen.drain_seconds", default: development ? 0 : listenDefaults.drainSeconds, range: 0...3600),
             shutdownGraceSeconds: reader.int("listen.shutdown_grace_seconds", default: listenDefaults.shutdownGraceSeconds, range: 1...3600),
             trustedProxies: reader.stringList("listen.trusted_proxies", default: listenDefaults.trustedProxies)
         )

@@ -10,11 +10,12 @@ struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
     let inner: Inner
     let limits: RequestFramingGuard.Limits
+    let draining: Draining
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(RequestFramingGuard(limits: limits), position: .after(decoder))
+            try channel.pipeline.syncOperations.addHandler(RequestFramingGuard(limits: limits, draining: draining), position: .after(decoder))
             return value
         }
     }

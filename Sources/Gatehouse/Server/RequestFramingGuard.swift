@@ -19,6 +19,8 @@ import NIOHTTP1
 /// - An HTTP/1.0 request is answered in HTTP/1.0: a body without a length is delimited by closing the connection
 ///   (1.0 has no chunked coding), and the connection is closed after the answer unless the client asked to keep it
 ///   alive and the answer has a length.
+/// - While the gateway drains before shutting down, every answer says `Connection: close` and the connection closes
+///   after it, so that clients go elsewhere without a request being lost.
 /// - `Expect: 100-continue` on a request with a body is answered `100 Continue` when the head is accepted, so a
 ///   client that waits for it (curl does, for a second) sends its body at once.
 ///
@@ -47,6 +49,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     }
 
     private let limits: Limits
+    private let draining: Draining
     private var inbound = Inbound.awaitingHead
     private var responseInProgress = false
     /// A request was handed on and its response has not ended: the connection is busy, not idle.
@@ -64,8 +67,9 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     private var isUpgraded = false
     private var timer: Scheduled<Void>?
 
-    init(limits: Limits) {
+    init(limits: Limits, draining: Draining) {
         self.limits = limits
+        self.draining = draining
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -143,7 +147,13 @@ final class RequestFramingGuard: ChannelDuplexHandler {
                 responseInProgress = true
                 let request = awaitingAnswer.isEmpty ? nil : awaitingAnswer.removeFirst()
                 if let request, request.version.major == 1, request.version.minor == 0 {
-                    closeAfterResponse = !Self.answerHTTP10(&head, keepAlive: request.keepAlive)
+                    closeAfterResponse = !Self.answerHTTP10(&head, keepAlive: request.keepAlive && !draining.hasBegun)
+                    context.write(wrapOutboundOut(.head(head)), promise: promise)
+                    return
+                }
+                if draining.hasBegun {
+                    head.headers.replaceOrAdd(name: "connection", value: "close")
+                    closeAfterResponse = true
                     context.write(wrapOutboundOut(.head(head)), promise: promise)
                     return
                 }

@@ -1,13 +1,16 @@
 import NIOConcurrencyHelpers
 
-/// Whether a graceful shutdown has begun: `/readyz` fails from that moment, so that a load balancer stops sending
-/// requests, and relayed WebSockets close as "going away" before the server's own shutdown closes them plainly.
+/// Where a graceful shutdown is: once it has begun, `/readyz` fails, so that a load balancer stops sending requests,
+/// and every answer says `Connection: close`; when the drain is over, relayed WebSockets close as "going away" before
+/// the server's own shutdown closes them plainly.
 public final class Draining: Sendable {
     private struct State {
         /// When draining began; `nil` until then.
         var began: ContinuousClock.Instant?
         /// Relayed WebSockets still open.
         var relays = 0
+        /// The drain is over: relays are to close.
+        var relaysClosing = false
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
     }
@@ -31,15 +34,20 @@ public final class Draining: Sendable {
     var openRelays: Int { state.withLockedValue { $0.relays } }
 
     func begin() {
+        state.withLockedValue { $0.began = .now }
+    }
+
+    /// The drain is over: what waits (`wait()`) goes on, and relays close.
+    func closeRelays() {
         let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            state.began = .now
+            state.relaysClosing = true
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns when draining begins, or at once when the calling task is cancelled.
+    /// Returns when the drain is over (`closeRelays()`), or at once when the calling task is cancelled.
     func wait() async {
         let id = state.withLockedValue { state -> Int in
             state.nextWaiter += 1
@@ -48,7 +56,7 @@ public final class Draining: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let now = state.withLockedValue { state -> Bool in
-                    guard state.began == nil, !Task.isCancelled else { return true }
+                    guard !state.relaysClosing, !Task.isCancelled else { return true }
                     state.waiters[id] = continuation
                     return false
                 }
