@@ -162,7 +162,8 @@ class ReplicaSet:
         config = {
             "public_url": self.url,
             # nginx in front is the load balancer whose X-Forwarded-For names the client.
-            "listen": {"host": "127.0.0.1", "port": port, "trusted_proxies": ["127.0.0.1"]},
+            # A short drain: nginx is told by each answer's `Connection: close`, no health check to wait for.
+            "listen": {"host": "127.0.0.1", "port": port, "trusted_proxies": ["127.0.0.1"], "drain_seconds": 1},
             # Development mode for the demo apps (each replica runs its own copy); members sign in at the provider.
             "development": {"enabled": True, "demo_apps_port": free_port()},
             "metrics": {"port": free_port()},

@@ -103,6 +103,8 @@ def write_config(path, port, issuer=None, development=False, extra=None):
         config["oidc"] = {"issuer": issuer, "client_id": CLIENT_ID}
         # No journey here sends a code; the sender is named because production mode requires one.
         config["registration"] = {"code_sender": {"kind": "http", "url": f"http://127.0.0.1:{free_port()}/codes"}}
+        # Stopped at once between tests; the drain has its own test (test_shutdown.py).
+        config["listen"] = {"drain_seconds": 0}
     config.update(extra or {})
     path.write_text(json.dumps(config, indent=2))
     return path
