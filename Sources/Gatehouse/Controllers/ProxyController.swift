@@ -144,7 +144,8 @@ public struct ProxyController: Sendable {
 
         guard isRewritable, let encoding = HTMLResponseTransform.encoding(of: upstream.headers[.contentEncoding]) else {
             if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
-            return Response(status: upstream.status, headers: headers, body: ResponseBody(asyncSequence: upstream.body))
+            let body = TransformedBody(upstream: upstream.body, transform: nil)
+            return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))
         }
         let injection = try nonce.map {
             try bar.html(
@@ -164,21 +165,32 @@ public struct ProxyController: Sendable {
             headers[.contentEncoding] = nil
             if injection != nil { bar.recordShown(session: context.session) }
         }
-        let logger = context.logger
-        return Response(
-            status: upstream.status, headers: headers,
-            body: ResponseBody { writer in
+        return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))
+    }
+
+    /// The answer's body into the member's connection. Once the head is out, an upstream that fails can only be told
+    /// by breaking the connection: the member's response ends incomplete (no final chunk, or fewer bytes than its
+    /// length), and the failure is logged and counted as `reset`, whatever the content type. A member who goes away
+    /// (the write fails, or the request is cancelled) is no failure of the app's.
+    func stream(_ body: TransformedBody, app: AppConfiguration, logger: Logger) -> ResponseBody {
+        let metrics = metrics
+        return ResponseBody { writer in
+            while true {
+                let chunk: ByteBuffer?
                 do {
-                    while let chunk = try await body.next() {
-                        if chunk.readableBytes > 0 { try await writer.write(chunk) }
-                    }
-                    try await writer.finish(nil)
+                    chunk = try await body.next()
                 } catch {
-                    // The head is out: all that is left is to break the connection, so the browser sees a failed load.
-                    logger.error("upstream body failed", metadata: ["error": .string("\(error)")])
+                    if !Task.isCancelled, !(error is CancellationError) {
+                        logger.warning("upstream body failed", metadata: ["app": .string(app.slug), "error": .string("\(error)")])
+                        metrics.upstreamFailure(app: app.slug, kind: .reset)
+                    }
                     throw error
                 }
-            })
+                guard let chunk else { break }
+                if chunk.readableBytes > 0 { try await writer.write(chunk) }
+            }
+            try await writer.finish(nil)
+        }
     }
 
     /// A URL for the log: everything before its query or fragment.
@@ -201,22 +213,23 @@ public struct ProxyController: Sendable {
 
 }
 
-/// An upstream HTML body on its way through the transform. The first chunk is read before the response head is
-/// sent (`start`), the rest by the response body's writer: one reader after the other, never two at once, which is
-/// what makes the unchecked `Sendable` sound.
+/// An upstream body on its way to the member, through the HTML transform or (without one) as it is. The first chunk
+/// of a transformed body is read before the response head is sent (`start`), the rest by the response body's writer:
+/// one reader after the other, never two at once, which is what makes the unchecked `Sendable` sound.
 final class TransformedBody: @unchecked Sendable {
     enum Mode { case transform, passThrough }
 
     private var upstream: HTTPClientResponse.Body.AsyncIterator
-    private var transform: HTMLResponseTransform
-    private var mode = Mode.transform
+    private var transform: HTMLResponseTransform?
+    private var mode: Mode
     private var pending: ByteBuffer?
     private var upstreamEnded = false
     private var finished = false
 
-    init(upstream: HTTPClientResponse.Body, transform: HTMLResponseTransform) {
+    init(upstream: HTTPClientResponse.Body, transform: HTMLResponseTransform?) {
         self.upstream = upstream.makeAsyncIterator()
         self.transform = transform
+        self.mode = transform == nil ? .passThrough : .transform
     }
 
     func start(passingThroughUTF16: Bool) async throws -> Mode {
@@ -234,7 +247,7 @@ final class TransformedBody: @unchecked Sendable {
             mode = .passThrough
             pending = first
         } else {
-            pending = try transform.process(first)
+            pending = try transform?.process(first) ?? first
         }
         return mode
     }
@@ -247,9 +260,9 @@ final class TransformedBody: @unchecked Sendable {
         guard !finished else { return nil }
         guard !upstreamEnded, let chunk = try await upstream.next() else {
             finished = true
-            return mode == .transform ? transform.finish() : nil
+            return mode == .transform ? transform?.finish() : nil
         }
-        return mode == .transform ? try transform.process(chunk) : chunk
+        return mode == .transform ? try transform?.process(chunk) ?? chunk : chunk
     }
 
     /// A UTF-16 byte-order mark makes the browser read the document as UTF-16 whatever the header says.

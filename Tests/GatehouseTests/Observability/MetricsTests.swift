@@ -27,6 +27,33 @@ import Testing
         return samples
     }
 
+    @Test func anUpstreamThatDiesAfterTheHeadLeavesTheAnswerIncompleteAndCountsAsAReset() async throws {
+        let metricsPort = try await LiveGateway.freePort()
+        try await ProxyTests.withProxy(configure: { $0.metrics = MetricsConfiguration(port: metricsPort) }) { gateway, _ in
+            let cookies = try await ProxyTests.signedIn(gateway)
+            // A download with a length and a page streamed through the rewriter: neither may look complete.
+            for path in ["/apps/echo/reset", "/apps/echo/reset-html"] {
+                let outcome = try? await gateway.get(path, cookies: cookies)
+                #expect(outcome == nil, "\(path) looked complete: \(outcome?.status ?? 0)")
+            }
+            #expect(try await gateway.get("/apps/echo/echo/after", cookies: cookies).status == 200)
+            let samples = Self.samples(try await gateway.get("http://127.0.0.1:\(metricsPort)/metrics", cookies: [:]).body)
+            #expect(samples[#"gatehouse_upstream_failures_total{app="echo",kind="reset"}"#] == 2)
+
+            // Members who hang up in the middle of a page (as a load test does when it stops) are no app's failure.
+            let cookie = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
+            for _ in 0..<5 {
+                let socket = try RawSocket(port: gateway.port)
+                socket.send("GET /apps/echo/big?mb=20 HTTP/1.1\r\nHost: 127.0.0.1:\(gateway.port)\r\nCookie: \(cookie)\r\n\r\n")
+                _ = await socket.readUntilClosed(timeout: .milliseconds(200))
+                socket.close()
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            let after = Self.samples(try await gateway.get("http://127.0.0.1:\(metricsPort)/metrics", cookies: [:]).body)
+            #expect(after[#"gatehouse_upstream_failures_total{app="echo",kind="reset"}"#] == 2)
+        }
+    }
+
     @Test func theListenerCountsWhatMembersDidWithBoundedLabels() async throws {
         let metricsPort = try await LiveGateway.freePort()
         try await ProxyTests.withProxy(configure: { $0.metrics = MetricsConfiguration(port: metricsPort) }) { gateway, _ in

@@ -123,6 +123,14 @@ struct EchoUpstream {
                     throw CancellationError()  // the connection closes mid-body
                 })
         }
+        router.get("reset-html") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "<html><body><p>partial"))
+                    throw CancellationError()  // the connection closes mid-body, no final chunk
+                })
+        }
         // Whatever response the test describes: `status`, `type`, `body`, and `h=Name: value` headers.
         router.get("respond") { request, _ -> Response in
             let query = request.uri.queryParameters
