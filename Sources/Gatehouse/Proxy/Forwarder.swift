@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -38,11 +39,13 @@ public struct Forwarder: Sendable {
         for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
 
         var pump: Task<Void, Never>?
+        let (uploaded, uploadedContinuation) = AsyncStream<Void>.makeStream()
         if let body, method != .get, method != .head {
             let channel = AsyncThrowingChannel<ByteBuffer, any Error>()
             let (started, startedContinuation) = AsyncStream<(any Error)?>.makeStream()
             let limit = configuration.maximumRequestBodyBytes
             pump = Task {
+                defer { uploadedContinuation.finish() }
                 do {
                     var total = 0
                     var isFirst = true
@@ -71,11 +74,17 @@ public struct Forwarder: Sendable {
             request.body = .stream(channel, length: contentLength.map { .known(Int64($0)) } ?? .unknown)
         }
         let http = await clients.client(for: target)
+        let answerWithin = Duration.seconds(configuration.readTimeoutSeconds)
         let outcome: Result<HTTPClientResponse, any Error>
-        do {
-            outcome = .success(try await http.execute(request, timeout: .seconds(Int64(configuration.readTimeoutSeconds))))
-        } catch {
-            outcome = .failure(error)
+        if pump != nil {
+            outcome = await Self.execute(request, on: http, answerWithin: answerWithin, afterUpload: uploaded)
+        } else {
+            uploadedContinuation.finish()
+            do {
+                outcome = .success(try await http.execute(request, timeout: .seconds(Int64(configuration.readTimeoutSeconds))))
+            } catch {
+                outcome = .failure(error)
+            }
         }
         // The upstream has answered (or failed): what it did not read of the upload is not read from the browser
         // either, and the copy is over before Hummingbird drains the rest of the request itself.
@@ -100,5 +109,34 @@ public struct Forwarder: Sendable {
         case .failure(let error):
             throw .upstreamUnreachable("\(target.host): \(error)")
         }
+    }
+
+    /// Runs an exchange whose request has a body, giving the app `answerWithin` to answer from the moment the upload
+    /// is over: while the member's browser is still sending (slowly, on a bad line), the app cannot answer yet and is
+    /// not to blame. A stalled upload is the listener's business (its body deadline). Past the limit the exchange is
+    /// cancelled and reported as `deadlineExceeded`, as a request without a body would be.
+    static func execute(
+        _ request: HTTPClientRequest, on http: HTTPClient, answerWithin limit: Duration, afterUpload uploaded: AsyncStream<Void>
+    ) async -> Result<HTTPClientResponse, any Error> {
+        let timedOut = NIOLockedValueBox(false)
+        let exchange = Task { try await http.execute(request, deadline: .distantFuture) }
+        let watchdog = Task {
+            for await _ in uploaded {}
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            timedOut.withLockedValue { $0 = true }
+            exchange.cancel()
+        }
+        defer { watchdog.cancel() }
+        let result: Result<HTTPClientResponse, any Error> = await withTaskCancellationHandler {
+            do {
+                return .success(try await exchange.value)
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            exchange.cancel()
+        }
+        if case .failure = result, timedOut.withLockedValue({ $0 }) { return .failure(HTTPClientError.deadlineExceeded) }
+        return result
     }
 }

@@ -252,6 +252,31 @@ import Testing
         }
     }
 
+    /// The app's time to answer counts from the end of the upload: a member on a slow line is not an app that is slow,
+    /// and an app that is slow after the upload still gets its 504.
+    @Test func aSlowUploadIsNotASlowApp() async throws {
+        try await Self.withProxy(configure: { $0.proxy.readTimeoutSeconds = 1 }) { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let cookie = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
+            let socket = try RawSocket(port: gateway.port)
+            defer { socket.close() }
+            socket.send(
+                "POST /apps/echo/echo/upload HTTP/1.1\r\nHost: 127.0.0.1:\(gateway.port)\r\nCookie: \(cookie)\r\n"
+                    + "Content-Type: text/plain\r\nContent-Length: 6\r\nConnection: close\r\n\r\n")
+            for byte in "upload" {  // 2.4 s for six bytes: more than twice the app's time to answer
+                try await Task.sleep(for: .milliseconds(400))
+                socket.send(String(byte))
+            }
+            let outcome = await socket.readUntilClosed(timeout: .seconds(5))
+            #expect(outcome.status == 200, "\(outcome.text.prefix(80))")
+
+            let started = ContinuousClock.now
+            let slow = try await gateway.send(.POST, "/apps/echo/slow-answer", cookies: cookies, headers: [], body: "x")
+            #expect(slow.status == 504 && slow.body.contains("The app is slow to answer"))
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
     @Test func uploadsStreamAndAnEarlyAnswerDoesNotCrash() async throws {
         try await Self.withProxy(configure: { $0.proxy.maximumRequestBodyBytes = 4 << 20 }) { gateway, _ in
             let cookies = try await Self.signedIn(gateway)

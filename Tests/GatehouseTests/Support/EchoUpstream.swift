@@ -155,6 +155,11 @@ struct EchoUpstream {
             Response(
                 status: .ok, headers: [.contentType: "text/html", .contentEncoding: "gzip"], body: .init(byteBuffer: Self.bomb))
         }
+        router.post("slow-answer") { request, _ -> Response in
+            _ = try await request.body.collect(upTo: 1 << 20)
+            try await Task.sleep(for: .seconds(30))
+            return Response(status: .ok)
+        }
         router.post("early") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "answered before reading")))
         }
