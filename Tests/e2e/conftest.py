@@ -185,7 +185,9 @@ class Gateway:
         return match.group(1)
 
 
-def start_gateway(tmp_path, mode, issuer=None, extra=None):
+def start_gateway(tmp_path, mode, issuer=None, extra=None, attempts=3):
+    """Starts Gatehouse on free ports. A port found free can be taken by another process before Gatehouse binds it;
+    then Gatehouse exits saying so, and it is started again on other ports."""
     port = free_port()
     config = write_config(tmp_path / "gatehouse.json", port, issuer=issuer, development=(mode == "dev"), extra=extra)
     command = [str(BINARY), "dev" if mode == "dev" else "serve", "--config", str(config)]
@@ -196,7 +198,13 @@ def start_gateway(tmp_path, mode, issuer=None, extra=None):
         secret.write_text("e2e-client-secret\n")
         env["GATEHOUSE_OIDC_CLIENT_SECRET_FILE"] = str(secret)
     running = Running(command, tmp_path / "gatehouse.log", env=env)
-    wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)
+    except RuntimeError:
+        if attempts > 1 and "Address already in use" in running.output():
+            (tmp_path / "gatehouse.log").rename(tmp_path / f"gatehouse-port-taken-{attempts}.log")
+            return start_gateway(tmp_path, mode, issuer=issuer, extra=extra, attempts=attempts - 1)
+        raise
     metrics_port = json.loads(config.read_text())["metrics"]["port"]
     return Gateway(running, port, command=command, env=env, log_dir=tmp_path, metrics_port=metrics_port)
 
