@@ -39,8 +39,11 @@ public struct Forwarder: Sendable {
         for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
 
         var pump: Task<Void, Never>?
-        let (uploaded, uploadedContinuation) = AsyncStream<Void>.makeStream()
+        /// Ends when the upload is over: the app's time to answer starts then.
+        var uploaded: AsyncStream<Void>?
         if let body, method != .get, method != .head {
+            let (uploadEnd, uploadedContinuation) = AsyncStream<Void>.makeStream()
+            uploaded = uploadEnd
             let channel = AsyncThrowingChannel<ByteBuffer, any Error>()
             let (started, startedContinuation) = AsyncStream<(any Error)?>.makeStream()
             let limit = configuration.maximumRequestBodyBytes
@@ -74,12 +77,10 @@ public struct Forwarder: Sendable {
             request.body = .stream(channel, length: contentLength.map { .known(Int64($0)) } ?? .unknown)
         }
         let http = await clients.client(for: target)
-        let answerWithin = Duration.seconds(configuration.readTimeoutSeconds)
         let outcome: Result<HTTPClientResponse, any Error>
-        if pump != nil {
-            outcome = await Self.execute(request, on: http, answerWithin: answerWithin, afterUpload: uploaded)
+        if let uploaded {
+            outcome = await Self.execute(request, on: http, answerWithin: .seconds(configuration.readTimeoutSeconds), afterUpload: uploaded)
         } else {
-            uploadedContinuation.finish()
             do {
                 outcome = .success(try await http.execute(request, timeout: .seconds(Int64(configuration.readTimeoutSeconds))))
             } catch {

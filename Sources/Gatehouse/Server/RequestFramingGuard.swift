@@ -148,15 +148,12 @@ final class RequestFramingGuard: ChannelDuplexHandler {
                 let request = awaitingAnswer.isEmpty ? nil : awaitingAnswer.removeFirst()
                 if let request, request.version.major == 1, request.version.minor == 0 {
                     closeAfterResponse = !Self.answerHTTP10(&head, keepAlive: request.keepAlive && !draining.hasBegun)
-                    context.write(wrapOutboundOut(.head(head)), promise: promise)
-                    return
-                }
-                if draining.hasBegun {
+                } else if draining.hasBegun {
                     head.headers.replaceOrAdd(name: "connection", value: "close")
                     closeAfterResponse = true
-                    context.write(wrapOutboundOut(.head(head)), promise: promise)
-                    return
                 }
+                context.write(wrapOutboundOut(.head(head)), promise: promise)
+                return
             } else if awaitingAnswer.first?.version.minor == 0 {
                 promise?.succeed()  // HTTP/1.0 has no interim answers
                 return
