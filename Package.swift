@@ -32,6 +32,25 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
     ],
     targets: [
+        // The data plane: proxied requests as channel handlers on the member listener's event loops (core + NIO, no
+        // Hummingbird). Its first part is the per-loop upstream pool; the core joins with the handler that uses it
+        // (docs/architecture.md has the plan).
+        .target(
+            name: "GatehouseDataPlane",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "GatehouseDataPlaneTests",
+            dependencies: [
+                "GatehouseDataPlane",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // The stores: the only target that imports a database driver.
         .target(
             name: "GatehouseStorage",

@@ -1,0 +1,178 @@
+import NIOCore
+import NIOPosix
+
+/// Kept-alive connections to upstreams for one event loop, used only on that loop: a request served on a loop takes a
+/// connection of the same loop, so nothing of the exchange ever changes threads.
+///
+/// Per endpoint at most `maximumConnections` are open; a lease beyond that waits, first come first served, for a
+/// connection to be released or to close. An idle connection is closed after `idleTimeout`, and one the upstream
+/// closed while idle is never handed out. A lease says whether its connection was used before: a request on a reused
+/// connection that the upstream closed before answering may be sent once more, when it is idempotent.
+public final class UpstreamPool {
+    public struct Limits: Sendable {
+        public var maximumConnections: Int
+        public var idleTimeout: TimeAmount
+        public var connectTimeout: TimeAmount
+
+        public init(maximumConnections: Int = 64, idleTimeout: TimeAmount = .seconds(60), connectTimeout: TimeAmount = .seconds(10)) {
+            self.maximumConnections = maximumConnections
+            self.idleTimeout = idleTimeout
+            self.connectTimeout = connectTimeout
+        }
+    }
+
+    /// A connection lent to one exchange until `release`.
+    public struct Lease: Sendable {
+        public let channel: any Channel
+        public let endpoint: UpstreamEndpoint
+        /// It carried an exchange before this one.
+        public let isReused: Bool
+    }
+
+    public enum Failure: Error, Equatable {
+        case shutDown
+    }
+
+    private struct Idle {
+        var channel: any Channel
+        var timer: Scheduled<Void>
+    }
+
+    private struct Endpoint {
+        var open = 0
+        var idle: [Idle] = []
+        var waiting = CircularBuffer<EventLoopPromise<Lease>>()
+    }
+
+    public let eventLoop: any EventLoop
+    let limits: Limits
+    /// Sets up a new connection's pipeline (the HTTP/1.1 client handlers and whatever reads the answers).
+    let setUp: @Sendable (any Channel) -> EventLoopFuture<Void>
+    private var endpoints: [UpstreamEndpoint: Endpoint] = [:]
+    private var isShutDown = false
+
+    public init(eventLoop: any EventLoop, limits: Limits, setUp: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) {
+        self.eventLoop = eventLoop
+        self.limits = limits
+        self.setUp = setUp
+    }
+
+    /// A connection to `endpoint`: an idle one if there is one, a new one while fewer than the maximum are open, else
+    /// the next one released.
+    public func lease(_ endpoint: UpstreamEndpoint) -> EventLoopFuture<Lease> {
+        eventLoop.preconditionInEventLoop()
+        guard !isShutDown else { return eventLoop.makeFailedFuture(Failure.shutDown) }
+        var state = endpoints[endpoint, default: Endpoint()]
+        while let idle = state.idle.popLast() {
+            idle.timer.cancel()
+            if idle.channel.isActive {
+                endpoints[endpoint] = state
+                return eventLoop.makeSucceededFuture(Lease(channel: idle.channel, endpoint: endpoint, isReused: true))
+            }
+        }
+        if state.open < limits.maximumConnections {
+            state.open += 1
+            endpoints[endpoint] = state
+            return connect(endpoint)
+        }
+        let promise = eventLoop.makePromise(of: Lease.self)
+        state.waiting.append(promise)
+        endpoints[endpoint] = state
+        return promise.futureResult
+    }
+
+    /// Gives the connection back after its exchange: kept for the next one when `reusable` (the answer ended cleanly
+    /// and neither side asked to close), else closed.
+    public func release(_ lease: Lease, reusable: Bool) {
+        eventLoop.preconditionInEventLoop()
+        guard reusable, lease.channel.isActive, !isShutDown else {
+            lease.channel.close(promise: nil)
+            return
+        }
+        var state = endpoints[lease.endpoint, default: Endpoint()]
+        if let waiter = state.waiting.popFirst() {
+            endpoints[lease.endpoint] = state
+            waiter.succeed(Lease(channel: lease.channel, endpoint: lease.endpoint, isReused: true))
+            return
+        }
+        let channel = lease.channel
+        let timer = eventLoop.assumeIsolated().scheduleTask(in: limits.idleTimeout) { channel.close(promise: nil) }
+        state.idle.append(Idle(channel: channel, timer: timer))
+        endpoints[lease.endpoint] = state
+    }
+
+    /// Closes every idle connection and refuses what waits; connections lent out close when released.
+    public func shutDown() {
+        eventLoop.preconditionInEventLoop()
+        isShutDown = true
+        for (_, state) in endpoints {
+            for idle in state.idle {
+                idle.timer.cancel()
+                idle.channel.close(promise: nil)
+            }
+            for waiter in state.waiting { waiter.fail(Failure.shutDown) }
+        }
+        endpoints = endpoints.mapValues { state in
+            var state = state
+            state.idle = []
+            state.waiting = []
+            return state
+        }
+    }
+
+    /// How many connections to `endpoint` are open and how many of them idle (for tests and metrics).
+    public func count(_ endpoint: UpstreamEndpoint) -> (open: Int, idle: Int) {
+        eventLoop.preconditionInEventLoop()
+        let state = endpoints[endpoint] ?? Endpoint()
+        return (state.open, state.idle.count)
+    }
+
+    private func connect(_ endpoint: UpstreamEndpoint) -> EventLoopFuture<Lease> {
+        let setUp = setUp
+        // The bootstrap runs on this loop, so the channel's futures complete here, where the pool may be touched.
+        return ClientBootstrap(group: eventLoop)
+            .connectTimeout(limits.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in setUp(channel) }
+            .connect(to: endpoint.address)
+            .assumeIsolated()
+            .map { channel in
+                channel.closeFuture.assumeIsolated().whenComplete { _ in self.closed(channel, endpoint: endpoint) }
+                return Lease(channel: channel, endpoint: endpoint, isReused: false)
+            }
+            .flatMapErrorThrowing { error in
+                self.connectFailed(endpoint)
+                throw error
+            }
+            .nonisolated()
+    }
+
+    /// A connection closed (by either side, idle or lent out): its place goes to the first waiter.
+    private func closed(_ channel: any Channel, endpoint: UpstreamEndpoint) {
+        guard var state = endpoints[endpoint] else { return }
+        state.open -= 1
+        state.idle.removeAll { idle in
+            guard idle.channel === channel else { return false }
+            idle.timer.cancel()
+            return true
+        }
+        endpoints[endpoint] = state
+        serveWaiter(endpoint)
+    }
+
+    private func connectFailed(_ endpoint: UpstreamEndpoint) {
+        guard var state = endpoints[endpoint] else { return }
+        state.open -= 1
+        endpoints[endpoint] = state
+        serveWaiter(endpoint)
+    }
+
+    private func serveWaiter(_ endpoint: UpstreamEndpoint) {
+        guard !isShutDown, var state = endpoints[endpoint], state.open < limits.maximumConnections, let waiter = state.waiting.popFirst() else {
+            return
+        }
+        state.open += 1
+        endpoints[endpoint] = state
+        connect(endpoint).cascade(to: waiter)
+    }
+}
