@@ -105,18 +105,14 @@ public final class UpstreamPool {
     public func shutDown() {
         eventLoop.preconditionInEventLoop()
         isShutDown = true
-        for (_, state) in endpoints {
+        for (endpoint, state) in endpoints {
             for idle in state.idle {
                 idle.timer.cancel()
                 idle.channel.close(promise: nil)
             }
             for waiter in state.waiting { waiter.fail(Failure.shutDown) }
-        }
-        endpoints = endpoints.mapValues { state in
-            var state = state
-            state.idle = []
-            state.waiting = []
-            return state
+            endpoints[endpoint]?.idle = []
+            endpoints[endpoint]?.waiting = []
         }
     }
 

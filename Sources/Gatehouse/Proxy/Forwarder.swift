@@ -38,17 +38,13 @@ public struct Forwarder: Sendable {
         request.method = HTTPMethod(rawValue: method.rawValue)
         for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
 
+        /// Copies the upload; it ends when the upload is over, which is when the app's time to answer starts.
         var pump: Task<Void, Never>?
-        /// Ends when the upload is over: the app's time to answer starts then.
-        var uploaded: AsyncStream<Void>?
         if let body, method != .get, method != .head {
-            let (uploadEnd, uploadedContinuation) = AsyncStream<Void>.makeStream()
-            uploaded = uploadEnd
             let channel = AsyncThrowingChannel<ByteBuffer, any Error>()
             let (started, startedContinuation) = AsyncStream<(any Error)?>.makeStream()
             let limit = configuration.maximumRequestBodyBytes
             pump = Task {
-                defer { uploadedContinuation.finish() }
                 do {
                     var total = 0
                     var isFirst = true
@@ -78,8 +74,8 @@ public struct Forwarder: Sendable {
         }
         let http = await clients.client(for: target)
         let outcome: Result<HTTPClientResponse, any Error>
-        if let uploaded {
-            outcome = await Self.execute(request, on: http, answerWithin: .seconds(configuration.readTimeoutSeconds), afterUpload: uploaded)
+        if let pump {
+            outcome = await Self.execute(request, on: http, answerWithin: .seconds(configuration.readTimeoutSeconds), afterUpload: pump)
         } else {
             do {
                 outcome = .success(try await http.execute(request, timeout: .seconds(Int64(configuration.readTimeoutSeconds))))
@@ -117,12 +113,12 @@ public struct Forwarder: Sendable {
     /// not to blame. A stalled upload is the listener's business (its body deadline). Past the limit the exchange is
     /// cancelled and reported as `deadlineExceeded`, as a request without a body would be.
     static func execute(
-        _ request: HTTPClientRequest, on http: HTTPClient, answerWithin limit: Duration, afterUpload uploaded: AsyncStream<Void>
+        _ request: HTTPClientRequest, on http: HTTPClient, answerWithin limit: Duration, afterUpload upload: Task<Void, Never>
     ) async -> Result<HTTPClientResponse, any Error> {
         let timedOut = NIOLockedValueBox(false)
         let exchange = Task { try await http.execute(request, deadline: .distantFuture) }
         let watchdog = Task {
-            for await _ in uploaded {}
+            await upload.value
             guard (try? await Task.sleep(for: limit)) != nil else { return }
             timedOut.withLockedValue { $0 = true }
             exchange.cancel()

@@ -82,8 +82,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        cancelTimer()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -141,8 +140,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
             if head.status == .switchingProtocols {
                 // From here on the connection carries WebSocket frames, not HTTP: hands off.
                 isUpgraded = true
-                timer?.cancel()
-                timer = nil
+                cancelTimer()
             } else if head.status.code >= 200 {
                 responseInProgress = true
                 let request = awaitingAnswer.isEmpty ? nil : awaitingAnswer.removeFirst()
@@ -166,8 +164,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
             awaitingResponse = false
             if closeAfterResponse {
                 isClosing = true
-                timer?.cancel()
-                timer = nil
+                cancelTimer()
                 context.writeAndFlush(data).assumeIsolated().whenComplete { result in
                     promise?.completeWith(result)
                     context.close(promise: nil)
@@ -192,30 +189,31 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     /// Idle between requests, waiting for the rest of a head, or for more of a body; nothing while the app works on
     /// a complete request or its response is under way.
     private func armTimer(_ context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        cancelTimer()
         guard !isClosing, !isUpgraded else { return }
-        if inbound == .inBody {
-            armBodyTimer(context)
-            return
-        }
-        guard !responseInProgress else { return }
-        if inbound == .awaitingHead, awaitingResponse { return }  // the app is still working on the last request
         switch inbound {
         case .inBody:
-            return
+            armBodyTimer(context)
         case .awaitingHead:
+            // Not while the app is still working on the last request or answering it.
+            guard !responseInProgress, !awaitingResponse else { return }
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.idleTimeout) { [weak self] in
                 guard let self, !self.isClosing, self.inbound == .awaitingHead, !self.responseInProgress, !self.awaitingResponse else { return }
                 self.isClosing = true
                 context.close(promise: nil)
             }
         case .readingHead:
+            guard !responseInProgress else { return }
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.headerTimeout) { [weak self] in
                 guard let self, self.inbound == .readingHead else { return }
                 self.refuse(.requestTimeout, context: context)
             }
         }
+    }
+
+    private func cancelTimer() {
+        timer?.cancel()
+        timer = nil
     }
 
     /// A body's bytes must keep arriving. When the deadline passes while the server is not asking for bytes (it
@@ -239,8 +237,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     private func refuse(_ status: HTTPResponseStatus, context: ChannelHandlerContext, cause: (any Error)? = nil) {
         guard !isClosing else { return }
         isClosing = true
-        timer?.cancel()
-        timer = nil
+        cancelTimer()
         let handedOn = inbound == .inBody
         let close = {
             if handedOn {
