@@ -32,14 +32,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
     ],
     targets: [
-        // The data plane: proxied requests as channel handlers on the member listener's event loops (core + NIO, no
-        // Hummingbird). Its first part is the per-loop upstream pool; the core joins with the handler that uses it
-        // (docs/architecture.md has the plan).
+        // The data plane: proxied requests as channel handlers on the member listener's event loops (NIO only, no
+        // Hummingbird); what a request means is decided by the gateway through `DataPlaneRoutes`.
         .target(
             name: "GatehouseDataPlane",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -48,6 +49,8 @@ let package = Package(
                 "GatehouseDataPlane",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
@@ -69,6 +72,7 @@ let package = Package(
             dependencies: [
                 .product(name: "GatehouseCore", package: "GatehouseCore"),
                 "GatehouseStorage",
+                "GatehouseDataPlane",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

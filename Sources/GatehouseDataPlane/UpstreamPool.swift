@@ -46,15 +46,28 @@ public final class UpstreamPool {
 
     public let eventLoop: any EventLoop
     let limits: Limits
-    /// Sets up a new connection's pipeline (the HTTP/1.1 client handlers and whatever reads the answers).
-    let setUp: @Sendable (any Channel) -> EventLoopFuture<Void>
+    /// Opens a connection to an endpoint with its pipeline set up (a socket, or in tests an embedded channel).
+    public typealias Connector = (UpstreamEndpoint, any EventLoop) -> EventLoopFuture<any Channel>
+    let connector: Connector
     private var endpoints: [UpstreamEndpoint: Endpoint] = [:]
     private var isShutDown = false
 
-    public init(eventLoop: any EventLoop, limits: Limits, setUp: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) {
+    /// `setUp` sets up a new connection's pipeline (the HTTP/1.1 client handlers and whatever reads the answers).
+    public convenience init(eventLoop: any EventLoop, limits: Limits, setUp: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) {
+        self.init(eventLoop: eventLoop, limits: limits) { endpoint, loop in
+            // The bootstrap runs on this loop, so the channel's futures complete here, where the pool may be touched.
+            ClientBootstrap(group: loop)
+                .connectTimeout(limits.connectTimeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in setUp(channel) }
+                .connect(to: endpoint.address)
+        }
+    }
+
+    public init(eventLoop: any EventLoop, limits: Limits, connector: @escaping Connector) {
         self.eventLoop = eventLoop
         self.limits = limits
-        self.setUp = setUp
+        self.connector = connector
     }
 
     /// A connection to `endpoint`: an idle one if there is one, a new one while fewer than the maximum are open, else
@@ -124,13 +137,7 @@ public final class UpstreamPool {
     }
 
     private func connect(_ endpoint: UpstreamEndpoint) -> EventLoopFuture<Lease> {
-        let setUp = setUp
-        // The bootstrap runs on this loop, so the channel's futures complete here, where the pool may be touched.
-        return ClientBootstrap(group: eventLoop)
-            .connectTimeout(limits.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in setUp(channel) }
-            .connect(to: endpoint.address)
+        connector(endpoint, eventLoop)
             .assumeIsolated()
             .map { channel in
                 channel.closeFuture.assumeIsolated().whenComplete { _ in self.closed(channel, endpoint: endpoint) }

@@ -13,9 +13,7 @@ extension GatehouseApplication {
         let router = Router(context: GatewayRequestContext.self)
         if gateway.clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: gateway.clientAddresses)) }
         router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
-        router.add(
-            middleware: SecurityHeadersMiddleware(
-                identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(origin), isHTTPS: configuration.isHTTPS))
+        router.add(middleware: SecurityHeadersMiddleware(headers: gateway.securityHeaders))
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))
         router.add(middleware: HostMountMiddleware(controller: gateway.hostMounts))
         router.add(middleware: FileMiddleware(configuration.directories.publicFiles, urlBasePath: Paths.publicAssets, searchForIndexHtml: false))
@@ -66,10 +64,5 @@ extension GatehouseApplication {
         gateway.proxy.addRoutes(to: signedIn)
         gateway.hostMounts.addRoutes(to: signedIn)
         return router
-    }
-
-    static func origin(_ url: URL) -> String? {
-        guard let scheme = url.scheme, let host = url.host else { return nil }
-        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
     }
 }

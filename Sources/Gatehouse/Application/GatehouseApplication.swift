@@ -87,7 +87,8 @@ public enum GatehouseApplication {
         var services: [any Service] = [
             stores.service,
             gateway.eventQueue,
-            HTTPClientService(client: gateway.http, upstreamClients: gateway.upstreamClients),
+            HTTPClientService(client: gateway.http, upstreamClients: gateway.upstreamClients, upstreamPools: gateway.upstreamPools),
+            JarWriteBehind(jars: gateway.jars, cache: gateway.cache, metrics: gateway.metrics, logger: gateway.logger),
             ExpirySweeper(
                 sessions: stores.sessions, attempts: stores.attempts, handoffs: stores.hostMounts, flows: stores.flows,
                 logoutTokens: stores.logoutTokens, rateLimits: stores.rateLimits, rules: configuration.registration.rules,
@@ -114,7 +115,7 @@ public enum GatehouseApplication {
         }
         var application = Application(
             router: router,
-            server: server(configuration.listen, webSockets: gateway.webSockets, draining: gateway.draining),
+            server: server(configuration, gateway: gateway),
             configuration: .init(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
             services: services,
@@ -124,8 +125,11 @@ public enum GatehouseApplication {
         return application
     }
 
-    /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard after it.
-    static func server(_ listen: ListenConfiguration, webSockets: WebSocketProxy, draining: Draining) -> HTTPServerBuilder {
+    /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard and the data
+    /// plane after it.
+    static func server(_ configuration: GatehouseConfiguration, gateway: Gateway) -> HTTPServerBuilder {
+        let listen = configuration.listen
+        let webSockets = gateway.webSockets
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: listen.maximumHeaderBytes, maxHeaderListSize: listen.maximumHeaderBytes, maxHeaderFieldCount: 256)
         let limits = RequestFramingGuard.Limits(
@@ -138,7 +142,9 @@ public enum GatehouseApplication {
                 ) { head, channel, _ in
                     await webSockets.shouldUpgrade(head, peer: channel.remoteAddress?.ipAddress)
                 },
-                limits: limits, draining: draining)
+                limits: limits, draining: gateway.draining,
+                dataPlane: .init(
+                    routes: gateway.dataPlane, pools: gateway.upstreamPools, readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds))))
         }
     }
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import GatehouseDataPlane
 import GatehouseStorage
 import Logging
 import ServiceLifecycle
@@ -32,6 +33,10 @@ struct Gateway {
     let access: AppAccess
     let jars: SharedCookieJars
     let proxy: ProxyController
+    /// What the data plane answers on the member listener's event loops, and its per-loop upstream connections.
+    let dataPlane: ProxyDataPlane
+    let upstreamPools: UpstreamPools
+    let securityHeaders: SecurityHeaders
     let hostMounts: HostMountController
     /// The bar's choices, kept in the session.
     let frame: FrameController
@@ -104,14 +109,26 @@ struct Gateway {
             catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver), configuration: configuration
         )
         jars = SharedCookieJars(store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
+        let bar = GatewayBar(renderer: renderer, catalog: catalog, events: events)
         self.proxy = ProxyController(
-            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars,
-            bar: GatewayBar(renderer: renderer, catalog: catalog, events: events), configuration: configuration, metrics: metrics)
+            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
+            configuration: configuration, metrics: metrics)
+        let securityHeaders = SecurityHeaders(
+            identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(Self.origin), isHTTPS: configuration.isHTTPS)
+        self.securityHeaders = securityHeaders
         frame = FrameController(sessions: stores.sessions, events: events)
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame, configuration: configuration)
         let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
         self.clientAddresses = clientAddresses
+        dataPlane = ProxyDataPlane(
+            catalog: catalog, access: access, cache: cache, resolver: resolver, jars: jars, bar: bar, mapping: self.proxy.mapping, renderer: renderer,
+            securityHeaders: securityHeaders, metrics: metrics, clientAddresses: clientAddresses, cookieName: configuration.cookie.name,
+            serverName: configuration.brand.gatewayName, logger: logger)
+        upstreamPools = UpstreamPools(
+            limits: .init(
+                maximumConnections: proxy.maximumConnectionsPerHost, idleTimeout: .seconds(60),
+                connectTimeout: .seconds(Int64(proxy.connectTimeoutSeconds))))
         webSockets = WebSocketProxy(
             catalog: catalog, access: access, jars: jars, resolver: resolver, sessions: stores.sessions, hostMounts: stores.hostMounts,
             configuration: configuration, clientAddresses: clientAddresses, draining: draining, logger: logger)
@@ -119,6 +136,11 @@ struct Gateway {
         developmentProvider =
             configuration.developmentMode ? try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer) : nil
         inbox = configuration.developmentMode ? DevelopmentInbox() : nil
+    }
+
+    static func origin(_ url: URL) -> String? {
+        guard let scheme = url.scheme, let host = url.host else { return nil }
+        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
     }
 
     /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).

@@ -1,17 +1,21 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import GatehouseDataPlane
 import GatehouseStorage
 import Logging
 import ServiceLifecycle
 
-/// Keeps the shared HTTP clients until graceful shutdown, then shuts them down.
+/// Keeps the shared HTTP clients and the data plane's upstream connections until graceful shutdown, then shuts them
+/// down.
 struct HTTPClientService: Service {
     let client: HTTPClient
     let upstreamClients: UpstreamClients
+    let upstreamPools: UpstreamPools
 
     func run() async throws {
         try? await gracefulShutdown()
+        await upstreamPools.shutDown()
         await upstreamClients.shutdown()
         try await client.shutdown()
     }

@@ -13,10 +13,7 @@ public struct ProxyController: Sendable {
     let access: AppAccess
     let jars: SharedCookieJars
     let bar: GatewayBar
-    let gatewayPolicy: GatehouseCore.ContentSecurityPolicy
-    /// The bar's files by their exact URLs, for policies that rely on `'unsafe-inline'` (see `allowingBar`).
-    let barScriptURLs: [String]
-    let barStyleURL: String
+    let mapping: AnswerMapping
     let configuration: GatehouseConfiguration
     let metrics: GatewayMetrics
 
@@ -31,12 +28,7 @@ public struct ProxyController: Sendable {
         self.bar = bar
         self.configuration = configuration
         self.metrics = metrics
-        barScriptURLs = [configuration.publicOrigin + Paths.toastsScript, configuration.publicOrigin + Paths.barScript]
-        barStyleURL = configuration.publicOrigin + Paths.barStyle
-        let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
-        self.gatewayPolicy =
-            configuration.proxy.contentSecurityPolicy.map(GatehouseCore.ContentSecurityPolicy.init(parsing:))
-            ?? .gatewayDefault(allowlistedSources: allowlisted, formActionSources: allowlisted)
+        mapping = AnswerMapping(configuration: configuration)
     }
 
     static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
@@ -100,70 +92,29 @@ public struct ProxyController: Sendable {
         gatewayBase: String, context: SignedInRequestContext
     ) async throws -> Response {
         try await jars.absorb(setCookies: upstream.headers[values: .setCookie], from: origin, sessionID: context.session.id)
-        var headers = HeaderHygiene.responseHeaders(from: upstream.headers)
+        let mapped = try mapping.map(
+            status: upstream.status, upstream: upstream.headers, isHEAD: request.method == .head,
+            isNavigation: GatewayBar.isDocumentNavigation(method: request.method, headers: request.headers), url: url, urls: urls,
+            logger: context.logger)
+        var headers = mapped.headers
 
-        if (300...399).contains(upstream.status.code), let location = upstream.headers[.location] {
-            guard let target = URL(string: location, relativeTo: url)?.absoluteURL, let mapped = urls.rewriteAbsolute(target.absoluteString) else {
-                // Logged and reported without its query and fragment: they may carry the member's codes or tokens.
-                let shown = Self.withoutQuery(location)
-                context.logger.notice("redirect outside the allowlist refused", metadata: ["location": .string(shown)])
-                throw ProxyError.redirectOutsideAllowlist(shown)
-            }
-            headers[.location] = mapped
-        }
-        if let contentLocation = upstream.headers[.contentLocation] {
-            headers[.contentLocation] = urls.rewrite(contentLocation) ?? contentLocation
-        }
-        // `Refresh` and `Link` navigate and fetch like `Location` does: mapped, or dropped when they lead outside.
-        for refresh in upstream.headers[values: Self.refresh] {
-            if let mapped = urls.rewriteRefresh(refresh) {
-                headers.append(HTTPField(name: Self.refresh, value: mapped))
-            } else {
-                context.logger.notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(Self.withoutQuery(refresh))])
-            }
-        }
-        for link in upstream.headers[values: Self.link] {
-            if let mapped = urls.rewriteLink(link) { headers.append(HTTPField(name: Self.link, value: mapped)) }
-        }
-
-        let isHTML = upstream.headers[.contentType]?.lowercased().hasPrefix("text/html") == true
-        let hasBody = request.method != .head && upstream.status != .noContent && upstream.status != .notModified
-        // A partial body cannot be rewritten without breaking its ranges, nor a document whose charset does not
-        // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
-        let isRewritable =
-            isHTML && hasBody && upstream.status != .partialContent && Self.isASCIICompatible(contentType: upstream.headers[.contentType])
-        // Every page the member reads gets the bar (an app's own error pages too), not redirects or downloads.
-        let injectBar =
-            isRewritable && GatewayBar.isDocumentNavigation(request) && !(300...399).contains(upstream.status.code)
-            && !(upstream.headers[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
-        let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
-        headers[.contentSecurityPolicy] = GatehouseCore.ContentSecurityPolicy.combined(
-            gateway: gatewayPolicy, upstream: upstream.headers[values: .contentSecurityPolicy], nonce: nonce,
-            scriptURLs: barScriptURLs, styleURL: barStyleURL
-        )
-
-        guard isRewritable, let encoding = HTMLResponseTransform.encoding(of: upstream.headers[.contentEncoding]) else {
-            if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
+        guard let encoding = mapped.encoding else {
+            if let length = mapped.contentLength { headers[.contentLength] = length }
             let body = TransformedBody(upstream: upstream.body, transform: nil)
             return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))
         }
-        let injection = try nonce.map {
-            try bar.html(
-                nonce: $0, session: context.session, app: app, returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.portal,
-                gatewayBase: gatewayBase)
-        }
-        let transform = HTMLResponseTransform(
-            rewriter: HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls), encoding: encoding,
-            limits: .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio))
+        let transform = try mapping.transform(
+            mapped, encoding: encoding, bar: bar, session: context.session, app: app,
+            returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.portal, gatewayBase: gatewayBase, urls: urls)
         let body = TransformedBody(upstream: upstream.body, transform: transform)
         // The first chunk is read and transformed before the head goes out: a body that fails at once (a
         // decompression bomb) still gets a proper page, and a UTF-16 document (by its byte-order mark) passes
         // through untouched.
         if try await body.start(passingThroughUTF16: encoding == .identity) == .passThrough {
-            if let length = upstream.headers[.contentLength] { headers[.contentLength] = length }
+            if let length = mapped.contentLength { headers[.contentLength] = length }
         } else {
             headers[.contentEncoding] = nil
-            if injection != nil { bar.recordShown(session: context.session) }
+            if mapped.nonce != nil { bar.recordShown(session: context.session) }
         }
         return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))
     }
@@ -192,25 +143,6 @@ public struct ProxyController: Sendable {
             try await writer.finish(nil)
         }
     }
-
-    /// A URL for the log: everything before its query or fragment.
-    static func withoutQuery(_ url: String) -> String {
-        String(url.prefix { $0 != "?" && $0 != "#" })
-    }
-
-    static let refresh = HTTPField.Name("Refresh")!
-    static let link = HTTPField.Name("Link")!
-
-    /// Whether the `charset` parameter (if any) names an encoding where ASCII bytes mean ASCII characters.
-    static func isASCIICompatible(contentType: String?) -> Bool {
-        guard let contentType, let range = contentType.range(of: "charset=", options: .caseInsensitive) else { return true }
-        let charset = contentType[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \"'"))
-            .lowercased()
-        return
-            !(charset.hasPrefix("utf-16") || charset.hasPrefix("utf-32") || charset.hasPrefix("ucs-") || charset.hasPrefix("utf-7")
-            || charset == "unicode" || charset.hasPrefix("unicodefffe") || charset.hasPrefix("iso-10646"))
-    }
-
 }
 
 /// An upstream body on its way to the member, through the HTML transform or (without one) as it is. The first chunk
@@ -243,7 +175,7 @@ final class TransformedBody: @unchecked Sendable {
             upstreamEnded = true  // an empty body: the iterator is not asked again
             return mode
         }
-        if passingThroughUTF16, Self.startsWithUTF16ByteOrderMark(first) {
+        if passingThroughUTF16, AnswerMapping.startsWithUTF16ByteOrderMark(first.readableBytesView) {
             mode = .passThrough
             pending = first
         } else {
@@ -263,11 +195,5 @@ final class TransformedBody: @unchecked Sendable {
             return mode == .transform ? transform?.finish() : nil
         }
         return mode == .transform ? try transform?.process(chunk) ?? chunk : chunk
-    }
-
-    /// A UTF-16 byte-order mark makes the browser read the document as UTF-16 whatever the header says.
-    static func startsWithUTF16ByteOrderMark(_ buffer: ByteBuffer) -> Bool {
-        guard let bytes = buffer.getBytes(at: buffer.readerIndex, length: min(2, buffer.readableBytes)), bytes.count == 2 else { return false }
-        return bytes == [0xFE, 0xFF] || bytes == [0xFF, 0xFE]
     }
 }

@@ -104,10 +104,12 @@ public struct GatewayBar: Sendable {
     }
 
     /// A top-level page load, not XHR/fetch, a frame, a download or a resource.
-    public static func isDocumentNavigation(_ request: Request) -> Bool {
-        if let destination = request.headers[HTTPField.Name("Sec-Fetch-Dest")!] { return destination == "document" }
+    public static func isDocumentNavigation(method: HTTPRequest.Method, headers: HTTPFields) -> Bool {
+        if let destination = headers[fetchDestination] { return destination == "document" }
         // Browsers without Fetch Metadata: a GET that accepts HTML and is not marked as script-initiated.
-        return request.method == .get && request.headers[.accept]?.contains("text/html") == true
-            && request.headers[HTTPField.Name("X-Requested-With")!] == nil
+        return method == .get && headers[.accept]?.contains("text/html") == true && headers[requestedWith] == nil
     }
+
+    static let fetchDestination = HTTPField.Name("Sec-Fetch-Dest")!
+    static let requestedWith = HTTPField.Name("X-Requested-With")!
 }

@@ -1,9 +1,7 @@
 import Hummingbird
 import Logging
 
-/// Counts, times and logs every request: `gatehouse_http_requests_total` by route class, status class and app,
-/// `gatehouse_http_request_duration_seconds` to the response head, and one log line when the head is out with the
-/// request id, method, path (never the query), route class, app, status and duration. It runs first, outside the
+/// Counts, times and logs every request the application answers (`RequestLog`). It runs first, outside the
 /// error pages, so it sees the status the browser got; the app is only ever a configured app's slug.
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: GatewayMetrics
@@ -26,15 +24,9 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func record(_ request: Request, context: Context, route: RouteClass, app: String, status: Int, duration: Duration) {
-        metrics.request(route: route, status: status, app: app, duration: duration)
-        let (seconds, attoseconds) = duration.components
-        let milliseconds = Double(seconds) * 1000 + Double(attoseconds / 1_000_000_000_000) / 1000
-        context.logger.info(
-            "request",
-            metadata: [
-                "method": .string(request.method.rawValue), "path": .string(request.uri.path), "route": .string(route.rawValue),
-                "app": .string(app), "status": .stringConvertible(status), "duration_ms": .stringConvertible(milliseconds),
-            ])
+        RequestLog.record(
+            metrics: metrics, logger: context.logger, method: request.method.rawValue, path: request.uri.path, route: route, app: app,
+            status: status, duration: duration)
     }
 
     func classify(_ request: Request) -> (RouteClass, String) {

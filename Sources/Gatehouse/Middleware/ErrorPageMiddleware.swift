@@ -95,35 +95,18 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         status: HTTPResponse.Status, reason: String, key: String, arguments: [String: String] = [:], toast: String? = nil, request: Request,
         context: Context
     ) -> Response {
-        let title = renderer.strings["\(key)_title"]
-        let text = renderer.strings.text("\(key)_text", arguments)
-        if Self.wantsJSON(request) {
-            return json(status: status, reason: reason.split(separator: ":").first.map(String.init) ?? reason, message: text, requestID: context.id)
-        }
-        var values: [String: Any] = [
-            "heading": title, "message": text, "requestID": context.id, "retry": status.code >= 500 || status == .tooManyRequests,
-            "retryURL": request.method == .get ? request.uri.description : Paths.portal,
-        ]
-        if let toast { values["toast"] = renderer.strings[toast] }
-        do {
-            return try renderer.page("error", title: title, status: status, values)
-        } catch {
-            context.logger.error("error page could not be rendered", metadata: ["error": .string("\(error)")])
-            return PlainTextResponse.make(
-                "\(title)\n\n\(text)\n\n\(renderer.strings["error_request_id"]): \(context.id)\n", status: status,
-                contentType: "text/plain; charset=utf-8")
-        }
+        ErrorAnswer.make(
+            renderer: renderer, status: status, reason: reason, key: key, arguments: arguments, toast: toast, wantsJSON: Self.wantsJSON(request),
+            requestID: context.id, retryURL: request.method == .get ? request.uri.description : Paths.portal, logger: context.logger
+        ).response
     }
 
     func json(status: HTTPResponse.Status, reason: String, message: String, requestID: String?) -> Response {
-        var object: [String: String] = ["error": reason, "message": message]
-        object["request_id"] = requestID
-        return (try? JSONResponse.make(object, status: status)) ?? Response(status: status)
+        ErrorAnswer.json(status: status, reason: reason, message: message, requestID: requestID).response
     }
 
     /// API callers ask for JSON and not for HTML; browsers always accept `text/html`.
     static func wantsJSON(_ request: Request) -> Bool {
-        let accept = request.headers[.accept]?.lowercased() ?? ""
-        return accept.contains("application/json") && !accept.contains("text/html")
+        ErrorAnswer.wantsJSON(accept: request.headers[.accept])
     }
 }

@@ -111,6 +111,12 @@ public final class GatewayMetrics: Sendable {
         let duration: CoreMetrics.Timer
     }
 
+    /// A request the data plane answered on its event loop (`gatehouse_data_plane_requests_total`, by app): which
+    /// path served what, beside the request counters both paths keep.
+    func dataPlaneRequest(app: String) {
+        counter("gatehouse_data_plane_requests_total", [("app", app)]).increment()
+    }
+
     /// A request to an app that did not get an answer from it.
     func upstreamFailure(app: String, kind: UpstreamFailureKind) {
         counter("gatehouse_upstream_failures_total", [("app", app), ("kind", kind.rawValue)]).increment()

@@ -43,14 +43,29 @@ struct AppAccess: Sendable {
 
     /// Access to `rest` (a path with its query) of `app` for `session`, or the error that refuses it.
     func open(_ app: AppConfiguration, rest: String, session: Session, returnTo: String) async throws -> Forwarding {
+        let (url, origin, urls) = try admit(app, rest: rest, session: session, returnTo: returnTo)
+        let target = try await policy.check(url)
+        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, publicURL: configuration.publicURL)
+    }
+
+    /// The same, decided at once (for the data plane): `nil` when access is refused or needs a name resolved first;
+    /// the application's path then decides, and answers a refusal with its page.
+    func openWithoutWaiting(_ app: AppConfiguration, rest: String, session: Session) -> Forwarding? {
+        guard let (url, origin, urls) = try? admit(app, rest: rest, session: session, returnTo: ""),
+            let target = try? policy.checkWithoutWaiting(url)
+        else { return nil }
+        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, publicURL: configuration.publicURL)
+    }
+
+    /// Everything but the upstream's address: the app's rewriter, the member's grant, the path's shape.
+    private func admit(_ app: AppConfiguration, rest: String, session: Session, returnTo: String) throws -> (URL, CookieOrigin, URLRewriter) {
         guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
         try mayOpen(app, session: session, returnTo: returnTo)
         guard !Self.hasDotSegment(rest) else { throw RequestError.badRequest("dot segment in app path") }
         guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
             throw RequestError.badRequest("unusable path")
         }
-        let target = try await policy.check(url)
-        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, publicURL: configuration.publicURL)
+        return (url, origin, urls)
     }
 
     /// `..` or `.` segments, plain or percent-encoded, would leave the app's base path on the upstream.

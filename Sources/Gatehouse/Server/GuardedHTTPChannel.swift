@@ -1,21 +1,37 @@
+import GatehouseDataPlane
 import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
 
 /// A server child channel with `RequestFramingGuard` placed right after the HTTP/1 decoder of whatever pipeline
-/// `inner` builds (here: HTTP/1 with WebSocket upgrades).
+/// `inner` builds (here: HTTP/1 with WebSocket upgrades), and the data plane right after the guard: what the data
+/// plane answers never reaches the application, and everything it writes passes the guard.
 struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
+
+    struct DataPlane: Sendable {
+        let routes: any DataPlaneRoutes
+        let pools: UpstreamPools
+        let readTimeout: TimeAmount
+    }
 
     let inner: Inner
     let limits: RequestFramingGuard.Limits
     let draining: Draining
+    let dataPlane: DataPlane?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(RequestFramingGuard(limits: limits, draining: draining), position: .after(decoder))
+            let pipeline = channel.pipeline.syncOperations
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let guardHandler = RequestFramingGuard(limits: limits, draining: draining)
+            try pipeline.addHandler(guardHandler, position: .after(decoder))
+            if let dataPlane {
+                try pipeline.addHandler(
+                    DataPlaneHandler(routes: dataPlane.routes, pools: dataPlane.pools, readTimeout: dataPlane.readTimeout),
+                    position: .after(guardHandler))
+            }
             return value
         }
     }

@@ -63,6 +63,14 @@ public struct SessionResolver: Sendable {
         return .active(session)
     }
 
+    /// Whether a session, as cached, can be used as it is at `now`: alive, not idle too long, no refresh due and
+    /// no last-seen to write. The data plane serves only such a session on an event loop; any other goes through
+    /// `resolve`, which does what is due.
+    public func isSettled(_ session: Session, now: Date = Date()) -> Bool {
+        now < session.expiresAt && now < session.lastSeenAt.addingTimeInterval(TimeInterval(configuration.idleTimeoutSeconds))
+            && now.timeIntervalSince(session.lastSeenAt) < Self.touchInterval && !refresher.needsRefresh(session, now: now)
+    }
+
     /// Ends a session the member did not sign out of (product §1: `→ none` because the SSO session ended).
     func end(_ session: Session, reason: String) async {
         _ = events.transition(.ssoSessionEnded, from: session.level, sub: session.identity.sub)

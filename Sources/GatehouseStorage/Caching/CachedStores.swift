@@ -5,13 +5,17 @@ import ServiceLifecycle
 
 /// A session store read through this replica's `StateCache`. Writes go to the store first and then evict the entry
 /// (the store may have merged them: a registration's level is kept), so the next read loads what the store holds.
+/// A session loaded from the store brings its jar along when `jars` is given: the data plane serves only sessions
+/// whose jar is cached too, and a member's first app request should not have to wait for a second load.
 public struct CachedSessionStore: SessionStore {
     let store: any SessionStore
     let cache: StateCache
+    let jars: CachedCookieJarStore?
 
-    public init(store: any SessionStore, cache: StateCache) {
+    public init(store: any SessionStore, cache: StateCache, jars: CachedCookieJarStore? = nil) {
         self.store = store
         self.cache = cache
+        self.jars = jars
     }
 
     public func find(id: String) async throws -> Session? {
@@ -23,6 +27,7 @@ public struct CachedSessionStore: SessionStore {
         let epoch = cache.snapshot()
         guard let session = try await store.find(id: id) else { return nil }
         cache.keep(session, since: epoch)
+        if let jars, case .none = cache.jar(id) { _ = try await jars.load(sessionID: id) }
         return session
     }
 
@@ -137,8 +142,9 @@ extension Stores {
     /// These stores with sessions, jars and registrations read and invalidated through `cache`.
     public func cached(by cache: StateCache) -> Stores {
         var stores = self
-        stores.sessions = CachedSessionStore(store: sessions, cache: cache)
-        stores.jars = CachedCookieJarStore(store: jars, cache: cache)
+        let cachedJars = CachedCookieJarStore(store: jars, cache: cache)
+        stores.sessions = CachedSessionStore(store: sessions, cache: cache, jars: cachedJars)
+        stores.jars = cachedJars
         stores.registrations = CachedRegistrationStore(store: registrations, cache: cache)
         return stores
     }

@@ -12,7 +12,14 @@ import NIOConcurrencyHelpers
 /// - a load that raced an invalidation of the same state is not kept (the `epoch` check), so a copy read before a
 ///   change can never outlive the change's invalidation;
 /// - an entry is at most `maximumAge` old, a bound even if an invalidation were lost.
+///
+/// A jar may also change here first (`changeJar`, for answers the data plane serves on an event loop, which must
+/// not wait for the store): the change is in the cached jar at once and waits in `pendingJars` until the gateway's
+/// write-behind has stored it. Whatever loads a jar from the store replays the changes still waiting on top, so a
+/// reload never loses one; a crash loses the changes that had not been written yet.
 public final class StateCache: Sendable {
+    public typealias JarChange = @Sendable (inout CookieJar) -> Void
+
     struct Entry<Value: Sendable>: Sendable {
         var value: Value
         var loadedAt: ContinuousClock.Instant
@@ -23,6 +30,9 @@ public final class StateCache: Sendable {
         /// `nil` values: the session has no jar yet (an empty jar).
         var jars: [String: Entry<CookieJar?>] = [:]
         var epoch: UInt64 = 0
+        /// Jar changes made here and not yet written to the store, oldest first, by session.
+        var pendingJars: [String: [JarChange]] = [:]
+        var pendingJarCount = 0
         var trusted: Bool
         var hits = 0
         var misses = 0
@@ -49,7 +59,7 @@ public final class StateCache: Sendable {
         state.withLockedValue { $0.epoch }
     }
 
-    func session(_ id: String, now: ContinuousClock.Instant = .now) -> Session? {
+    public func session(_ id: String, now: ContinuousClock.Instant = .now) -> Session? {
         state.withLockedValue { state in
             guard state.trusted, let entry = state.sessions[id], now - entry.loadedAt < maximumAge else {
                 state.misses += 1
@@ -61,7 +71,7 @@ public final class StateCache: Sendable {
     }
 
     /// `.some(nil)`: known to have no jar.
-    func jar(_ sessionID: String, now: ContinuousClock.Instant = .now) -> CookieJar?? {
+    public func jar(_ sessionID: String, now: ContinuousClock.Instant = .now) -> CookieJar?? {
         state.withLockedValue { state in
             guard state.trusted, let entry = state.jars[sessionID], now - entry.loadedAt < maximumAge else { return .none }
             return .some(entry.value)
@@ -78,11 +88,59 @@ public final class StateCache: Sendable {
         }
     }
 
+    /// Keeps a jar as the store gave it, with the changes still waiting for the store replayed on top. A load that
+    /// raced an invalidation or a write-behind leaves no entry at all (a copy kept from before might lack a change).
     func keep(jar: CookieJar?, sessionID: String, since epoch: UInt64, now: ContinuousClock.Instant = .now) {
         state.withLockedValue { state in
-            guard state.trusted, state.epoch == epoch else { return }
+            guard state.trusted, state.epoch == epoch else {
+                state.jars[sessionID] = nil
+                return
+            }
             makeRoom(&state, now: now)
+            var jar = jar
+            if let pending = state.pendingJars[sessionID] {
+                var changed = jar ?? CookieJar()
+                for change in pending { change(&changed) }
+                jar = changed
+            }
             state.jars[sessionID] = Entry(value: jar, loadedAt: now)
+        }
+    }
+
+    // MARK: - Changing a jar first here
+
+    /// Applies `change` to the session's cached jar (if it is cached) and keeps it for the write-behind.
+    public func changeJar(_ sessionID: String, _ change: @escaping JarChange) {
+        state.withLockedValue { state in
+            if var entry = state.jars[sessionID] {
+                var jar = entry.value ?? CookieJar()
+                change(&jar)
+                entry.value = jar
+                state.jars[sessionID] = entry
+            }
+            state.pendingJars[sessionID, default: []].append(change)
+            state.pendingJarCount += 1
+        }
+    }
+
+    /// How many jar changes wait for the store.
+    public var pendingJarChanges: Int { state.withLockedValue { $0.pendingJarCount } }
+
+    /// The changes waiting for the store, by session (they stay pending until `jarWritten`).
+    public func pendingJarWrites() -> [(sessionID: String, changes: [JarChange])] {
+        state.withLockedValue { state in state.pendingJars.map { ($0.key, $0.value) } }
+    }
+
+    /// The first `count` waiting changes of the session are in the store (or given up). Loads under way when they
+    /// were written are not kept (the epoch moves): one may have read the store just before.
+    public func jarWritten(_ sessionID: String, count: Int) {
+        state.withLockedValue { state in
+            guard var pending = state.pendingJars[sessionID] else { return }
+            let removed = min(count, pending.count)
+            pending.removeFirst(removed)
+            state.pendingJars[sessionID] = pending.isEmpty ? nil : pending
+            state.pendingJarCount -= removed
+            state.epoch &+= 1
         }
     }
 

@@ -31,8 +31,11 @@ import Testing
         }
     }
 
+    /// A member signed in and landed on the portal, as a browser does: the session and its jar are in the state
+    /// cache, so the member's app requests are the data plane's from the first.
     static func signedIn(_ gateway: LiveGateway, as username: String = "alice") async throws -> [String: String] {
         let flow = try await SignInFlowTests.signIn(gateway, as: username, deepLink: "/")
+        #expect(try await gateway.get("/", cookies: flow.cookies.values).status == 200)
         return flow.cookies.values
     }
 
@@ -69,6 +72,7 @@ import Testing
             ]
             let reply = try await gateway.get("/apps/echo/echo/x?q=1", cookies: cookies, headers: Self.hostileRequestHeaders + browserHeaders)
             #expect(reply.status == 200)
+            #expect(gateway.servedByDataPlane("echo") == 1)
             let received = try Self.report(reply)
             #expect(received.path == "/echo/x?q=1")
             #expect(received.headers["x-forwarded-user"] == [DevelopmentAccounts.all[0].sub])
@@ -98,6 +102,7 @@ import Testing
             #expect(received.headers["x-forwarded-for"] == ["203.0.113.5"])
             let garbage = try Self.report(try await gateway.get("/apps/echo/echo/", cookies: cookies, headers: [("X-Forwarded-For", "evil")]))
             #expect(garbage.headers["x-forwarded-for"] == ["127.0.0.1"])
+            #expect(gateway.servedByDataPlane("echo") == 2)
         }
     }
 
@@ -114,6 +119,7 @@ import Testing
             #expect(received.headers["authorization"] == ["Bearer stolen"])
             #expect(received.headers["x-app"] == ["not passed"])
             #expect(received.headers["x-original-url"] == nil && received.headers["cf-connecting-ip"] == nil)
+            #expect(gateway.servedByDataPlane("echo") == 1)
         }
     }
 
@@ -127,6 +133,8 @@ import Testing
             #expect(set.setCookies.isEmpty)  // the browser never sees an app's cookies
             let other = try Self.report(try await gateway.get("/apps/other/", cookies: alice))
             #expect(other.headers["cookie"]?.joined(separator: "; ") == "app=1; secure=2")  // domain=example.org was refused
+            // Both answered on the event loop: the jar changed in the cache first, and the next request saw it.
+            #expect(gateway.servedByDataPlane("echo") == 1 && gateway.servedByDataPlane("other") == 1)
 
             let bob = try await Self.signedIn(gateway, as: "bob")
             #expect(try Self.report(try await gateway.get("/apps/other/", cookies: bob)).headers["cookie"] == nil)
@@ -169,6 +177,7 @@ import Testing
                 #expect(reply.location == nil)
                 #expect(reply.body.contains("Destination outside the allowlist"))
             }
+            #expect(gateway.servedByDataPlane("echo") == 7)
         }
     }
 
@@ -202,6 +211,7 @@ import Testing
                 "/apps/echo/html?csp=" + FormEncoding.escape("script-src 'none'; frame-ancestors 'none'"), cookies: cookies, headers: document)
             let combined = try #require(strict.headers.first(name: "Content-Security-Policy"))
             #expect(combined.contains(", script-src 'nonce-") && combined.contains("frame-ancestors 'none'"))
+            #expect(gateway.servedByDataPlane("echo") == 5)
         }
     }
 
@@ -217,6 +227,7 @@ import Testing
             let echoed = try Self.report(
                 try await gateway.get("/apps/echo/echo/", cookies: cookies, headers: [("Accept-Encoding", "gzip, br, zstd;q=1")]))
             #expect(echoed.headers["accept-encoding"] == ["gzip"])
+            #expect(gateway.servedByDataPlane("echo") == 2)
         }
     }
 
@@ -249,6 +260,7 @@ import Testing
             _ = try? await gateway.get("/apps/echo/reset", cookies: cookies)
             // The gateway is still fine afterwards.
             #expect(try await gateway.get("/apps/echo/echo/", cookies: cookies).status == 200)
+            #expect(gateway.servedByDataPlane("down") == 1 && gateway.servedByDataPlane("echo") == 3)
         }
     }
 
@@ -306,6 +318,7 @@ import Testing
             #expect(reply.body.utf8.count > 100 << 20)
             #expect(reply.body.hasPrefix("<html><body><style id=\"gatehouse-bar-space\""))
             #expect(reply.body.hasSuffix("</body></html>"))
+            #expect(gateway.servedByDataPlane("echo") == 1)
         }
     }
 

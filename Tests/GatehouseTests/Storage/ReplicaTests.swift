@@ -66,12 +66,22 @@ import Testing
             // Served from memory in between, not by reading the store at every request.
             #expect(second.built.stateCache.statistics.hits > 0)
 
+            // The app requests were the data plane's, on both replicas (the jar changed in the first's cache first).
+            #expect(first.servedByDataPlane("echo") >= 1 && second.servedByDataPlane("echo") >= 2)
+
             let portal = try await first.get("/", cookies: cookies)
             let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
             #expect(try await second.get("/", cookies: cookies).status == 200)
+            let before = second.servedByDataPlane("echo")
+            #expect(try await second.get("/apps/echo/echo/x", cookies: cookies).status == 200)
+            #expect(second.servedByDataPlane("echo") == before + 1)
             _ = try await first.post("/signout", form: [("csrf", String(csrf))], cookies: cookies)
-            let refused = try await Self.timeUntil { try await second.get("/", cookies: cookies).location == "/signin" }
+            // The data plane reads the cache the invalidation empties: the old cookie is refused there too.
+            let refused = try await Self.timeUntil {
+                try await second.get("/apps/echo/echo/x", cookies: cookies).location?.hasPrefix("/signin") == true
+            }
             #expect(Self.within(refused, .seconds(1)))
+            #expect(try await second.get("/", cookies: cookies).location == "/signin")
         }
     }
 

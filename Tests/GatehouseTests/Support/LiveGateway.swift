@@ -108,6 +108,13 @@ struct LiveGateway {
         throw HTTPClientError.connectTimeout
     }
 
+    /// How many requests for `app` the data plane has answered (`gatehouse_data_plane_requests_total`): tests of the
+    /// proxy assert it, so that they cannot pass through the application's path unnoticed.
+    func servedByDataPlane(_ app: String) -> Int {
+        let line = built.metrics.exposition().split(separator: "\n").first { $0.hasPrefix("gatehouse_data_plane_requests_total{app=\"\(app)\"}") }
+        return line.flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? 0
+    }
+
     struct Reply {
         var status: Int
         var headers: HTTPHeaders

@@ -1,0 +1,117 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Logging
+
+/// How an app's answer head becomes the member's, whichever path serves the request (the application's or the data
+/// plane's): hop-by-hop and handled fields out, `Location`, `Content-Location`, `Refresh` and `Link` mapped to the
+/// gateway's URLs (a redirect outside the allowlist refused, the others dropped), the gateway's CSP merged with the
+/// app's, and whether the body is rewritten and gets the bar. Cookies are the caller's business (the jar).
+struct AnswerMapping: Sendable {
+    let gatewayPolicy: GatehouseCore.ContentSecurityPolicy
+    /// The bar's files by their exact URLs, for policies that rely on `'unsafe-inline'`.
+    let barScriptURLs: [String]
+    let barStyleURL: String
+    let inflationLimits: HTMLResponseTransform.InflationLimits
+
+    init(configuration: GatehouseConfiguration) {
+        inflationLimits = .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio)
+        barScriptURLs = [configuration.publicOrigin + Paths.toastsScript, configuration.publicOrigin + Paths.barScript]
+        barStyleURL = configuration.publicOrigin + Paths.barStyle
+        let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
+        gatewayPolicy =
+            configuration.proxy.contentSecurityPolicy.map(GatehouseCore.ContentSecurityPolicy.init(parsing:))
+            ?? .gatewayDefault(allowlistedSources: allowlisted, formActionSources: allowlisted)
+    }
+
+    /// The member's head, before the body is known.
+    struct Head {
+        var headers: HTTPFields
+        /// Set when the body goes through the HTML transform: the coding to decode it from.
+        var encoding: HTMLResponseTransform.Encoding?
+        /// Set when the bar goes in: the nonce its script and style carry.
+        var nonce: String?
+        /// The app's `Content-Length`, for a body that goes out as it came.
+        var contentLength: String?
+    }
+
+    func map(
+        status: HTTPResponse.Status, upstream: HTTPFields, isHEAD: Bool, isNavigation: Bool, url: URL, urls: URLRewriter, logger: Logger
+    ) throws(ProxyError) -> Head {
+        var headers = HeaderHygiene.responseHeaders(from: upstream)
+        if (300...399).contains(status.code), let location = upstream[.location] {
+            guard let target = URL(string: location, relativeTo: url)?.absoluteURL, let mapped = urls.rewriteAbsolute(target.absoluteString) else {
+                // Logged and reported without its query and fragment: they may carry the member's codes or tokens.
+                let shown = Self.withoutQuery(location)
+                logger.notice("redirect outside the allowlist refused", metadata: ["location": .string(shown)])
+                throw .redirectOutsideAllowlist(shown)
+            }
+            headers[.location] = mapped
+        }
+        if let contentLocation = upstream[.contentLocation] {
+            headers[.contentLocation] = urls.rewrite(contentLocation) ?? contentLocation
+        }
+        // `Refresh` and `Link` navigate and fetch like `Location` does: mapped, or dropped when they lead outside.
+        for refresh in upstream[values: Self.refresh] {
+            if let mapped = urls.rewriteRefresh(refresh) {
+                headers.append(HTTPField(name: Self.refresh, value: mapped))
+            } else {
+                logger.notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(Self.withoutQuery(refresh))])
+            }
+        }
+        for link in upstream[values: Self.link] {
+            if let mapped = urls.rewriteLink(link) { headers.append(HTTPField(name: Self.link, value: mapped)) }
+        }
+
+        let isHTML = upstream[.contentType]?.lowercased().hasPrefix("text/html") == true
+        let hasBody = !isHEAD && status != .noContent && status != .notModified
+        // A partial body cannot be rewritten without breaking its ranges, nor a document whose charset does not
+        // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
+        let isRewritable = isHTML && hasBody && status != .partialContent && Self.isASCIICompatible(contentType: upstream[.contentType])
+        let encoding = isRewritable ? HTMLResponseTransform.encoding(of: upstream[.contentEncoding]) : nil
+        // Every page the member reads gets the bar (an app's own error pages too), not redirects or downloads.
+        let injectBar =
+            encoding != nil && isNavigation && !(300...399).contains(status.code)
+            && !(upstream[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
+        let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
+        headers[.contentSecurityPolicy] = GatehouseCore.ContentSecurityPolicy.combined(
+            gateway: gatewayPolicy, upstream: upstream[values: .contentSecurityPolicy], nonce: nonce, scriptURLs: barScriptURLs,
+            styleURL: barStyleURL)
+        return Head(headers: headers, encoding: encoding, nonce: nonce, contentLength: upstream[.contentLength])
+    }
+
+    /// The transform of a rewritable body (`head.encoding` set): URLs rewritten and, with a nonce, the bar injected.
+    /// `returnTo` is where the bar's upgrade link brings the member back to.
+    func transform(
+        _ head: Head, encoding: HTMLResponseTransform.Encoding, bar: GatewayBar, session: Session, app: AppConfiguration, returnTo: String,
+        gatewayBase: String, urls: URLRewriter
+    ) throws -> HTMLResponseTransform {
+        let injection = try head.nonce.map { try bar.html(nonce: $0, session: session, app: app, returnTo: returnTo, gatewayBase: gatewayBase) }
+        return HTMLResponseTransform(
+            rewriter: HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls), encoding: encoding, limits: inflationLimits)
+    }
+
+    /// A URL for the log: everything before its query or fragment.
+    static func withoutQuery(_ url: String) -> String {
+        String(url.prefix { $0 != "?" && $0 != "#" })
+    }
+
+    static let refresh = HTTPField.Name("Refresh")!
+    static let link = HTTPField.Name("Link")!
+
+    /// Whether the `charset` parameter (if any) names an encoding where ASCII bytes mean ASCII characters.
+    static func isASCIICompatible(contentType: String?) -> Bool {
+        guard let contentType, let range = contentType.range(of: "charset=", options: .caseInsensitive) else { return true }
+        let charset = contentType[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \"'"))
+            .lowercased()
+        return
+            !(charset.hasPrefix("utf-16") || charset.hasPrefix("utf-32") || charset.hasPrefix("ucs-") || charset.hasPrefix("utf-7")
+            || charset == "unicode" || charset.hasPrefix("unicodefffe") || charset.hasPrefix("iso-10646"))
+    }
+
+    /// A UTF-16 byte-order mark makes the browser read the document as UTF-16 whatever the header says.
+    static func startsWithUTF16ByteOrderMark(_ bytes: some Collection<UInt8>) -> Bool {
+        let first = Array(bytes.prefix(2))
+        return first == [0xFE, 0xFF] || first == [0xFF, 0xFE]
+    }
+}

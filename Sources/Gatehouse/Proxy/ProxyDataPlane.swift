@@ -1,0 +1,274 @@
+import Foundation
+import GatehouseCore
+import GatehouseDataPlane
+import GatehouseStorage
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The gateway's side of the data plane (`GatehouseDataPlane`): which requests it answers on the event loop, and
+/// how. It takes a `GET` without a body for a path-mounted app whose member's session and jar are in the state
+/// cache with nothing due (no refresh, no last-seen to write), to a host whose address is known, when the member
+/// may open the app. Every decision is the one the application's path makes (`AppAccess`, `AnswerMapping`,
+/// `HeaderHygiene`, `GatewayBar`); anything else, refusals included, goes on to the application, which decides
+/// again and answers with its page. Jar changes go into the cache at once and to the store behind
+/// (`JarWriteBehind`); a sign-out empties the cache, so the old cookie is refused here as there.
+struct ProxyDataPlane: DataPlaneRoutes {
+    let catalog: AppCatalog
+    let access: AppAccess
+    let cache: StateCache
+    let resolver: SessionResolver
+    let jars: SharedCookieJars
+    let bar: GatewayBar
+    let mapping: AnswerMapping
+    let renderer: PageRenderer
+    let securityHeaders: SecurityHeaders
+    let metrics: GatewayMetrics
+    let clientAddresses: ClientAddressResolver
+    let cookieName: String
+    let serverName: String
+    let date = HTTPDate()
+    let logger: Logger
+    /// Past this many jar changes waiting for the store, requests go the application's way (which writes through).
+    static let pendingJarLimit = 10_000
+
+    func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
+        guard head.method == .GET, head.headers["content-length"].allSatisfy({ $0 == "0" }), !head.headers.contains(name: "transfer-encoding"),
+            !head.headers.contains(name: "upgrade"), catalog.hostMountedApp(authority: head.headers.first(name: "host")) == nil,
+            let (app, rest) = appPath(head.uri), app.mount == .path || catalog.appsDomain == nil,
+            let cookie = Self.cookie(named: cookieName, in: head.headers), !cookie.isEmpty, cookie.utf8.count <= 128,
+            let session = cache.session(SessionResolver.sessionID(forCookie: cookie)), resolver.isSettled(session),
+            case .some(let jar) = cache.jar(session.id), cache.pendingJarChanges < Self.pendingJarLimit,
+            let forwarding = access.openWithoutWaiting(app, rest: rest, session: session),
+            let endpoint = Self.endpoint(forwarding.target)
+        else { return .application }
+
+        let browser = HTTPFields(head.headers)
+        let clientAddress =
+            clientAddresses.trustsAnyProxy
+            ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
+        var headers = forwarding.requestHeaders(from: browser, clientAddress: clientAddress)
+        var jarCopy = jar ?? CookieJar()
+        if let cookies = jarCopy.cookieHeader(for: forwarding.origin) { headers[.cookie] = cookies }
+        if let encodings = HeaderHygiene.acceptEncoding(browser: browser[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
+        var upstream = HTTPHeaders(headers)
+        upstream.replaceOrAdd(name: "host", value: Self.authority(of: forwarding.url))
+        let requestID = RequestID().description
+        var logger = logger
+        logger[metadataKey: "hb.request.id"] = .string(requestID)
+        return .proxy(
+            ProxiedRequest(
+                plane: self, forwarding: forwarding, endpoint: endpoint,
+                upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
+                memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
+                wantsJSON: ErrorAnswer.wantsJSON(accept: browser[.accept]), logger: logger, requestID: requestID))
+    }
+
+    /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
+    /// application, which redirects it.
+    func appPath(_ uri: String) -> (AppConfiguration, String)? {
+        let prefix = Paths.appsPrefix + "/"
+        guard uri.hasPrefix(prefix) else { return nil }
+        let afterPrefix = uri.dropFirst(prefix.count)
+        guard let slash = afterPrefix.firstIndex(of: "/") else { return nil }
+        guard let app = catalog.app(String(afterPrefix[..<slash])) else { return nil }
+        return (app, String(afterPrefix[slash...]))
+    }
+
+    /// The value of the first cookie called `name` in the request's `Cookie` fields.
+    static func cookie(named name: String, in headers: HTTPHeaders) -> String? {
+        for field in headers["cookie"] {
+            for pair in field.split(separator: ";") {
+                let pair = pair.drop { $0 == " " }
+                guard let equals = pair.firstIndex(of: "="), pair[..<equals] == name else { continue }
+                return String(pair[pair.index(after: equals)...])
+            }
+        }
+        return nil
+    }
+
+    /// Where to connect: the checked address (or the literal one), on the URL's port.
+    static func endpoint(_ target: UpstreamTarget) -> UpstreamEndpoint? {
+        let scheme = target.url.scheme?.lowercased()
+        // TLS to apps is a later step of the data plane: https apps go the application's way.
+        guard scheme == "http" else { return nil }
+        let port = target.url.port ?? 80
+        var literal = target.address ?? target.host
+        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+        guard let address = try? SocketAddress(ipAddress: literal, port: port) else { return nil }
+        return UpstreamEndpoint(address: address, host: target.host)
+    }
+
+    /// `Host` as the app knows itself: its name, and the port when it is not the scheme's.
+    static func authority(of url: URL) -> String {
+        let host = url.host ?? ""
+        let isDefault = url.port == nil || (url.scheme == "http" && url.port == 80) || (url.scheme == "https" && url.port == 443)
+        let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return isDefault ? name : "\(name):\(url.port!)"
+    }
+
+    /// The path and query of `url` as written (percent-encoding untouched).
+    static func requestTarget(of url: URL) -> String {
+        let text = url.absoluteString
+        guard let schemeEnd = text.range(of: "://") else { return "/" }
+        let afterAuthority = text[schemeEnd.upperBound...].drop { $0 != "/" && $0 != "?" }
+        let target = String(afterAuthority.prefix { $0 != "#" })
+        return target.hasPrefix("/") ? target : "/" + target
+    }
+}
+
+/// One request the data plane answers: the mapping of the app's answer, and what the exchange leaves behind (the
+/// same request counters and log line as the application's path, and `gatehouse_data_plane_requests_total`).
+final class ProxiedRequest: DataPlaneExchange {
+    let plane: ProxyDataPlane
+    let forwarding: AppAccess.Forwarding
+    let endpoint: UpstreamEndpoint
+    let upstreamHead: HTTPRequestHead
+    let memberURI: String
+    let isNavigation: Bool
+    let wantsJSON: Bool
+    let logger: Logger
+    let requestID: String
+    let started = ContinuousClock.now
+    var isIdempotent: Bool { true }
+
+    private var mapped: AnswerMapping.Head?
+    private var status = HTTPResponse.Status.ok
+    private var transform: HTMLResponseTransform?
+
+    init(
+        plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
+        isNavigation: Bool, wantsJSON: Bool, logger: Logger, requestID: String
+    ) {
+        self.plane = plane
+        self.forwarding = forwarding
+        self.endpoint = endpoint
+        self.upstreamHead = upstreamHead
+        self.memberURI = memberURI
+        self.isNavigation = isNavigation
+        self.wantsJSON = wantsJSON
+        self.logger = logger
+        self.requestID = requestID
+    }
+
+    func start(_ upstream: HTTPResponseHead) throws -> ResponseStart {
+        let fields = HTTPFields(upstream.headers)
+        let session = forwarding.session
+        let setCookies = fields[values: .setCookie]
+        if !setCookies.isEmpty { plane.cache.changeJar(session.id, plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin)) }
+        status = HTTPResponse.Status(code: Int(upstream.status.code))
+        let mapped = try plane.mapping.map(
+            status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, url: forwarding.url, urls: forwarding.urls,
+            logger: logger)
+        self.mapped = mapped
+        guard let encoding = mapped.encoding else {
+            var headers = mapped.headers
+            if let length = mapped.contentLength { headers[.contentLength] = length }
+            return .now(memberHead(headers))
+        }
+        transform = try plane.mapping.transform(
+            mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app, returnTo: memberURI, gatewayBase: "",
+            urls: forwarding.urls)
+        return .afterFirstChunk
+    }
+
+    /// The body's first bytes decide, as on the application's path: a UTF-16 document (by its byte-order mark)
+    /// passes through untouched; anything else is transformed, and a body that fails at once still gets a page.
+    func startAfterFirstChunk(_ chunk: ByteBuffer?) throws -> (HTTPResponseHead, ByteBuffer?) {
+        guard let mapped else { throw ProxyError.upstreamReset("no head") }
+        var headers = mapped.headers
+        if let chunk, mapped.encoding == .identity, AnswerMapping.startsWithUTF16ByteOrderMark(chunk.readableBytesView) {
+            transform = nil
+            if let length = mapped.contentLength { headers[.contentLength] = length }
+            return (memberHead(headers), chunk)
+        }
+        let first = try chunk.map { try transform?.process($0) ?? $0 }
+        headers[.contentEncoding] = nil
+        if mapped.nonce != nil { plane.bar.recordShown(session: forwarding.session) }
+        return (memberHead(headers), first)
+    }
+
+    func body(_ chunk: ByteBuffer) throws -> ByteBuffer {
+        guard transform != nil else { return chunk }
+        return try transform!.process(chunk)
+    }
+
+    func end() -> ByteBuffer? {
+        transform?.finish()
+    }
+
+    func answer(_ failure: DataPlaneFailure) -> (HTTPResponseHead, ByteBuffer) {
+        let error = Self.proxyError(failure)
+        let level: Logger.Level = error.status.code >= 500 ? .error : .info
+        logger.log(level: level, "request failed", metadata: ["reason": .string(error.reason), "error": .string("\(failure)")])
+        let appFailed = error.upstreamFailureKind.map { $0 != .blocked } ?? false
+        let answer = ErrorAnswer.make(
+            renderer: plane.renderer, status: error.status, reason: error.reason, key: error.messageKey, arguments: error.messageArguments,
+            toast: appFailed ? "toast_app_failed" : nil, wantsJSON: wantsJSON, requestID: requestID, retryURL: memberURI, logger: logger)
+        status = answer.status
+        var headers = answer.headers
+        headers[.contentLength] = "\(answer.body.utf8.count)"
+        return (memberHead(headers), ByteBuffer(string: answer.body))
+    }
+
+    func finished(status sent: HTTPResponseStatus?, failure: DataPlaneFailure?) {
+        let app = forwarding.app.slug
+        if let failure {
+            if let kind = Self.proxyError(failure).upstreamFailureKind, !Self.isMemberGone(failure) {
+                plane.metrics.upstreamFailure(app: app, kind: kind)
+            }
+            if sent != nil, mapped != nil, !Self.isMemberGone(failure) {
+                logger.warning("upstream body failed", metadata: ["app": .string(app), "error": .string("\(failure)")])
+            }
+        }
+        guard let sent else { return }
+        plane.metrics.dataPlaneRequest(app: app)
+        RequestLog.record(
+            metrics: plane.metrics, logger: logger, method: "GET", path: String(memberURI.prefix { $0 != "?" }), route: .proxy, app: app,
+            status: Int(sent.code), duration: .now - started)
+    }
+
+    private func memberHead(_ fields: HTTPFields) -> HTTPResponseHead {
+        var fields = fields
+        plane.securityHeaders.apply(to: &fields)
+        fields[.date] = plane.date.now
+        fields[.server] = plane.serverName
+        return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status.code), headers: HTTPHeaders(fields))
+    }
+
+    static func isMemberGone(_ failure: DataPlaneFailure) -> Bool {
+        if case .memberLeft = failure { return true }
+        return false
+    }
+
+    /// A failure as the error the application's path would have thrown for it.
+    static func proxyError(_ failure: DataPlaneFailure) -> ProxyError {
+        switch failure {
+        case .connect(let error): .upstreamUnreachable("\(error)")
+        case .timeout: .upstreamTimeout("no answer in time")
+        case .reset, .memberLeft: .upstreamReset("the connection closed")
+        case .refused(let error as ProxyError): error
+        case .refused(let error): .upstreamUnreachable("\(error)")
+        case .shuttingDown: .upstreamUnreachable("shutting down")
+        }
+    }
+}
+
+extension HTTPFields {
+    /// NIO's fields as HTTP types' (names that are not tokens are left out: the parser would not have let them in).
+    init(_ headers: HTTPHeaders) {
+        self.init()
+        reserveCapacity(headers.count)
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
+        }
+    }
+}
+
+extension HTTPHeaders {
+    init(_ fields: HTTPFields) {
+        self.init(fields.map { ($0.name.rawName, $0.value) })
+    }
+}

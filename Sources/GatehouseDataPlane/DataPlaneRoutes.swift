@@ -1,0 +1,63 @@
+import NIOCore
+import NIOHTTP1
+
+/// What the gateway decides about a request head, synchronously on the connection's event loop: answer it here
+/// (`proxy`), or hand it to the application as it is. The gateway target implements it; nothing it is given or
+/// answers needs a task, a lock held across a suspension, or another thread.
+public protocol DataPlaneRoutes: Sendable {
+    /// `peer` is the connection's remote address. Anything that needs to wait (no cached session, a refresh due, a
+    /// name not yet resolved, a WebSocket upgrade, a request with a body) answers `.application`.
+    func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute
+}
+
+public enum DataPlaneRoute {
+    case application
+    case proxy(any DataPlaneExchange)
+}
+
+/// One proxied request, from the gateway's side: the request to send, and the mapping of the app's answer into the
+/// member's. Called on the connection's event loop only, in this order: `start`, then (for `.afterFirstChunk`)
+/// `startAfterFirstChunk`, then `body` per chunk and `end`; or `answer` for a failure before the member's head went
+/// out; `finished` always, last.
+public protocol DataPlaneExchange: AnyObject {
+    /// Where to connect: the address the allowlist checked.
+    var endpoint: UpstreamEndpoint { get }
+    /// The head to send upstream (hygienic headers, the jar's cookies, the gateway's identity headers).
+    var upstreamHead: HTTPRequestHead { get }
+    /// May be sent a second time when a reused connection closed before any answer (RFC 9110 §9.2.2).
+    var isIdempotent: Bool { get }
+
+    /// The app's head: the member's head to send now, or to decide once the body's first bytes are known.
+    func start(_ upstream: HTTPResponseHead) throws -> ResponseStart
+    /// For `.afterFirstChunk`: the member's head, and the body's first bytes as they go out (`nil`: an empty body).
+    func startAfterFirstChunk(_ chunk: ByteBuffer?) throws -> (HTTPResponseHead, ByteBuffer?)
+    /// A chunk of the app's body as the member gets it.
+    func body(_ chunk: ByteBuffer) throws -> ByteBuffer
+    /// What is still held back when the app's body ends.
+    func end() -> ByteBuffer?
+    /// The complete answer for a failure before the member's head went out (an error page).
+    func answer(_ failure: DataPlaneFailure) -> (HTTPResponseHead, ByteBuffer)
+    /// The exchange is over: the status the member got (if a head went out), and what went wrong (if anything).
+    func finished(status: HTTPResponseStatus?, failure: DataPlaneFailure?)
+}
+
+public enum ResponseStart {
+    case now(HTTPResponseHead)
+    case afterFirstChunk
+}
+
+/// Why an exchange did not end with the app's complete answer.
+public enum DataPlaneFailure: Error {
+    /// No connection to the app (refused, unreachable, connect timeout).
+    case connect(any Error)
+    /// The app took longer than the read timeout to send its head or its next bytes.
+    case timeout
+    /// The app's connection broke off before its answer was complete.
+    case reset
+    /// The gateway refused the answer or failed to transform it (a redirect outside the allowlist, a bomb).
+    case refused(any Error)
+    /// The member's connection closed first: no failure of the app's.
+    case memberLeft
+    /// The gateway is stopping.
+    case shuttingDown
+}

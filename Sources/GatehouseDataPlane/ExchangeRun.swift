@@ -1,0 +1,221 @@
+import NIOCore
+import NIOHTTP1
+
+/// One proxied request on the member's event loop: a connection from the loop's pool, the request written on it,
+/// the app's answer mapped by the gateway's exchange and written to the member as it arrives. Reads of the app's
+/// connection go on only while the member's connection is writable, so a member who stops reading holds at most a
+/// read's worth of the body in memory.
+final class ExchangeRun {
+    private enum State {
+        case connecting
+        case awaitingHead
+        /// The app's head is in; the member's waits for the body's first bytes.
+        case heldForFirstChunk
+        case streaming
+        case done
+    }
+
+    private let exchange: any DataPlaneExchange
+    private let member: ChannelHandlerContext
+    private let pool: UpstreamPool
+    private let readTimeout: TimeAmount
+    /// Called once, when the exchange is over; `closeMember` when the member's connection cannot carry another request.
+    private let ended: (_ closeMember: Bool) -> Void
+    /// The member asked to close after this answer (HTTP/1.1 `Connection: close`).
+    private let memberKeepAlive: Bool
+    private var state = State.connecting
+    private var lease: UpstreamPool.Lease?
+    private var upstreamKeepAlive = true
+    private var memberStatus: HTTPResponseStatus?
+    private var retried = false
+    private var readPaused = false
+    private var timer: Scheduled<Void>?
+
+    init(
+        exchange: any DataPlaneExchange, member: ChannelHandlerContext, memberKeepAlive: Bool, pool: UpstreamPool, readTimeout: TimeAmount,
+        ended: @escaping (_ closeMember: Bool) -> Void
+    ) {
+        self.exchange = exchange
+        self.member = member
+        self.memberKeepAlive = memberKeepAlive
+        self.pool = pool
+        self.readTimeout = readTimeout
+        self.ended = ended
+    }
+
+    // MARK: - The upstream side
+
+    func begin() {
+        state = .connecting
+        pool.lease(exchange.endpoint).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let lease): self.attach(lease)
+            case .failure(let error): self.fail(.connect(error))
+            }
+        }
+    }
+
+    private func attach(_ lease: UpstreamPool.Lease) {
+        guard state == .connecting else {
+            // The member went away while the connection was on its way: it goes back unused.
+            pool.release(lease, reusable: true)
+            return
+        }
+        guard let handler = try? lease.channel.pipeline.syncOperations.handler(type: UpstreamConnectionHandler.self) else {
+            pool.release(lease, reusable: false)
+            fail(.reset)
+            return
+        }
+        self.lease = lease
+        handler.exchange = self
+        state = .awaitingHead
+        let channel = lease.channel
+        channel.write(HTTPClientRequestPart.head(exchange.upstreamHead), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        armTimer()
+        channel.read()
+    }
+
+    func upstreamRead(_ part: HTTPClientResponsePart) {
+        armTimer()
+        do {
+            switch part {
+            case .head(let head):
+                // Interim answers (`103 Early Hints`) are the app's business with itself: only the final one counts.
+                guard head.status.code >= 200, state == .awaitingHead else { return }
+                upstreamKeepAlive = head.isKeepAlive
+                switch try exchange.start(head) {
+                case .now(let memberHead):
+                    state = .streaming
+                    writeHead(memberHead)
+                case .afterFirstChunk:
+                    state = .heldForFirstChunk
+                }
+            case .body(let chunk):
+                switch state {
+                case .heldForFirstChunk:
+                    let (memberHead, first) = try exchange.startAfterFirstChunk(chunk)
+                    state = .streaming
+                    writeHead(memberHead)
+                    if let first, first.readableBytes > 0 { member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(first))), promise: nil) }
+                case .streaming:
+                    let out = try exchange.body(chunk)
+                    if out.readableBytes > 0 { member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(out))), promise: nil) }
+                default:
+                    return
+                }
+            case .end:
+                if state == .heldForFirstChunk {
+                    let (memberHead, first) = try exchange.startAfterFirstChunk(nil)
+                    state = .streaming
+                    writeHead(memberHead)
+                    if let first, first.readableBytes > 0 { member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(first))), promise: nil) }
+                }
+                guard state == .streaming else { return }
+                if let rest = exchange.end(), rest.readableBytes > 0 {
+                    member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(rest))), promise: nil)
+                }
+                member.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+                complete(failure: nil, upstreamReusable: upstreamKeepAlive)
+            }
+        } catch {
+            fail(.refused(error))
+        }
+    }
+
+    func upstreamReadComplete() {
+        guard state != .done, state != .connecting else { return }
+        member.flush()
+        if member.channel.isWritable {
+            lease?.channel.read()
+        } else {
+            readPaused = true
+        }
+    }
+
+    /// The app's connection closed before its answer was complete. A reused connection that closed before any
+    /// answer most likely timed out on the app's side just as the request went out: an idempotent request is sent
+    /// once more, on another connection.
+    func upstreamClosed() {
+        guard state != .done, state != .connecting else { return }
+        let unanswered = state == .awaitingHead
+        if unanswered, lease?.isReused == true, exchange.isIdempotent, !retried {
+            retried = true
+            lease = nil
+            cancelTimer()
+            begin()
+            return
+        }
+        lease = nil
+        fail(.reset)
+    }
+
+    // MARK: - The member's side
+
+    func memberWritable() {
+        guard readPaused, member.channel.isWritable, state != .done else { return }
+        readPaused = false
+        lease?.channel.read()
+    }
+
+    func memberClosed() {
+        guard state != .done else { return }
+        fail(.memberLeft)
+    }
+
+    // MARK: - Ending
+
+    private func writeHead(_ head: HTTPResponseHead) {
+        var head = head
+        head.version = .http1_1
+        if !memberKeepAlive { head.headers.replaceOrAdd(name: "connection", value: "close") }
+        memberStatus = head.status
+        member.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+    }
+
+    private func fail(_ failure: DataPlaneFailure) {
+        guard state != .done else { return }
+        if case .memberLeft = failure {
+            complete(failure: failure, upstreamReusable: false)
+            return
+        }
+        if memberStatus == nil {
+            // Nothing went out yet: the member gets a whole answer that says what happened.
+            let (head, body) = exchange.answer(failure)
+            writeHead(head)
+            member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
+            member.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+            complete(failure: failure, upstreamReusable: false)
+        } else {
+            // The head is out: the answer can only end incomplete, by closing without its final chunk.
+            member.flush()
+            complete(failure: failure, upstreamReusable: false, closeMember: true)
+        }
+    }
+
+    private func complete(failure: DataPlaneFailure?, upstreamReusable: Bool, closeMember: Bool = false) {
+        state = .done
+        cancelTimer()
+        if let lease {
+            if let handler = try? lease.channel.pipeline.syncOperations.handler(type: UpstreamConnectionHandler.self) { handler.exchange = nil }
+            pool.release(lease, reusable: upstreamReusable)
+            self.lease = nil
+        }
+        exchange.finished(status: memberStatus, failure: failure)
+        ended(closeMember || !memberKeepAlive)
+    }
+
+    private func armTimer() {
+        timer?.cancel()
+        timer = member.eventLoop.assumeIsolated().scheduleTask(in: readTimeout) { [weak self] in
+            guard let self, self.state != .done, self.state != .connecting else { return }
+            // The connection is closed on release, after the exchange let go of it (no retry of a slow app).
+            self.fail(.timeout)
+        }
+    }
+
+    private func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+}
