@@ -48,27 +48,28 @@ public final class EventQueue: Service, Sendable {
     /// Queues `event`; `false` when the queue is full and the event was dropped (counted and logged).
     @discardableResult
     public func enqueue(_ event: GatewayEvent) -> Bool {
-        let (accepted, dropsToLog) = state.withLockedValue { state -> (Bool, Int?) in
+        let (wake, dropsToLog) = state.withLockedValue { state -> (Bool?, Int?) in
             guard state.waiting.count < capacity else {
                 state.statistics.dropped += 1
                 state.dropsNotLogged += 1
                 let now = ContinuousClock.now
-                guard state.lastDropLog.map({ now - $0 >= .seconds(1) }) ?? true else { return (false, nil) }
+                guard state.lastDropLog.map({ now - $0 >= .seconds(1) }) ?? true else { return (nil, nil) }
                 state.lastDropLog = now
                 defer { state.dropsNotLogged = 0 }
-                return (false, state.dropsNotLogged)
+                return (nil, state.dropsNotLogged)
             }
             state.waiting.append(event)
             state.accepted += 1
-            return (true, nil)
+            // The writer drains until nothing waits: it needs waking only when it may have found the queue empty.
+            return (state.waiting.count == 1, nil)
         }
         if let dropsToLog {
             logger.error(
                 "event queue full; events dropped",
                 metadata: ["dropped": "\(dropsToLog)", "capacity": "\(capacity)", "event": .string(event.name.rawValue)])
         }
-        if accepted { ring.yield() }
-        return accepted
+        if wake == true { ring.yield() }
+        return wake != nil
     }
 
     public var statistics: Statistics {

@@ -13,6 +13,10 @@ struct AnswerMapping: Sendable {
     let barScriptURLs: [String]
     let barStyleURL: String
     let inflationLimits: HTMLResponseTransform.InflationLimits
+    /// The header for an app that sends no policy of its own (most do not): the gateway's policy without a nonce,
+    /// and with one, cut where the nonce goes, rendered once.
+    private let gatewayAlone: String
+    private let gatewayAloneAroundNonce: [String]
 
     init(configuration: GatehouseConfiguration) {
         inflationLimits = .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio)
@@ -22,6 +26,22 @@ struct AnswerMapping: Sendable {
         gatewayPolicy =
             configuration.proxy.contentSecurityPolicy.map(GatehouseCore.ContentSecurityPolicy.init(parsing:))
             ?? .gatewayDefault(allowlistedSources: allowlisted, formActionSources: allowlisted)
+        gatewayAlone = GatehouseCore.ContentSecurityPolicy.combined(
+            gateway: gatewayPolicy, upstream: [], nonce: nil, scriptURLs: barScriptURLs, styleURL: barStyleURL)
+        gatewayAloneAroundNonce = GatehouseCore.ContentSecurityPolicy.combined(
+            gateway: gatewayPolicy, upstream: [], nonce: Self.noncePlaceholder, scriptURLs: barScriptURLs, styleURL: barStyleURL
+        ).components(separatedBy: Self.noncePlaceholder)
+    }
+
+    static let noncePlaceholder = "GATEHOUSEnoncePLACEHOLDER"
+
+    /// The gateway's policy combined with the app's (each enforced: the browser applies every policy in the header).
+    func policy(upstream: [String], nonce: String?) -> String {
+        guard upstream.isEmpty else {
+            return GatehouseCore.ContentSecurityPolicy.combined(
+                gateway: gatewayPolicy, upstream: upstream, nonce: nonce, scriptURLs: barScriptURLs, styleURL: barStyleURL)
+        }
+        return nonce.map { gatewayAloneAroundNonce.joined(separator: $0) } ?? gatewayAlone
     }
 
     /// The member's head, before the body is known.
@@ -74,9 +94,7 @@ struct AnswerMapping: Sendable {
             encoding != nil && isNavigation && !(300...399).contains(status.code)
             && !(upstream[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
         let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
-        headers[.contentSecurityPolicy] = GatehouseCore.ContentSecurityPolicy.combined(
-            gateway: gatewayPolicy, upstream: upstream[values: .contentSecurityPolicy], nonce: nonce, scriptURLs: barScriptURLs,
-            styleURL: barStyleURL)
+        headers[.contentSecurityPolicy] = policy(upstream: upstream[values: .contentSecurityPolicy], nonce: nonce)
         return Head(headers: headers, encoding: encoding, nonce: nonce, contentLength: upstream[.contentLength])
     }
 

@@ -9,6 +9,8 @@ public struct AppCatalog: Sendable {
     /// The same, absolute, for pages on an app host (where `/apps/…` would resolve against the wrong host).
     let absoluteMounts: [String: URLRewriter.Mount]
     let appsDomain: AppsDomain?
+    /// Each app's rewriter (`urlRewriter(for:)`), made once: every proxied page and redirect asks for one.
+    private let rewriters: [String: URLRewriter]
 
     public init(apps: [AppConfiguration], publicOrigin: String = "", appsDomain: AppsDomain? = nil) {
         self.apps = apps
@@ -28,6 +30,18 @@ public struct AppCatalog: Sendable {
         }
         self.mounts = mounts
         self.absoluteMounts = absoluteMounts
+        var rewriters: [String: URLRewriter] = [:]
+        for app in apps {
+            guard let mount = mounts[app.slug] else { continue }
+            if app.mount == .host, appsDomain != nil {
+                let current = URLRewriter.Mount(prefix: "", upstream: app.upstream)
+                rewriters[app.slug] = URLRewriter(
+                    current: current, all: [current] + apps.filter { $0.slug != app.slug }.compactMap { absoluteMounts[$0.slug] })
+            } else {
+                rewriters[app.slug] = URLRewriter(current: mount, all: apps.compactMap { mounts[$0.slug] })
+            }
+        }
+        self.rewriters = rewriters
     }
 
     /// The apps the portal and the bar's switcher list for a member: those open at level `sso` (the chat features'
@@ -43,12 +57,7 @@ public struct AppCatalog: Sendable {
     /// The rewriter for pages and redirects of `slug`: its own URLs and every other mounted app's. A host-mounted
     /// app's own URLs become paths on its host; other apps' become absolute gateway URLs.
     public func urlRewriter(for slug: String) -> URLRewriter? {
-        guard let app = app(slug), let mount = mounts[slug] else { return nil }
-        if app.mount == .host, appsDomain != nil {
-            let current = URLRewriter.Mount(prefix: "", upstream: app.upstream)
-            return URLRewriter(current: current, all: [current] + apps.filter { $0.slug != slug }.compactMap { absoluteMounts[$0.slug] })
-        }
-        return URLRewriter(current: mount, all: apps.compactMap { mounts[$0.slug] })
+        rewriters[slug]
     }
 
     /// The upstream URL for a gateway path of an app (`rest` starts with `/`, query included).

@@ -23,10 +23,9 @@ public struct HTMLStreamRewriter: Sendable {
         case passThroughTag(quote: UInt8?)
     }
 
-    static let rawTextElements: Set<[UInt8]> = Set(
+    static let rawTextElements: [[UInt8]] =
         ["script", "style", "template", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"].map { Array($0.utf8) }
-    )
-    static let urlAttributes: Set<[UInt8]> = Set(["href", "src", "action", "formaction", "poster", "srcset"].map { Array($0.utf8) })
+    static let urlAttributes: [[UInt8]] = ["href", "src", "action", "formaction", "poster", "srcset"].map { Array($0.utf8) }
     public static let maximumTagBytes = 16 * 1024
     static let meta = Array("meta".utf8)
     static let body = Array("body".utf8)
@@ -120,7 +119,8 @@ public struct HTMLStreamRewriter: Sendable {
         switch state {
         case .text:
             if byte == UInt8(ascii: "<") {
-                pending = [byte]
+                pending.removeAll(keepingCapacity: true)
+                pending.append(byte)
                 state = .tagOpen
             } else {
                 output.append(byte)
@@ -147,7 +147,8 @@ public struct HTMLStreamRewriter: Sendable {
                     flushPending(into: &output, then: .text)
                     if byte == UInt8(ascii: "<") {
                         output.removeLast()
-                        pending = [byte]
+                        pending.removeAll(keepingCapacity: true)
+                        pending.append(byte)
                         state = .tagOpen
                     }
                 }
@@ -204,7 +205,7 @@ public struct HTMLStreamRewriter: Sendable {
     /// A whole tag is in `pending`: rewrite it, emit it, inject after `<body>`, enter raw text where needed.
     private mutating func completeTag(into output: inout [UInt8]) {
         let tag = pending
-        pending = []
+        pending.removeAll(keepingCapacity: true)
         state = .text
         let isEndTag = tag.count > 1 && tag[1] == UInt8(ascii: "/")
         let nameStart = isEndTag ? 2 : 1
@@ -216,28 +217,37 @@ public struct HTMLStreamRewriter: Sendable {
             output += tag
             return
         }
-        let name = tag[nameStart..<nameEnd].map(Self.lowercased)
-        if name == Self.meta {
+        // Compared in place: most tags are none of these, and need no copy of their name.
+        let name = tag[nameStart..<nameEnd]
+        if Self.equalsIgnoringCase(name, Self.meta) {
             guard let kept = Self.rewriteMeta(tag, nameEnd: nameEnd, urls: urls) else { return }  // neutralised: dropped
             output += kept
+        } else if let urls {
+            Self.rewriteAttributes(tag, nameEnd: nameEnd, urls: urls, into: &output)
         } else {
-            output += urls.map { Self.rewriteAttributes(tag, nameEnd: nameEnd, urls: $0) } ?? tag
+            output += tag
         }
-        if name == Self.body, !hasInjected, let injection {
+        if !hasInjected, let injection, Self.equalsIgnoringCase(name, Self.body) {
             output += injection
             hasInjected = true
         }
         let selfClosing = tag.count >= 2 && tag[tag.count - 2] == UInt8(ascii: "/")
-        if Self.rawTextElements.contains(name) && !selfClosing {
-            state = .rawText(name: name, matched: 0)
+        if !selfClosing, let raw = Self.rawTextElements.first(where: { Self.equalsIgnoringCase(name, $0) }) {
+            state = .rawText(name: raw, matched: 0)
         }
+    }
+
+    /// Whether `bytes` spell `lowercase` in any letter case.
+    static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: [UInt8]) -> Bool {
+        guard bytes.count == lowercase.count else { return false }
+        return zip(bytes, lowercase).allSatisfy { $0.asciiLowercased == $1 }
     }
 
     /// A `<meta>` tag as the browser may see it, or `nil` to drop it: `http-equiv="set-cookie"` would set a cookie
     /// around the jar, and a refresh to a URL outside the gateway would leave it; a refresh inside is mapped.
     static func rewriteMeta(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter?) -> [UInt8]? {
         var equiv: String?
-        _ = rewriteAttributes(tag, nameEnd: nameEnd, only: { $0 == httpEquiv }) { _, value in
+        _ = rewriteAttributes(tag, nameEnd: nameEnd, only: { equalsIgnoringCase($0, httpEquiv) }) { _, value in
             equiv = value.trimmingCharacters(in: .whitespaces).lowercased()
             return value
         }
@@ -247,7 +257,7 @@ public struct HTMLStreamRewriter: Sendable {
         case "refresh":
             guard let urls else { return tag }
             var keep = true
-            let rewritten = rewriteAttributes(tag, nameEnd: nameEnd, only: { $0 == content }) { _, value in
+            let rewritten = rewriteAttributes(tag, nameEnd: nameEnd, only: { equalsIgnoringCase($0, content) }) { _, value in
                 // The browser reads the value with character references decoded (`https&#58;//…`).
                 guard let decoded = decodeCharacterReferences(value), let mapped = urls.rewriteRefresh(decoded) else {
                     keep = false
@@ -300,72 +310,76 @@ public struct HTMLStreamRewriter: Sendable {
 
     /// Rewrites the values of URL attributes in one start tag, leaving every other byte as it was.
     static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter) -> [UInt8] {
-        rewriteAttributes(tag, nameEnd: nameEnd, only: urlAttributes.contains) { name, value in
-            name == srcset ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
+        var result: [UInt8] = []
+        rewriteAttributes(tag, nameEnd: nameEnd, urls: urls, into: &result)
+        return result
+    }
+
+    static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter, into result: inout [UInt8]) {
+        rewriteAttributes(tag, nameEnd: nameEnd, only: { name in urlAttributes.contains { equalsIgnoringCase(name, $0) } }, into: &result) {
+            name, value in
+            equalsIgnoringCase(name, srcset) ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
         }
     }
 
-    /// Passes the value of every attribute of one start tag whose lower-case name is one of `only` through `rewrite`,
-    /// leaving every other byte as it was.
+    /// Passes the value of every attribute of one start tag whose name (in any case) `wanted` accepts through
+    /// `rewrite`, leaving every other byte as it was.
     static func rewriteAttributes(
-        _ tag: [UInt8], nameEnd: Int, only wanted: ([UInt8]) -> Bool, _ rewrite: ([UInt8], String) -> String
+        _ tag: [UInt8], nameEnd: Int, only wanted: (ArraySlice<UInt8>) -> Bool, _ rewrite: (ArraySlice<UInt8>, String) -> String
     ) -> [UInt8] {
-        var result = Array(tag[..<nameEnd])
+        var result: [UInt8] = []
+        rewriteAttributes(tag, nameEnd: nameEnd, only: wanted, into: &result, rewrite)
+        return result
+    }
+
+    static func rewriteAttributes(
+        _ tag: [UInt8], nameEnd: Int, only wanted: (ArraySlice<UInt8>) -> Bool, into result: inout [UInt8],
+        _ rewrite: (ArraySlice<UInt8>, String) -> String
+    ) {
+        // One pass finds the values to replace; the tag is then copied around them (most tags: in one piece).
+        var replacements: [(range: Range<Int>, value: String)] = []
         var index = nameEnd
         while index < tag.count {
             // Whitespace and stray slashes between attributes.
-            while index < tag.count, isSpace(tag[index]) || tag[index] == UInt8(ascii: "/") {
-                result.append(tag[index])
-                index += 1
-            }
+            while index < tag.count, isSpace(tag[index]) || tag[index] == UInt8(ascii: "/") { index += 1 }
             guard index < tag.count, tag[index] != UInt8(ascii: ">") else { break }
             let attributeStart = index
             while index < tag.count, !isSpace(tag[index]), tag[index] != UInt8(ascii: "="), tag[index] != UInt8(ascii: ">") {
                 index += 1
             }
-            let attributeName = tag[attributeStart..<index].map(lowercased)
-            result += tag[attributeStart..<index]
+            let attributeName = tag[attributeStart..<index]
             var lookahead = index
             while lookahead < tag.count, isSpace(tag[lookahead]) { lookahead += 1 }
             guard lookahead < tag.count, tag[lookahead] == UInt8(ascii: "=") else { continue }
-            result += tag[index...lookahead]
             index = lookahead + 1
-            while index < tag.count, isSpace(tag[index]) {
-                result.append(tag[index])
-                index += 1
-            }
+            while index < tag.count, isSpace(tag[index]) { index += 1 }
             guard index < tag.count else { break }
             let valueStart: Int
-            let valueEnd: Int
-            var quote: UInt8?
-            if tag[index] == UInt8(ascii: "\"") || tag[index] == UInt8(ascii: "'") {
-                quote = tag[index]
+            var valueEnd: Int
+            let quote: UInt8? = tag[index] == UInt8(ascii: "\"") || tag[index] == UInt8(ascii: "'") ? tag[index] : nil
+            if let quote {
                 valueStart = index + 1
-                var end = valueStart
-                while end < tag.count, tag[end] != quote! { end += 1 }
-                valueEnd = end
+                valueEnd = valueStart
+                while valueEnd < tag.count, tag[valueEnd] != quote { valueEnd += 1 }
             } else {
                 valueStart = index
-                var end = index
-                while end < tag.count, !isSpace(tag[end]), tag[end] != UInt8(ascii: ">") { end += 1 }
-                valueEnd = end
+                valueEnd = index
+                while valueEnd < tag.count, !isSpace(tag[valueEnd]), tag[valueEnd] != UInt8(ascii: ">") { valueEnd += 1 }
             }
-            if let quote { result.append(quote) }
-            let rewritten = wanted(attributeName) ? rewrite(attributeName, String(decoding: tag[valueStart..<valueEnd], as: UTF8.self)) : nil
-            if let rewritten, !rewritten.utf8.elementsEqual(tag[valueStart..<valueEnd]) {
-                result += rewritten.utf8
-            } else {
-                result += tag[valueStart..<valueEnd]
+            if wanted(attributeName) {
+                let value = tag[valueStart..<valueEnd]
+                let rewritten = rewrite(attributeName, String(decoding: value, as: UTF8.self))
+                if !rewritten.utf8.elementsEqual(value) { replacements.append((valueStart..<valueEnd, rewritten)) }
             }
-            if let quote, valueEnd < tag.count {
-                result.append(quote)
-                index = valueEnd + 1
-            } else {
-                index = valueEnd
-            }
+            index = quote != nil && valueEnd < tag.count ? valueEnd + 1 : valueEnd
         }
-        if index < tag.count { result += tag[index...] }
-        return result
+        var copied = 0
+        for (range, value) in replacements {
+            result += tag[copied..<range.lowerBound]
+            result += value.utf8
+            copied = range.upperBound
+        }
+        result += tag[copied...]
     }
 
     /// Inside a tag: the quote in force after `byte`, and whether `byte` ends the tag (a `>` outside quotes).

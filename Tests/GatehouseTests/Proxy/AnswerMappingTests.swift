@@ -1,0 +1,26 @@
+import Foundation
+import GatehouseCore
+import Testing
+
+@testable import Gatehouse
+
+/// The answer mapping both paths share: its policy rendered once for apps without their own is the policy the full
+/// merge gives, with the nonce where it belongs.
+@Suite struct AnswerMappingTests {
+    @Test func thePolicyRenderedOnceIsTheMergedPolicy() throws {
+        let configuration = try LiveGateway.developmentConfiguration(port: 8080)
+        let mapping = AnswerMapping(configuration: configuration)
+        for nonce in [nil, "n0nce-Value_1", RandomToken.make(bytes: 18)] {
+            let merged = GatehouseCore.ContentSecurityPolicy.combined(
+                gateway: mapping.gatewayPolicy, upstream: [], nonce: nonce, scriptURLs: mapping.barScriptURLs, styleURL: mapping.barStyleURL)
+            #expect(mapping.policy(upstream: [], nonce: nonce) == merged)
+        }
+        let nonce = RandomToken.make(bytes: 18)
+        let policy = mapping.policy(upstream: [], nonce: nonce)
+        #expect(policy.contains("script-src") && policy.contains("'nonce-\(nonce)'"))
+        #expect(!policy.contains(AnswerMapping.noncePlaceholder))
+        // An app's own policy is merged each time, and enforced beside the gateway's.
+        let strict = mapping.policy(upstream: ["script-src 'none'"], nonce: nonce)
+        #expect(strict.hasPrefix(policy + ", ") && strict.contains("'nonce-\(nonce)'"))
+    }
+}
