@@ -72,8 +72,8 @@ public struct ProxyController: Sendable {
     {
         let returnTo = app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug
         let access = try await self.access.open(app, rest: rest, session: context.session, returnTo: returnTo)
-        var headers = access.requestHeaders(from: request.headers, clientAddress: context.clientAddress)
-        if let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin) { headers[.cookie] = cookie }
+        let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin)
+        var headers = access.requestHeaders(from: request.headers, clientAddress: context.clientAddress, cookie: cookie)
         if let encodings = HeaderHygiene.acceptEncoding(browser: request.headers[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
 
         let upstream = try await forwarder.send(

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import HTTPTypes
+import NIOConcurrencyHelpers
 
 /// The one way into an app. Every entry point (`/apps/<slug>/…`, an app host, a WebSocket upgrade) asks it whether
 /// a member may reach a path of an app, and gets back everything forwarding needs, or the reason for the refusal.
@@ -9,6 +10,14 @@ struct AppAccess: Sendable {
     let catalog: AppCatalog
     let policy: UpstreamPolicy
     let configuration: GatehouseConfiguration
+    /// The policy's verdict on each app's host (`openWithoutWaiting`), with when it runs out.
+    private let verdicts = NIOLockedValueBox<[String: (host: String, address: String?, until: ContinuousClock.Instant)]>([:])
+
+    init(catalog: AppCatalog, policy: UpstreamPolicy, configuration: GatehouseConfiguration) {
+        self.catalog = catalog
+        self.policy = policy
+        self.configuration = configuration
+    }
 
     /// What forwarding a request to an app needs, once access is granted.
     struct Forwarding: Sendable {
@@ -24,10 +33,13 @@ struct AppAccess: Sendable {
 
         /// The headers the app gets: the browser's allowed ones, then the gateway's forwarding and identity headers,
         /// the same on every entry point.
-        func requestHeaders(from browser: HTTPFields, clientAddress: String?) -> HTTPFields {
+        /// `cookie` is the jar's `Cookie` value for the app: one field, as HTTP/1.1 wants it (RFC 6265 §5.4), not split
+        /// into one per cookie as setting it through `HTTPFields`' subscript would.
+        func requestHeaders(from browser: HTTPFields, clientAddress: String?, cookie: String?) -> HTTPFields {
             var headers = HeaderHygiene.requestHeaders(from: browser, for: app.headers)
             HeaderHygiene.addGatewayHeaders(
                 &headers, identity: session.identity, clientAddress: clientAddress, publicURL: publicURL, rules: app.headers)
+            if let cookie { headers.append(HTTPField(name: .cookie, value: cookie)) }
             return headers
         }
     }
@@ -49,11 +61,19 @@ struct AppAccess: Sendable {
     }
 
     /// The same, decided at once (for the data plane): `nil` when access is refused or needs a name resolved first;
-    /// the application's path then decides, and answers a refusal with its page.
+    /// the application's path then decides, and answers a refusal with its page. Every path of an app is on the
+    /// app's own host (`rest` starts with `/`), so the policy's verdict on that host is kept per app for as long as
+    /// a resolution is trusted.
     func openWithoutWaiting(_ app: AppConfiguration, rest: String, session: Session) -> Forwarding? {
-        guard let (url, origin, urls) = try? admit(app, rest: rest, session: session, returnTo: ""),
-            let target = try? policy.checkWithoutWaiting(url)
-        else { return nil }
+        guard let (url, origin, urls) = try? admit(app, rest: rest, session: session, returnTo: "") else { return nil }
+        let target: UpstreamTarget
+        if let kept = verdicts.withLockedValue({ $0[app.slug] }), kept.until > .now {
+            target = UpstreamTarget(url: url, host: kept.host, address: kept.address)
+        } else {
+            guard let checked = try? policy.checkWithoutWaiting(url) else { return nil }
+            verdicts.withLockedValue { $0[app.slug] = (checked.host, checked.address, .now + UpstreamPolicy.recentLifetime) }
+            target = checked
+        }
         return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, publicURL: configuration.publicURL)
     }
 

@@ -49,21 +49,17 @@ struct ProxyDataPlane: DataPlaneRoutes {
         let clientAddress =
             clientAddresses.trustsAnyProxy
             ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
-        var headers = forwarding.requestHeaders(from: browser, clientAddress: clientAddress)
         var jarCopy = jar ?? CookieJar()
-        if let cookies = jarCopy.cookieHeader(for: forwarding.origin) { headers[.cookie] = cookies }
+        var headers = forwarding.requestHeaders(from: browser, clientAddress: clientAddress, cookie: jarCopy.cookieHeader(for: forwarding.origin))
         if let encodings = HeaderHygiene.acceptEncoding(browser: browser[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
         var upstream = HTTPHeaders(headers)
         upstream.replaceOrAdd(name: "host", value: Self.authority(of: forwarding.url))
-        let requestID = RequestID().description
-        var logger = logger
-        logger[metadataKey: "hb.request.id"] = .string(requestID)
         return .proxy(
             ProxiedRequest(
                 plane: self, forwarding: forwarding, endpoint: endpoint,
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
                 memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
-                wantsJSON: ErrorAnswer.wantsJSON(accept: browser[.accept]), logger: logger, requestID: requestID))
+                wantsJSON: ErrorAnswer.wantsJSON(accept: browser[.accept])))
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
@@ -129,8 +125,14 @@ final class ProxiedRequest: DataPlaneExchange {
     let memberURI: String
     let isNavigation: Bool
     let wantsJSON: Bool
-    let logger: Logger
-    let requestID: String
+    /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
+    /// carries it only when something is logged: most requests log nothing below `info`.
+    private(set) lazy var requestID = RequestID().description
+    private(set) lazy var logger: Logger = {
+        var logger = plane.logger
+        logger[metadataKey: "hb.request.id"] = .string(requestID)
+        return logger
+    }()
     let started = ContinuousClock.now
     var isIdempotent: Bool { true }
 
@@ -140,7 +142,7 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        isNavigation: Bool, wantsJSON: Bool, logger: Logger, requestID: String
+        isNavigation: Bool, wantsJSON: Bool
     ) {
         self.plane = plane
         self.forwarding = forwarding
@@ -149,8 +151,6 @@ final class ProxiedRequest: DataPlaneExchange {
         self.memberURI = memberURI
         self.isNavigation = isNavigation
         self.wantsJSON = wantsJSON
-        self.logger = logger
-        self.requestID = requestID
     }
 
     func start(_ upstream: HTTPResponseHead) throws -> ResponseStart {
@@ -226,7 +226,8 @@ final class ProxiedRequest: DataPlaneExchange {
         guard let sent else { return }
         plane.metrics.dataPlaneRequest(app: app)
         RequestLog.record(
-            metrics: plane.metrics, logger: logger, method: "GET", path: String(memberURI.prefix { $0 != "?" }), route: .proxy, app: app,
+            metrics: plane.metrics, logger: plane.logger.logLevel <= .info ? logger : plane.logger, method: "GET",
+            path: String(memberURI.prefix { $0 != "?" }), route: .proxy, app: app,
             status: Int(sent.code), duration: .now - started)
     }
 

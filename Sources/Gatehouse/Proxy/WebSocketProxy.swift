@@ -68,9 +68,9 @@ public struct WebSocketProxy: Sendable {
         // The same headers a plain request to the app carries; the WebSocket client sets the handshake's own
         // (`Host`, `Origin`, `Sec-WebSocket-*`).
         let clientAddress = clientAddresses.resolve(peer: peer, forwardedFor: head.headerFields[values: .xForwardedFor])
-        var headers = access.requestHeaders(from: head.headerFields, clientAddress: clientAddress)
+        let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin)
+        var headers = access.requestHeaders(from: head.headerFields, clientAddress: clientAddress, cookie: cookie ?? nil)
         headers[.origin] = nil
-        if let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin) { headers[.cookie] = cookie }
         let relay = Relay(
             target: access.target, headers: headers, client: client, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval,
             draining: draining, logger: logger)

@@ -67,7 +67,7 @@ import Testing
             #expect(second.built.stateCache.statistics.hits > 0)
 
             // The app requests were the data plane's, on both replicas (the jar changed in the first's cache first).
-            #expect(first.servedByDataPlane("echo") >= 1 && second.servedByDataPlane("echo") >= 2)
+            #expect(first.servedByDataPlane("echo") >= 1 && second.servedByDataPlane("echo") >= 1)
 
             let portal = try await first.get("/", cookies: cookies)
             let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
