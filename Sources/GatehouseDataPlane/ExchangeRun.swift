@@ -30,6 +30,7 @@ final class ExchangeRun {
     private var retried = false
     private var readPaused = false
     private var timer: Scheduled<Void>?
+    private var deadline = NIODeadline.distantFuture
 
     init(
         exchange: any DataPlaneExchange, member: ChannelHandlerContext, memberKeepAlive: Bool, pool: UpstreamPool, readTimeout: TimeAmount,
@@ -205,10 +206,22 @@ final class ExchangeRun {
         ended(closeMember || !memberKeepAlive)
     }
 
+    /// The read timeout counts from the last bytes of the app: each read moves the deadline, and the one timer,
+    /// when it fires early, sleeps on until the deadline (a timer per read would be scheduled and cancelled per chunk).
     private func armTimer() {
-        timer?.cancel()
-        timer = member.eventLoop.assumeIsolated().scheduleTask(in: readTimeout) { [weak self] in
-            guard let self, self.state != .done, self.state != .connecting else { return }
+        deadline = .now() + readTimeout
+        if timer == nil { scheduleTimer() }
+    }
+
+    private func scheduleTimer() {
+        timer = member.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            self.timer = nil
+            guard self.state != .done, self.state != .connecting else { return }
+            guard NIODeadline.now() >= self.deadline else {
+                self.scheduleTimer()
+                return
+            }
             // The connection is closed on release, after the exchange let go of it (no retry of a slow app).
             self.fail(.timeout)
         }

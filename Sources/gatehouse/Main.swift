@@ -25,6 +25,8 @@ func loadConfiguration(path: String?, development: Bool) -> GatehouseConfigurati
 }
 
 func serveGateway(_ configuration: GatehouseConfiguration, file: String?) async throws {
+    // The log's last lines (the shutdown's) are written before the process ends, however it ends here.
+    defer { LogOutput.standard.flush() }
     let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
     LoggingSystem.bootstrap { label in
         switch configuration.logFormat {
@@ -50,6 +52,7 @@ func serveGateway(_ configuration: GatehouseConfiguration, file: String?) async 
     if let password = built.developmentPassword {
         // Written straight to the file descriptor: a redirected stdout would hold `print`'s text in its buffer,
         // and scripts read the password from it.
+        LogOutput.standard.flush()
         FileHandle.standardOutput.write(Data((DevelopmentBanner.text(configuration: configuration, password: password) + "\n").utf8))
     }
     try await built.run()

@@ -53,19 +53,8 @@ public struct JSONLogHandler: LogHandler {
 
     static let reserved: Set = ["time", "level", "logger", "message"]
 
-    public static let standardOutput: @Sendable ([UInt8]) -> Void = { bytes in
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(1, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
-    }
+    /// Lines go to standard output through `LogOutput.standard`: no event loop waits for a pipe or a journal.
+    public static let standardOutput: @Sendable ([UInt8]) -> Void = { bytes in LogOutput.standard.append(bytes) }
 
     static func appendValue(_ value: Logger.Metadata.Value, to out: inout [UInt8]) {
         switch value {
@@ -119,5 +108,73 @@ public struct JSONLogHandler: LogHandler {
         let millis = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):"
             + "\(two(parts.tm_sec)).\(millis)Z"
+    }
+}
+
+/// A file descriptor written by a thread of its own: a line is appended to a buffer under a lock (what an event loop
+/// pays), and the thread writes whatever has gathered in one call. Lines keep their order; `flush` waits until all
+/// appended so far are written (at exit). What a crash can lose: the lines appended in the last moment.
+public final class LogOutput: @unchecked Sendable {
+    public static let standard = LogOutput(fileDescriptor: 1)
+
+    private let condition = NSCondition()
+    /// Guarded by `condition`.
+    private var pending: [UInt8] = []
+    private var writing = false
+    private var started = false
+    private let fileDescriptor: Int32
+
+    init(fileDescriptor: Int32) {
+        self.fileDescriptor = fileDescriptor
+    }
+
+    public func append(_ bytes: [UInt8]) {
+        condition.lock()
+        pending.append(contentsOf: bytes)
+        if !started {
+            started = true
+            let thread = Thread { [self] in run() }
+            thread.name = "gatehouse-log"
+            thread.start()
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Returns once every line appended before it is written.
+    public func flush() {
+        condition.lock()
+        while !pending.isEmpty || writing { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while pending.isEmpty { condition.wait() }
+            let chunk = pending
+            pending.removeAll(keepingCapacity: true)
+            writing = true
+            condition.unlock()
+            Self.write(chunk, to: fileDescriptor)
+            condition.lock()
+            writing = false
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to fileDescriptor: Int32) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
     }
 }

@@ -119,9 +119,8 @@ struct AnswerMapping: Sendable {
 
     /// Whether the `charset` parameter (if any) names an encoding where ASCII bytes mean ASCII characters.
     static func isASCIICompatible(contentType: String?) -> Bool {
-        guard let contentType, let range = contentType.range(of: "charset=", options: .caseInsensitive) else { return true }
-        let charset = contentType[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \"'"))
-            .lowercased()
+        guard let lowered = contentType?.lowercased(), let range = lowered.firstRange(of: "charset=") else { return true }
+        let charset = lowered[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \"'"))
         return
             !(charset.hasPrefix("utf-16") || charset.hasPrefix("utf-32") || charset.hasPrefix("ucs-") || charset.hasPrefix("utf-7")
             || charset == "unicode" || charset.hasPrefix("unicodefffe") || charset.hasPrefix("iso-10646"))

@@ -79,7 +79,9 @@ public enum HeaderHygiene {
         for field in fields {
             // The spelling as sent, not with `_` read as `-`: a browser never sends `_`, so such a name is dropped.
             let name = field.name.canonicalName
-            if hopByHop.contains(name) || listed.contains(name) || identity.contains(canonical(name)) { continue }
+            if hopByHop.contains(name) || listed.contains(name) || forwardingNames.contains(name) || identity.contains(canonical(name)) {
+                continue
+            }
             let ordinary = browserRequestHeaders.contains(name) || browserRequestPrefixes.contains { name.hasPrefix($0) }
             if ordinary || passed.contains(name) || (name == "authorization" && rules.passAuthorization) {
                 result.append(field)
@@ -89,13 +91,14 @@ public enum HeaderHygiene {
     }
 
     /// The gateway's own headers for a request to an app: where the request came from and who the member is, named
-    /// as the app's configuration says.
+    /// as the app's configuration says. `headers` holds none of these names (`requestHeaders` never passes them), so
+    /// each is appended as one field.
     public static func addGatewayHeaders(
         _ headers: inout HTTPFields, identity member: MemberIdentity, clientAddress: String?, publicURL: URL, rules: AppHeaderConfiguration
     ) {
-        headers[.xForwardedFor] = clientAddress ?? "unknown"
-        headers[HTTPField.Name("X-Forwarded-Proto")!] = publicURL.scheme ?? "https"
-        headers[HTTPField.Name("X-Forwarded-Host")!] = publicURL.host ?? ""
+        headers.append(HTTPField(name: .xForwardedFor, value: clientAddress ?? "unknown"))
+        headers.append(HTTPField(name: forwardedProto, value: publicURL.scheme ?? "https"))
+        headers.append(HTTPField(name: forwardedHost, value: publicURL.host ?? ""))
         for (name, claim) in rules.identity.sorted(by: { $0.key < $1.key }) {
             guard let fieldName = HTTPField.Name(name) else { continue }
             let value: String? =
@@ -107,9 +110,12 @@ public enum HeaderHygiene {
                 case .groups: member.groups.isEmpty ? nil : member.groups.joined(separator: ",")
                 case .roles: member.roles.isEmpty ? nil : member.roles.joined(separator: ",")
                 }
-            headers[fieldName] = value
+            if let value { headers.append(HTTPField(name: fieldName, value: value)) }
         }
     }
+
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!
 
     /// The upstream's headers as the browser may see them: no hop-by-hop or `Connection`-listed fields, no
     /// `Set-Cookie2` (obsolete, and a way around the jar); cookies, CSP, lengths, `Location`, `Refresh` and `Link`

@@ -48,4 +48,39 @@ import Testing
         #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
         #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 1_795_478_042.5)) == "2026-11-23T23:54:02.500Z")
     }
+
+    /// Lines from several threads at once reach the file whole and in each thread's order, all of them once `flush`
+    /// returns.
+    @Test func theLogsWriterThreadKeepsEveryLineWholeAndInOrder() async throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let (readEnd, writeEnd) = (descriptors[0], descriptors[1])
+        let output = LogOutput(fileDescriptor: writeEnd)
+        let reader = Task.detached { () -> String in
+            var data = Data()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(readEnd, &buffer, buffer.count)
+                if count <= 0 { break }
+                data.append(contentsOf: buffer[0..<count])
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    for line in 0..<2_000 { output.append(Array("writer \(writer) line \(line)\n".utf8)) }
+                }
+            }
+        }
+        output.flush()
+        close(writeEnd)
+        let lines = await reader.value.split(separator: "\n")
+        #expect(lines.count == 8_000)
+        for writer in 0..<4 {
+            let own = lines.filter { $0.hasPrefix("writer \(writer) ") }
+            #expect(own == (0..<2_000).map { "writer \(writer) line \($0)"[...] })
+        }
+        close(readEnd)
+    }
 }
