@@ -204,37 +204,40 @@ public struct HTMLStreamRewriter: Sendable {
 
     /// A whole tag is in `pending`: rewrite it, emit it, inject after `<body>`, enter raw text where needed.
     private mutating func completeTag(into output: inout [UInt8]) {
-        let tag = pending
+        let (isBody, rawText) = Self.writeTag(pending, urls: urls, into: &output)
+        // The tag was only borrowed: the buffer is kept for the next one.
         pending.removeAll(keepingCapacity: true)
-        state = .text
+        state = rawText.map { .rawText(name: $0, matched: 0) } ?? .text
+        if isBody, !hasInjected, let injection {
+            output += injection
+            hasInjected = true
+        }
+    }
+
+    /// Writes one complete tag as the browser may see it, and says whether it opens `<body>` and which raw-text
+    /// element (whose content is no markup) it opens, if any.
+    static func writeTag(_ tag: [UInt8], urls: URLRewriter?, into output: inout [UInt8]) -> (isBody: Bool, rawText: [UInt8]?) {
         let isEndTag = tag.count > 1 && tag[1] == UInt8(ascii: "/")
         let nameStart = isEndTag ? 2 : 1
         var nameEnd = nameStart
-        while nameEnd < tag.count, !Self.isSpace(tag[nameEnd]), tag[nameEnd] != UInt8(ascii: ">"), tag[nameEnd] != UInt8(ascii: "/") {
+        while nameEnd < tag.count, !isSpace(tag[nameEnd]), tag[nameEnd] != UInt8(ascii: ">"), tag[nameEnd] != UInt8(ascii: "/") {
             nameEnd += 1
         }
         if isEndTag {
             output += tag
-            return
+            return (false, nil)
         }
         // Compared in place: most tags are none of these, and need no copy of their name.
         let name = tag[nameStart..<nameEnd]
-        if Self.equalsIgnoringCase(name, Self.meta) {
-            guard let kept = Self.rewriteMeta(tag, nameEnd: nameEnd, urls: urls) else { return }  // neutralised: dropped
-            output += kept
+        if equalsIgnoringCase(name, meta) {
+            if let kept = rewriteMeta(tag, nameEnd: nameEnd, urls: urls) { output += kept }  // else neutralised: dropped
         } else if let urls {
-            Self.rewriteAttributes(tag, nameEnd: nameEnd, urls: urls, into: &output)
+            rewriteAttributes(tag, nameEnd: nameEnd, urls: urls, into: &output)
         } else {
             output += tag
         }
-        if !hasInjected, let injection, Self.equalsIgnoringCase(name, Self.body) {
-            output += injection
-            hasInjected = true
-        }
         let selfClosing = tag.count >= 2 && tag[tag.count - 2] == UInt8(ascii: "/")
-        if !selfClosing, let raw = Self.rawTextElements.first(where: { Self.equalsIgnoringCase(name, $0) }) {
-            state = .rawText(name: raw, matched: 0)
-        }
+        return (equalsIgnoringCase(name, body), selfClosing ? nil : rawTextElements.first { equalsIgnoringCase(name, $0) })
     }
 
     /// Whether `bytes` spell `lowercase` in any letter case.
