@@ -19,9 +19,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from replicas import Process, answers, free_port, wait_until  # noqa: E402,F401  (re-exported for the benchmarks)
 
 
-def start(binary, directory, name, upstream_url, kind="sqlite", database_url=None):
-    """Gatehouse (`binary`) on a free port with one app, `bench`, proxying `upstream_url`; waits until it is ready.
-    Returns the process, its origin and the development provider's password of this run."""
+def start(binary, directory, name, upstream_url, kind="sqlite", database_url=None, settings=None):
+    """Gatehouse (`binary`) on a free port with one app, `bench`, proxying `upstream_url`, and `settings` (more keys of
+    the configuration file); waits until it is ready. Returns the process, its origin and the development provider's
+    password of this run."""
     port = free_port()
     configuration = directory / f"{name}.json"
     configuration.write_text(
@@ -32,6 +33,7 @@ def start(binary, directory, name, upstream_url, kind="sqlite", database_url=Non
                 "development": {"demo_apps_port": free_port()},
                 "log_level": "warning",
                 "apps": [{"slug": "bench", "name": "Bench", "upstream": upstream_url}],
+                **(settings or {}),
             }
         )
     )
