@@ -48,7 +48,7 @@ public enum ResponseStart {
 
 /// Why an exchange did not end with the app's complete answer.
 public enum DataPlaneFailure: Error {
-    /// No connection to the app (refused, unreachable, connect timeout).
+    /// No connection to the app (refused, unreachable, connect timeout, the pool shut down).
     case connect(any Error)
     /// The app took longer than the read timeout to send its head or its next bytes.
     case timeout
@@ -58,6 +58,4 @@ public enum DataPlaneFailure: Error {
     case refused(any Error)
     /// The member's connection closed first: no failure of the app's.
     case memberLeft
-    /// The gateway is stopping.
-    case shuttingDown
 }

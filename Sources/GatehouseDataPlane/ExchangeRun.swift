@@ -25,6 +25,8 @@ final class ExchangeRun {
     private let memberKeepAlive: Bool
     private var state = State.connecting
     private var lease: UpstreamPool.Lease?
+    /// The reader of the leased connection, which hands this exchange the app's answer.
+    private var reader: UpstreamConnectionHandler?
     private var upstreamKeepAlive = true
     private var memberStatus: HTTPResponseStatus?
     private var retried = false
@@ -68,6 +70,7 @@ final class ExchangeRun {
             return
         }
         self.lease = lease
+        reader = handler
         handler.exchange = self
         state = .awaitingHead
         let channel = lease.channel
@@ -94,28 +97,14 @@ final class ExchangeRun {
                 }
             case .body(let chunk):
                 switch state {
-                case .heldForFirstChunk:
-                    let (memberHead, first) = try exchange.startAfterFirstChunk(chunk)
-                    state = .streaming
-                    writeHead(memberHead)
-                    if let first, first.readableBytes > 0 { member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(first))), promise: nil) }
-                case .streaming:
-                    let out = try exchange.body(chunk)
-                    if out.readableBytes > 0 { member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(out))), promise: nil) }
-                default:
-                    return
+                case .heldForFirstChunk: try startHeld(chunk)
+                case .streaming: writeBody(try exchange.body(chunk))
+                default: return
                 }
             case .end:
-                if state == .heldForFirstChunk {
-                    let (memberHead, first) = try exchange.startAfterFirstChunk(nil)
-                    state = .streaming
-                    writeHead(memberHead)
-                    if let first, first.readableBytes > 0 { member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(first))), promise: nil) }
-                }
+                if state == .heldForFirstChunk { try startHeld(nil) }
                 guard state == .streaming else { return }
-                if let rest = exchange.end(), rest.readableBytes > 0 {
-                    member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(rest))), promise: nil)
-                }
+                writeBody(exchange.end())
                 member.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
                 complete(failure: nil, upstreamReusable: upstreamKeepAlive)
             }
@@ -143,11 +132,13 @@ final class ExchangeRun {
         if unanswered, lease?.isReused == true, exchange.isIdempotent, !retried {
             retried = true
             lease = nil
+            reader = nil
             cancelTimer()
             begin()
             return
         }
         lease = nil
+        reader = nil
         fail(.reset)
     }
 
@@ -174,6 +165,19 @@ final class ExchangeRun {
         member.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
     }
 
+    /// The member's head of an answer held for its body's first bytes (`nil`: the body is empty), and those bytes.
+    private func startHeld(_ chunk: ByteBuffer?) throws {
+        let (memberHead, first) = try exchange.startAfterFirstChunk(chunk)
+        state = .streaming
+        writeHead(memberHead)
+        writeBody(first)
+    }
+
+    private func writeBody(_ bytes: ByteBuffer?) {
+        guard let bytes, bytes.readableBytes > 0 else { return }
+        member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(bytes))), promise: nil)
+    }
+
     private func fail(_ failure: DataPlaneFailure) {
         guard state != .done else { return }
         if case .memberLeft = failure {
@@ -184,7 +188,7 @@ final class ExchangeRun {
             // Nothing went out yet: the member gets a whole answer that says what happened.
             let (head, body) = exchange.answer(failure)
             writeHead(head)
-            member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
+            writeBody(body)
             member.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
             complete(failure: failure, upstreamReusable: false)
         } else {
@@ -197,8 +201,9 @@ final class ExchangeRun {
     private func complete(failure: DataPlaneFailure?, upstreamReusable: Bool, closeMember: Bool = false) {
         state = .done
         cancelTimer()
+        reader?.exchange = nil
+        reader = nil
         if let lease {
-            if let handler = try? lease.channel.pipeline.syncOperations.handler(type: UpstreamConnectionHandler.self) { handler.exchange = nil }
             pool.release(lease, reusable: upstreamReusable)
             self.lease = nil
         }

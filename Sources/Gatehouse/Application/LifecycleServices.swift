@@ -96,6 +96,35 @@ struct ExpirySweeper: Service {
     }
 }
 
+/// Writes the jar changes the data plane made in the state cache to the store, every `interval`, each session's
+/// waiting changes in one write; at shutdown whatever still waits. A change whose write fails (the session was
+/// deleted with its jar, or the store is down) is dropped and logged: the cached jar keeps it until the entry goes.
+/// What a crash loses: the changes of the last `interval` and of the writes under way.
+struct JarWriteBehind: Service {
+    let jars: SharedCookieJars
+    let cache: StateCache
+    let metrics: GatewayMetrics
+    let logger: Logger
+    var interval: Duration = .milliseconds(50)
+
+    func run() async throws {
+        await repeatUntilShutdown(every: interval, startingNow: false) { await flush() }
+        await flush()
+    }
+
+    func flush() async {
+        for (sessionID, changes) in cache.pendingJarWrites() {
+            do {
+                try await jars.apply(changes, sessionID: sessionID)
+            } catch {
+                metrics.counter("gatehouse_jar_writes_failed_total").increment()
+                logger.warning("cookie jar changes could not be stored", metadata: ["changes": "\(changes.count)", "error": "\(error)"])
+            }
+            cache.jarWritten(sessionID, count: changes.count)
+        }
+    }
+}
+
 /// Keeps the store's figures in the metrics: live sessions and the provisioning backlog, read every `interval` (a
 /// count each, on any number of replicas the same figure, as it comes from the shared store).
 struct StoreGauges: Service {

@@ -252,7 +252,6 @@ final class ProxiedRequest: DataPlaneExchange {
         case .reset, .memberLeft: .upstreamReset("the connection closed")
         case .refused(let error as ProxyError): error
         case .refused(let error): .upstreamUnreachable("\(error)")
-        case .shuttingDown: .upstreamUnreachable("shutting down")
         }
     }
 }

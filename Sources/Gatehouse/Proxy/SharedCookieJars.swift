@@ -1,8 +1,6 @@
 import Foundation
 import GatehouseCore
 import GatehouseStorage
-import Logging
-import ServiceLifecycle
 
 /// The jars of all sessions, changed one request at a time per session: two responses setting cookies at once for
 /// the same member must not overwrite each other's cookies.
@@ -67,39 +65,5 @@ public actor SharedCookieJars {
         let result = await operation.value
         if tails[sessionID]?.id == id { tails[sessionID] = nil }
         try result.get()
-    }
-}
-
-/// Writes the jar changes the data plane made in the state cache to the store, every `interval`, each session's
-/// waiting changes in one write; at shutdown whatever still waits. A change whose write fails (the session was
-/// deleted with its jar, or the store is down) is dropped and logged: the cached jar keeps it until the entry goes.
-/// What a crash loses: the changes of the last `interval` and of the writes under way.
-struct JarWriteBehind: Service {
-    let jars: SharedCookieJars
-    let cache: StateCache
-    let metrics: GatewayMetrics
-    let logger: Logger
-    var interval: Duration = .milliseconds(50)
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                await flush()
-            }
-        }
-        await flush()
-    }
-
-    func flush() async {
-        for (sessionID, changes) in cache.pendingJarWrites() {
-            do {
-                try await jars.apply(changes, sessionID: sessionID)
-            } catch {
-                metrics.counter("gatehouse_jar_writes_failed_total").increment()
-                logger.warning("cookie jar changes could not be stored", metadata: ["changes": "\(changes.count)", "error": "\(error)"])
-            }
-            cache.jarWritten(sessionID, count: changes.count)
-        }
     }
 }
