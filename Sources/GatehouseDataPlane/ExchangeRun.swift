@@ -105,7 +105,7 @@ final class ExchangeRun {
                 if state == .heldForFirstChunk { try startHeld(nil) }
                 guard state == .streaming else { return }
                 writeBody(exchange.end())
-                member.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+                member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
                 complete(failure: nil, upstreamReusable: upstreamKeepAlive)
             }
         } catch {
@@ -189,11 +189,10 @@ final class ExchangeRun {
             let (head, body) = exchange.answer(failure)
             writeHead(head)
             writeBody(body)
-            member.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+            member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
             complete(failure: failure, upstreamReusable: false)
         } else {
             // The head is out: the answer can only end incomplete, by closing without its final chunk.
-            member.flush()
             complete(failure: failure, upstreamReusable: false, closeMember: true)
         }
     }
@@ -207,7 +206,9 @@ final class ExchangeRun {
             pool.release(lease, reusable: upstreamReusable)
             self.lease = nil
         }
+        // Counted and logged before the answer's last bytes go out, so that whoever has read it sees it counted.
         exchange.finished(status: memberStatus, failure: failure)
+        member.flush()
         ended(closeMember || !memberKeepAlive)
     }
 

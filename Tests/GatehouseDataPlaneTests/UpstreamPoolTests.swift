@@ -106,7 +106,7 @@ import Testing
 
     @Test func idleConnectionsCloseAfterTheirTimeout() async throws {
         let upstream = try await Upstream()
-        let pool = try await Pool(.init(maximumConnections: 4, idleTimeout: .milliseconds(200)))
+        let pool = try await Pool(.init(maximumConnections: 4, idleTimeout: .seconds(1)))
         let first = try await pool.lease(upstream.endpoint).get()
         try await pool.release(first)
         #expect(try await pool.count(upstream.endpoint) == (1, 1))

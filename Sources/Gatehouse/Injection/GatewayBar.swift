@@ -2,6 +2,7 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// The gateway bar injected after `<body>` into every proxied HTML document: the gateway's name and the way back to
 /// Web Apps, a switcher of the member's apps (through their loading pages), the Chats / Calls / Stories entries
@@ -34,7 +35,11 @@ public struct GatewayBar: Sendable {
         if session.frame?.bannerDismissed == true { state += " data-banner-dismissed" }
         let upgrade = Paths.upgradeEntry(from: "banner", returnTo: ReturnTarget(returnTo)?.path ?? Paths.portal)
         // The way back is percent-encoded, so only `&` needs escaping inside the attribute; the nonce is base64url.
-        let upgradeURL = (gatewayBase + upgrade).split(separator: "&", omittingEmptySubsequences: false).joined(separator: "&amp;")
+        var escaped: [UInt8] = []
+        for byte in (gatewayBase + upgrade).utf8 {
+            if byte == UInt8(ascii: "&") { escaped += "&amp;".utf8 } else { escaped.append(byte) }
+        }
+        let upgradeURL = String(decoding: escaped, as: UTF8.self)
         var html = ""
         for segment in try segments(session: session, app: app, gatewayBase: gatewayBase) {
             switch segment {
@@ -48,10 +53,16 @@ public struct GatewayBar: Sendable {
         return html
     }
 
-    /// Records `upgrade_banner_shown` when the bar that went out carried the banner.
+    /// Counts `upgrade_banner_shown` when the bar that went out carried the banner, and records the event once per
+    /// member and `shownWindow`: the funnel counts members at each step, and a row per page read would grow the store
+    /// by every page view (and cost the proxied page more than the rest of its answer).
     public func recordShown(session: Session) {
-        if session.level == .sso && session.frame?.bannerDismissed != true { events.record(.upgradeBannerShown, sub: session.identity.sub) }
+        if session.level == .sso && session.frame?.bannerDismissed != true {
+            events.recordOnceIn(Self.shownWindow, .upgradeBannerShown, sub: session.identity.sub)
+        }
     }
+
+    static let shownWindow = TimeAmount.minutes(10)
 
     enum Placeholder {
         static let nonce = "GATEHOUSE-NONCE"

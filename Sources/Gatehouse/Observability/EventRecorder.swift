@@ -1,6 +1,8 @@
 import Foundation
 import GatehouseCore
 import Logging
+import NIOConcurrencyHelpers
+import NIOCore
 
 /// Records product events as structured log lines and, through the `EventQueue`, in the event store. Recording
 /// never waits for the store and never fails a request.
@@ -8,11 +10,41 @@ public struct EventRecorder: Sendable {
     let queue: EventQueue
     let logger: Logger
     let metrics: GatewayMetrics?
+    /// When each (event, member) of `recordOnceIn` was last recorded.
+    private let lastRecorded = NIOLockedValueBox<[RecentKey: NIODeadline]>([:])
 
     public init(queue: EventQueue, logger: Logger, metrics: GatewayMetrics? = nil) {
         self.queue = queue
         self.logger = logger
         self.metrics = metrics
+    }
+
+    private struct RecentKey: Hashable {
+        let name: EventName
+        let sub: String
+    }
+
+    /// At most this many members are remembered by `recordOnceIn`; past it, those recorded longer ago than their
+    /// window are forgotten (a member forgotten early is recorded once more, nothing worse).
+    static let recentLimit = 100_000
+
+    /// Counts `name` in its metric every time, and records the event (log line and store) for `sub` only when it was
+    /// not recorded for them within `window`: an event that comes with every page a member reads (the banner shown)
+    /// is one row per member and window, not one per page, while the metric still counts every showing.
+    public func recordOnceIn(_ window: TimeAmount, _ name: EventName, sub: String) {
+        let now = NIODeadline.now()
+        let due = lastRecorded.withLockedValue { recent in
+            let key = RecentKey(name: name, sub: sub)
+            if let last = recent[key], now - last < window { return false }
+            if recent.count >= Self.recentLimit {
+                let cutoff = now - window
+                recent = recent.filter { $0.value > cutoff }
+                if recent.count >= Self.recentLimit { recent.removeAll() }
+            }
+            recent[key] = now
+            return true
+        }
+        if due { record(name, sub: sub) } else { metrics?.event(name, detail: nil) }
     }
 
     public func record(_ name: EventName, sub: String? = nil, detail: String? = nil) {

@@ -56,14 +56,15 @@ struct AnswerMapping: Sendable {
     }
 
     func map(
-        status: HTTPResponse.Status, upstream: HTTPFields, isHEAD: Bool, isNavigation: Bool, url: URL, urls: URLRewriter, logger: Logger
+        status: HTTPResponse.Status, upstream: HTTPFields, isHEAD: Bool, isNavigation: Bool, url: URL, urls: URLRewriter,
+        logger: @autoclosure () -> Logger
     ) throws(ProxyError) -> Head {
         var headers = HeaderHygiene.responseHeaders(from: upstream)
         if (300...399).contains(status.code), let location = upstream[.location] {
             guard let target = URL(string: location, relativeTo: url)?.absoluteURL, let mapped = urls.rewriteAbsolute(target.absoluteString) else {
                 // Logged and reported without its query and fragment: they may carry the member's codes or tokens.
                 let shown = Self.withoutQuery(location)
-                logger.notice("redirect outside the allowlist refused", metadata: ["location": .string(shown)])
+                logger().notice("redirect outside the allowlist refused", metadata: ["location": .string(shown)])
                 throw .redirectOutsideAllowlist(shown)
             }
             headers[.location] = mapped
@@ -76,7 +77,7 @@ struct AnswerMapping: Sendable {
             if let mapped = urls.rewriteRefresh(refresh) {
                 headers.append(HTTPField(name: Self.refresh, value: mapped))
             } else {
-                logger.notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(Self.withoutQuery(refresh))])
+                logger().notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(Self.withoutQuery(refresh))])
             }
         }
         for link in upstream[values: Self.link] {
@@ -117,14 +118,23 @@ struct AnswerMapping: Sendable {
     static let refresh = HTTPField.Name("Refresh")!
     static let link = HTTPField.Name("Link")!
 
-    /// Whether the `charset` parameter (if any) names an encoding where ASCII bytes mean ASCII characters.
+    /// Whether the `charset` parameter (if any) names an encoding where ASCII bytes mean ASCII characters. Read as
+    /// bytes: it is asked of every page.
     static func isASCIICompatible(contentType: String?) -> Bool {
-        guard let lowered = contentType?.lowercased(), let range = lowered.firstRange(of: "charset=") else { return true }
-        let charset = lowered[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \"'"))
-        return
-            !(charset.hasPrefix("utf-16") || charset.hasPrefix("utf-32") || charset.hasPrefix("ucs-") || charset.hasPrefix("utf-7")
-            || charset == "unicode" || charset.hasPrefix("unicodefffe") || charset.hasPrefix("iso-10646"))
+        guard let contentType else { return true }
+        let lowered = contentType.utf8.map(\.asciiLowercased)
+        guard
+            let parameter = lowered.indices.first(where: { lowered[$0...].starts(with: charsetParameter) }).map({ $0 + charsetParameter.count })
+        else { return true }
+        let quotes: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\""), UInt8(ascii: "'")]
+        var charset = lowered[parameter...].prefix { $0 != UInt8(ascii: ";") }.drop { quotes.contains($0) }
+        while let last = charset.last, quotes.contains(last) { charset.removeLast() }
+        if charset.starts(with: "utf-8".utf8) { return true }
+        return !(asciiIncompatiblePrefixes.contains { charset.starts(with: $0) } || charset.elementsEqual("unicode".utf8))
     }
+
+    static let charsetParameter = Array("charset=".utf8)
+    static let asciiIncompatiblePrefixes = ["utf-16", "utf-32", "ucs-", "utf-7", "unicodefffe", "iso-10646"].map { Array($0.utf8) }
 
     /// A UTF-16 byte-order mark makes the browser read the document as UTF-16 whatever the header says.
     static func startsWithUTF16ByteOrderMark(_ bytes: some Collection<UInt8>) -> Bool {

@@ -12,8 +12,12 @@ public struct AppCatalog: Sendable {
     /// Each app's rewriter (`urlRewriter(for:)`), made once: every proxied page and redirect asks for one.
     private let rewriters: [String: URLRewriter]
 
+    /// The apps by slug (`app(_:)` is asked on every request).
+    private let bySlug: [String: AppConfiguration]
+
     public init(apps: [AppConfiguration], publicOrigin: String = "", appsDomain: AppsDomain? = nil) {
         self.apps = apps
+        bySlug = Dictionary(apps.map { ($0.slug, $0) }, uniquingKeysWith: { first, _ in first })
         self.appsDomain = appsDomain
         var mounts: [String: URLRewriter.Mount] = [:]
         var absoluteMounts: [String: URLRewriter.Mount] = [:]
@@ -51,7 +55,7 @@ public struct AppCatalog: Sendable {
     }
 
     public func app(_ slug: String) -> AppConfiguration? {
-        apps.first { $0.slug == slug }
+        bySlug[slug]
     }
 
     /// The rewriter for pages and redirects of `slug`: its own URLs and every other mounted app's. A host-mounted

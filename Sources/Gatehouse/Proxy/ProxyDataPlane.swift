@@ -15,7 +15,7 @@ import NIOHTTP1
 /// `HeaderHygiene`, `GatewayBar`); anything else, refusals included, goes on to the application, which decides
 /// again and answers with its page. Jar changes go into the cache at once and to the store behind
 /// (`JarWriteBehind`); a sign-out empties the cache, so the old cookie is refused here as there.
-struct ProxyDataPlane: DataPlaneRoutes {
+final class ProxyDataPlane: DataPlaneRoutes {
     let catalog: AppCatalog
     let access: AppAccess
     let cache: StateCache
@@ -31,8 +31,32 @@ struct ProxyDataPlane: DataPlaneRoutes {
     let serverName: String
     let date = HTTPDate()
     let logger: Logger
+    /// Each app's `Host` upstream, by slug: every path of an app is on its upstream's host.
+    let upstreamAuthorities: [String: String]
     /// Past this many jar changes waiting for the store, requests go the application's way (which writes through).
     static let pendingJarLimit = 10_000
+
+    init(
+        catalog: AppCatalog, access: AppAccess, cache: StateCache, resolver: SessionResolver, jars: SharedCookieJars, bar: GatewayBar,
+        mapping: AnswerMapping, renderer: PageRenderer, securityHeaders: SecurityHeaders, metrics: GatewayMetrics,
+        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, logger: Logger
+    ) {
+        self.catalog = catalog
+        self.access = access
+        self.cache = cache
+        self.resolver = resolver
+        self.jars = jars
+        self.bar = bar
+        self.mapping = mapping
+        self.renderer = renderer
+        self.securityHeaders = securityHeaders
+        self.metrics = metrics
+        self.clientAddresses = clientAddresses
+        self.cookieName = cookieName
+        self.serverName = serverName
+        self.logger = logger
+        upstreamAuthorities = Dictionary(uniqueKeysWithValues: catalog.apps.map { ($0.slug, Self.authority(of: $0.upstream)) })
+    }
 
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
         guard head.method == .GET, head.headers["content-length"].allSatisfy({ $0 == "0" }), !head.headers.contains(name: "transfer-encoding"),
@@ -53,7 +77,7 @@ struct ProxyDataPlane: DataPlaneRoutes {
         var headers = forwarding.requestHeaders(from: browser, clientAddress: clientAddress, cookie: jarCopy.cookieHeader(for: forwarding.origin))
         if let encodings = HeaderHygiene.acceptEncoding(browser: browser[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
         var upstream = HTTPHeaders(headers)
-        upstream.replaceOrAdd(name: "host", value: Self.authority(of: forwarding.url))
+        upstream.replaceOrAdd(name: "host", value: upstreamAuthorities[app.slug] ?? Self.authority(of: forwarding.url))
         return .proxy(
             ProxiedRequest(
                 plane: self, forwarding: forwarding, endpoint: endpoint,
@@ -75,11 +99,18 @@ struct ProxyDataPlane: DataPlaneRoutes {
 
     /// The value of the first cookie called `name` in the request's `Cookie` fields.
     static func cookie(named name: String, in headers: HTTPHeaders) -> String? {
-        for field in headers["cookie"] {
-            for pair in field.split(separator: ";") {
-                let pair = pair.drop { $0 == " " }
-                guard let equals = pair.firstIndex(of: "="), pair[..<equals] == name else { continue }
-                return String(pair[pair.index(after: equals)...])
+        // Read as bytes, pair by pair, without splitting the field: every request asks this.
+        let name = name.utf8
+        for (fieldName, field) in headers where fieldName.utf8.elementsEqual("cookie".utf8, by: { $0.asciiLowercased == $1 }) {
+            let bytes = field.utf8
+            var pairStart = bytes.startIndex
+            while pairStart < bytes.endIndex {
+                let pairEnd = bytes[pairStart...].firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
+                let pair = bytes[pairStart..<pairEnd].drop { $0 == UInt8(ascii: " ") }
+                if let equals = pair.firstIndex(of: UInt8(ascii: "=")), pair[..<equals].elementsEqual(name) {
+                    return String(Substring(pair[pair.index(after: equals)...]))
+                }
+                pairStart = pairEnd < bytes.endIndex ? bytes.index(after: pairEnd) : pairEnd
             }
         }
         return nil
@@ -107,11 +138,11 @@ struct ProxyDataPlane: DataPlaneRoutes {
 
     /// The path and query of `url` as written (percent-encoding untouched).
     static func requestTarget(of url: URL) -> String {
-        let text = url.absoluteString
-        guard let schemeEnd = text.range(of: "://") else { return "/" }
-        let afterAuthority = text[schemeEnd.upperBound...].drop { $0 != "/" && $0 != "?" }
-        let target = String(afterAuthority.prefix { $0 != "#" })
-        return target.hasPrefix("/") ? target : "/" + target
+        let text = url.absoluteString.utf8
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")), text[colon...].starts(with: "://".utf8) else { return "/" }
+        let afterAuthority = text[text.index(colon, offsetBy: 3)...].drop { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+        let target = Substring(afterAuthority.prefix { $0 != UInt8(ascii: "#") })
+        return target.first == "/" ? String(target) : "/" + target
     }
 }
 

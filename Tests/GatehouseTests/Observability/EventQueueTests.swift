@@ -43,4 +43,21 @@ import Testing
             #expect(try await stores.events.events(since: .distantPast).map(\.detail) == (0..<500).map { "\($0)" })
         }
     }
+
+    /// An event that comes with every page a member reads is stored once per member and window, and counted in its
+    /// metric every time.
+    @Test func anEventRecordedOnceInAWindowIsStoredOncePerMemberAndCountedEveryTime() async throws {
+        try await StoreBackend.sqlite.withStores { stores in
+            let queue = EventQueue(store: stores.events, logger: Self.logger)
+            let metrics = GatewayMetrics()
+            let recorder = EventRecorder(queue: queue, logger: Self.logger, metrics: metrics)
+            for sub in ["alice", "bob", "alice", "alice", "bob"] { recorder.recordOnceIn(.minutes(10), .upgradeBannerShown, sub: sub) }
+            // A window that has passed records again.
+            recorder.recordOnceIn(.zero, .upgradeBannerShown, sub: "alice")
+            try await whileRunning(queue) { #expect(await queue.flush(within: .seconds(10))) }
+            let counts = try await stores.events.counts(in: DateInterval(start: .distantPast, end: .distantFuture))
+            #expect(counts[.upgradeBannerShown] == EventCount(events: 3, members: 2))
+            #expect(MetricsTests.samples(metrics.exposition())["gatehouse_banner_shown_total"] == 6)
+        }
+    }
 }

@@ -23,4 +23,17 @@ import Testing
         let strict = mapping.policy(upstream: ["script-src 'none'"], nonce: nonce)
         #expect(strict.hasPrefix(policy + ", ") && strict.contains("'nonce-\(nonce)'"))
     }
+
+    /// Only a document whose charset spells `<` as ASCII does is rewritten: the charset read in any case, quoted or
+    /// not, among other parameters.
+    @Test(arguments: [
+        (nil, true), ("text/html", true), ("text/html; charset=utf-8", true), ("TEXT/HTML; CHARSET=UTF-8", true),
+        ("text/html;charset=\"iso-8859-1\"", true), ("text/html; charset=windows-1252; x=utf-16", true),
+        ("text/html; charset=UTF-16LE", false), ("text/html; charset=\"utf-16\"", false), ("text/html; Charset='UTF-32BE'", false),
+        ("text/html; charset=ucs-2", false), ("text/html; charset=utf-7", false), ("text/html; charset=\"unicode\"", false),
+        ("text/html; charset=unicodeFFFE", false), ("text/html; charset=ISO-10646-UCS-2", false), ("text/html; charset= utf-16", false),
+    ])
+    func theCharsetDecidesWhetherADocumentIsRewritten(contentType: String?, rewritable: Bool) {
+        #expect(AnswerMapping.isASCIICompatible(contentType: contentType) == rewritable)
+    }
 }

@@ -15,6 +15,12 @@ public struct ReturnTarget: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { path }
 
+    /// Escapes refused in a path, as their two hex digits in lower case.
+    static let refusedEscapes: [(UInt8, UInt8)] = ["2f", "5c", "25", "2e", "00", "09", "0a", "0d"].map {
+        let digits = Array($0.utf8)
+        return (digits[0], digits[1])
+    }
+
     public static func isAcceptable(_ candidate: String) -> Bool {
         let bytes = Array(candidate.utf8)
         guard !bytes.isEmpty, bytes.count <= maximumLength, bytes[0] == UInt8(ascii: "/") else { return false }
@@ -26,14 +32,16 @@ public struct ReturnTarget: Sendable, Equatable, CustomStringConvertible {
         let path = bytes.prefix { $0 != UInt8(ascii: "?") }
         // In the path, an encoded slash, backslash, percent, dot or control character can be decoded into an
         // escape later on; in the query (`?next=%2Fx`) it is only data.
-        let refusedEscapes: Set<String> = ["2f", "5c", "25", "2e", "00", "09", "0a", "0d"]
         for index in path.indices where path[index] == UInt8(ascii: "%") && index + 2 < path.endIndex {
-            if refusedEscapes.contains(String(decoding: path[(index + 1)...(index + 2)], as: UTF8.self).lowercased()) { return false }
+            let escape = (path[index + 1].asciiLowercased, path[index + 2].asciiLowercased)
+            if refusedEscapes.contains(where: { $0 == escape }) { return false }
         }
-        if path.split(separator: UInt8(ascii: "/")).contains(where: {
-            $0.elementsEqual([UInt8(ascii: ".")]) || $0.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
-        }) {
-            return false
+        // No `.` or `..` segment.
+        var segmentStart = path.startIndex
+        for index in path.indices where path[index] == UInt8(ascii: "/") || index == path.endIndex - 1 {
+            let segment = path[segmentStart..<(path[index] == UInt8(ascii: "/") ? index : index + 1)]
+            if !segment.isEmpty, segment.count <= 2, segment.allSatisfy({ $0 == UInt8(ascii: ".") }) { return false }
+            segmentStart = index + 1
         }
         return true
     }

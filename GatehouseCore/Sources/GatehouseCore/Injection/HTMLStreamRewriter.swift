@@ -65,6 +65,12 @@ public struct HTMLStreamRewriter: Sendable {
                 let next = Self.firstIndex(of: UInt8(ascii: "<"), in: chunk, from: index)
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[index..<next]))
                 index = next
+                // A whole tag in this chunk (most are) is written straight from it, without gathering it first.
+                if let end = Self.endOfTag(in: chunk, at: index) {
+                    complete(UnsafeBufferPointer(rebasing: chunk[index...end]), into: &output)
+                    index = end + 1
+                    continue
+                }
             case .tag(let quote):
                 let next =
                     quote.map { Self.firstIndex(of: $0, in: chunk, from: index) }
@@ -88,6 +94,24 @@ public struct HTMLStreamRewriter: Sendable {
             index += 1
         }
         return output
+    }
+
+    /// Where the start or end tag opening at `start` (`<` then a letter, or `</` then a letter) ends, if its `>` is
+    /// in `bytes` and it is not too long to keep; `nil` for anything else, which the state machine then reads.
+    static func endOfTag(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
+        guard start + 2 < bytes.count, bytes[start] == UInt8(ascii: "<") else { return nil }
+        var index = start + 1
+        if bytes[index] == UInt8(ascii: "/") { index += 1 }
+        guard isLetter(bytes[index]) else { return nil }
+        let limit = min(bytes.count, start + maximumTagBytes)
+        var quote: UInt8?
+        while index < limit {
+            let (next, endsTag) = advanceInTag(quote, bytes[index])
+            if endsTag { return index }
+            quote = next
+            index += 1
+        }
+        return nil
     }
 
     static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
@@ -130,14 +154,14 @@ public struct HTMLStreamRewriter: Sendable {
             switch byte {
             case UInt8(ascii: "!"), UInt8(ascii: "?"):
                 if byte == UInt8(ascii: "?") { flushPending(into: &output, then: .declaration) }
-            case UInt8(ascii: "-") where pending == Array("<!-".utf8):
-                break
-            case UInt8(ascii: "-") where pending == Array("<!--".utf8):
-                flushPending(into: &output, then: .comment(dashes: 0))
+            case UInt8(ascii: "-") where isMarkupDeclaration && pending.count == 3:
+                break  // `<!-`
+            case UInt8(ascii: "-") where isMarkupDeclaration && pending.count == 4 && pending[2] == UInt8(ascii: "-"):
+                flushPending(into: &output, then: .comment(dashes: 0))  // `<!--`
             case UInt8(ascii: "/"):
                 if pending.count == 2 { state = .tagOpen } else { state = .tag(quote: nil) }
             default:
-                if pending.starts(with: Array("<!".utf8)) {
+                if isMarkupDeclaration {
                     flushPending(into: &output, then: .declaration)
                     if byte == UInt8(ascii: ">") { state = .text }
                 } else if Self.isLetter(byte) {
@@ -178,8 +202,8 @@ public struct HTMLStreamRewriter: Sendable {
             if byte == UInt8(ascii: ">") { state = .text }
         case .rawText(let name, let matched):
             output.append(byte)
-            let closing = [UInt8(ascii: "<"), UInt8(ascii: "/")] + name
-            if matched == closing.count {
+            // Matched against `</name`, without making it.
+            if matched == name.count + 2 {
                 // `</script` must be followed by whitespace, `/` or `>` to close.
                 if byte == UInt8(ascii: ">") {
                     state = .text
@@ -188,7 +212,7 @@ public struct HTMLStreamRewriter: Sendable {
                 } else {
                     state = .rawText(name: name, matched: byte == UInt8(ascii: "<") ? 1 : 0)
                 }
-            } else if Self.lowercased(byte) == closing[matched] {
+            } else if Self.lowercased(byte) == (matched == 0 ? UInt8(ascii: "<") : matched == 1 ? UInt8(ascii: "/") : name[matched - 2]) {
                 state = .rawText(name: name, matched: matched + 1)
             } else {
                 state = .rawText(name: name, matched: byte == UInt8(ascii: "<") ? 1 : 0)
@@ -196,17 +220,28 @@ public struct HTMLStreamRewriter: Sendable {
         }
     }
 
+    /// Whether the tag being opened started `<!`.
+    private var isMarkupDeclaration: Bool { pending.count >= 2 && pending[1] == UInt8(ascii: "!") }
+
     private mutating func flushPending(into output: inout [UInt8], then next: State) {
         output += pending
         pending = []
         state = next
     }
 
-    /// A whole tag is in `pending`: rewrite it, emit it, inject after `<body>`, enter raw text where needed.
+    /// A whole tag is in `pending`: written as `complete` writes one.
     private mutating func completeTag(into output: inout [UInt8]) {
-        let (isBody, rawText) = Self.writeTag(pending, urls: urls, into: &output)
-        // The tag was only borrowed: the buffer is kept for the next one.
-        pending.removeAll(keepingCapacity: true)
+        var tag = pending
+        pending = []
+        tag.withUnsafeBufferPointer { complete($0, into: &output) }
+        // The buffer is kept for the next tag.
+        tag.removeAll(keepingCapacity: true)
+        pending = tag
+    }
+
+    /// Rewrites and emits one whole tag, injects after `<body>`, enters raw text where needed.
+    private mutating func complete(_ tag: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        let (isBody, rawText) = Self.writeTag(tag, urls: urls, into: &output)
         state = rawText.map { .rawText(name: $0, matched: 0) } ?? .text
         if isBody, !hasInjected, let injection {
             output += injection
@@ -216,7 +251,7 @@ public struct HTMLStreamRewriter: Sendable {
 
     /// Writes one complete tag as the browser may see it, and says whether it opens `<body>` and which raw-text
     /// element (whose content is no markup) it opens, if any.
-    static func writeTag(_ tag: [UInt8], urls: URLRewriter?, into output: inout [UInt8]) -> (isBody: Bool, rawText: [UInt8]?) {
+    static func writeTag(_ tag: UnsafeBufferPointer<UInt8>, urls: URLRewriter?, into output: inout [UInt8]) -> (isBody: Bool, rawText: [UInt8]?) {
         let isEndTag = tag.count > 1 && tag[1] == UInt8(ascii: "/")
         let nameStart = isEndTag ? 2 : 1
         var nameEnd = nameStart
@@ -224,26 +259,41 @@ public struct HTMLStreamRewriter: Sendable {
             nameEnd += 1
         }
         if isEndTag {
-            output += tag
+            output.append(contentsOf: tag)
             return (false, nil)
         }
         // Compared in place: most tags are none of these, and need no copy of their name.
         let name = tag[nameStart..<nameEnd]
         if equalsIgnoringCase(name, meta) {
-            if let kept = rewriteMeta(tag, nameEnd: nameEnd, urls: urls) { output += kept }  // else neutralised: dropped
+            if let kept = rewriteMeta(Array(tag), nameEnd: nameEnd, urls: urls) { output += kept }  // else neutralised: dropped
         } else if let urls {
-            rewriteAttributes(tag, nameEnd: nameEnd, urls: urls, into: &output)
+            rewriteAttributes(tag, nameEnd: nameEnd, only: isURLAttribute, into: &output) { name, value in
+                equalsIgnoringCase(name, srcset) ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
+            }
         } else {
-            output += tag
+            output.append(contentsOf: tag)
         }
         let selfClosing = tag.count >= 2 && tag[tag.count - 2] == UInt8(ascii: "/")
         return (equalsIgnoringCase(name, body), selfClosing ? nil : rawTextElements.first { equalsIgnoringCase(name, $0) })
     }
 
     /// Whether `bytes` spell `lowercase` in any letter case.
-    static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: [UInt8]) -> Bool {
+    static func equalsIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ lowercase: [UInt8]) -> Bool {
         guard bytes.count == lowercase.count else { return false }
-        return zip(bytes, lowercase).allSatisfy { $0.asciiLowercased == $1 }
+        var index = bytes.startIndex
+        for byte in lowercase {
+            guard bytes[index].asciiLowercased == byte else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Whether an attribute's name is one of `urlAttributes`, by its length first (most attributes are none).
+    static func isURLAttribute(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        switch name.count {
+        case 3, 4, 6, 10: urlAttributes.contains { equalsIgnoringCase(name, $0) }
+        default: false
+        }
     }
 
     /// A `<meta>` tag as the browser may see it, or `nil` to drop it: `http-equiv="set-cookie"` would set a cookie
@@ -311,33 +361,20 @@ public struct HTMLStreamRewriter: Sendable {
         value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
     }
 
-    /// Rewrites the values of URL attributes in one start tag, leaving every other byte as it was.
-    static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter) -> [UInt8] {
-        var result: [UInt8] = []
-        rewriteAttributes(tag, nameEnd: nameEnd, urls: urls, into: &result)
-        return result
-    }
-
-    static func rewriteAttributes(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter, into result: inout [UInt8]) {
-        rewriteAttributes(tag, nameEnd: nameEnd, only: { name in urlAttributes.contains { equalsIgnoringCase(name, $0) } }, into: &result) {
-            name, value in
-            equalsIgnoringCase(name, srcset) ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
-        }
-    }
-
     /// Passes the value of every attribute of one start tag whose name (in any case) `wanted` accepts through
     /// `rewrite`, leaving every other byte as it was.
     static func rewriteAttributes(
-        _ tag: [UInt8], nameEnd: Int, only wanted: (ArraySlice<UInt8>) -> Bool, _ rewrite: (ArraySlice<UInt8>, String) -> String
+        _ tag: [UInt8], nameEnd: Int, only wanted: (Slice<UnsafeBufferPointer<UInt8>>) -> Bool,
+        _ rewrite: (Slice<UnsafeBufferPointer<UInt8>>, String) -> String
     ) -> [UInt8] {
         var result: [UInt8] = []
-        rewriteAttributes(tag, nameEnd: nameEnd, only: wanted, into: &result, rewrite)
+        tag.withUnsafeBufferPointer { rewriteAttributes($0, nameEnd: nameEnd, only: wanted, into: &result, rewrite) }
         return result
     }
 
     static func rewriteAttributes(
-        _ tag: [UInt8], nameEnd: Int, only wanted: (ArraySlice<UInt8>) -> Bool, into result: inout [UInt8],
-        _ rewrite: (ArraySlice<UInt8>, String) -> String
+        _ tag: UnsafeBufferPointer<UInt8>, nameEnd: Int, only wanted: (Slice<UnsafeBufferPointer<UInt8>>) -> Bool, into result: inout [UInt8],
+        _ rewrite: (Slice<UnsafeBufferPointer<UInt8>>, String) -> String
     ) {
         // One pass finds the values to replace; the tag is then copied around them (most tags: in one piece).
         var replacements: [(range: Range<Int>, value: String)] = []
@@ -378,11 +415,11 @@ public struct HTMLStreamRewriter: Sendable {
         }
         var copied = 0
         for (range, value) in replacements {
-            result += tag[copied..<range.lowerBound]
+            result.append(contentsOf: UnsafeBufferPointer(rebasing: tag[copied..<range.lowerBound]))
             result += value.utf8
             copied = range.upperBound
         }
-        result += tag[copied...]
+        result.append(contentsOf: UnsafeBufferPointer(rebasing: tag[copied...]))
     }
 
     /// Inside a tag: the quote in force after `byte`, and whether `byte` ends the tag (a `>` outside quotes).

@@ -34,7 +34,7 @@ public enum FormEncoding {
 
     /// Appends `pairs` to a URL that may already carry a query.
     public static func url(_ base: String, adding pairs: [(String, String)]) -> String {
-        base + (base.contains("?") ? "&" : "?") + encode(pairs)
+        base + (base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + encode(pairs)
     }
 
     /// Parses a query string or form body; `+` is a space, later duplicates are ignored.

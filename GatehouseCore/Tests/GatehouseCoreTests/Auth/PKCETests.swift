@@ -44,6 +44,16 @@ import Testing
         }
     }
 
+    @Test func base64URLMatchesFoundationsBase64() {
+        var generator = SeededGenerator(seed: 11)
+        for count in 0..<64 {
+            let bytes = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let foundation = bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == foundation)
+        }
+    }
+
     @Test func randomTokensHaveTheirLengthAndDiffer() {
         let tokens = (0..<200).map { _ in RandomToken.make(bytes: 18) }
         #expect(tokens.allSatisfy { $0.count == 24 && Base64URL.decode($0)?.count == 18 })

@@ -3,7 +3,10 @@ import Testing
 @testable import GatehouseCore
 
 @Suite struct ReturnTargetTests {
-    @Test(arguments: ["/", "/chats", "/apps/wiki/page?x=1&y=2", "/apps/wiki/a%20b", "/a/b.c/d", "/x#frag", "/apps-open/spa?state=s&to=%2Fecho%2Fx"])
+    @Test(arguments: [
+        "/", "/chats", "/apps/wiki/page?x=1&y=2", "/apps/wiki/a%20b", "/a/b.c/d", "/x#frag", "/apps-open/spa?state=s&to=%2Fecho%2Fx", "/a/...",
+        "/.well-known/x", "/a./b", "/x?to=/../y",
+    ])
     func acceptsSameOriginPaths(_ candidate: String) {
         #expect(ReturnTarget(candidate)?.path == candidate)
     }
@@ -13,7 +16,8 @@ import Testing
         "/\\evil.example", "\\\\evil.example", "/\\/evil.example", "/%2f%2fevil.example", "/%2F%2Fevil.example",
         "/%5cevil.example", "/apps/%2e%2e/secret", "/../etc/passwd", "/apps/../admin", "/./x", "/a\u{0}b", "/a\r\nSet-Cookie: x=y",
         "/a\tb", "/a b", "/%0d%0aLocation:%20https://evil", "/%2e%2e?x=1", "/%09/evil.example", "javascript:alert(1)", " /chats",
-        "/café", "/%252f%252fevil", "/\u{202e}evil", "\u{ff0f}\u{ff0f}evil.example",
+        "/café", "/%252f%252fevil", "/apps/..", "/apps/.", "/a/./", "/..", "/.", "/a//../b", "/a/..?x", "/\u{202e}evil",
+        "\u{ff0f}\u{ff0f}evil.example",
     ])
     func rejectsHostileTargets(_ candidate: String) {
         #expect(ReturnTarget(candidate) == nil)
