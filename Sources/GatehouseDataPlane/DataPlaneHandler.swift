@@ -21,6 +21,8 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     let pools: UpstreamPools
     let readTimeout: TimeAmount
     private var pool: UpstreamPool?
+    /// The read timeout of the exchange under way, one timer for the connection's life.
+    private var timer: DeadlineTimer?
     /// Requests handed to the application whose answers have not ended.
     private var applicationAnswersOwed = 0
     /// The parts of the request being read go to the application.
@@ -41,6 +43,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     public func handlerAdded(context: ChannelHandlerContext) {
         pool = pools.pool(on: context.eventLoop)
+        timer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self] in self?.exchange?.timedOut() }
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -95,12 +98,14 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     public func channelInactive(context: ChannelHandlerContext) {
         isClosed = true
         exchange?.memberClosed()
+        timer?.cancel()
         context.fireChannelInactive()
     }
 
     public func handlerRemoved(context: ChannelHandlerContext) {
         isClosed = true
         exchange?.memberClosed()
+        timer?.cancel()
     }
 
     // MARK: - Requests
@@ -117,11 +122,11 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
                 context.fireChannelRead(wrapInboundOut(part))
             case .proxy(let proxied):
                 // Decided again once the application's answers are out (the session may have changed by then).
-                guard applicationAnswersOwed == 0, let pool else { return false }
+                guard applicationAnswersOwed == 0, let pool, let timer else { return false }
                 passing = false
                 let run = ExchangeRun(
                     exchange: proxied, member: context, memberKeepAlive: head.isKeepAlive || head.version.minor == 0, pool: pool,
-                    readTimeout: readTimeout
+                    readTimeout: readTimeout, timer: timer
                 ) { [unowned self] closeMember in
                     self.exchangeEnded(closeMember: closeMember, context: context)
                 }

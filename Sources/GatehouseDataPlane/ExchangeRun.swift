@@ -31,14 +31,15 @@ final class ExchangeRun {
     private var memberStatus: HTTPResponseStatus?
     private var retried = false
     private var readPaused = false
-    private var timer: Scheduled<Void>?
-    private var deadline = NIODeadline.distantFuture
+    /// The member connection's timer, lent for the read timeout (`timedOut`).
+    private let timer: DeadlineTimer
 
     init(
         exchange: any DataPlaneExchange, member: ChannelHandlerContext, memberKeepAlive: Bool, pool: UpstreamPool, readTimeout: TimeAmount,
-        ended: @escaping (_ closeMember: Bool) -> Void
+        timer: DeadlineTimer, ended: @escaping (_ closeMember: Bool) -> Void
     ) {
         self.exchange = exchange
+        self.timer = timer
         self.member = member
         self.memberKeepAlive = memberKeepAlive
         self.pool = pool
@@ -50,6 +51,7 @@ final class ExchangeRun {
 
     func begin() {
         state = .connecting
+        if let idle = pool.leaseIdle(exchange.endpoint) { return attach(idle) }
         pool.lease(exchange.endpoint).assumeIsolated().whenComplete { result in
             switch result {
             case .success(let lease): self.attach(lease)
@@ -212,29 +214,19 @@ final class ExchangeRun {
         ended(closeMember || !memberKeepAlive)
     }
 
-    /// The read timeout counts from the last bytes of the app: each read moves the deadline, and the one timer,
-    /// when it fires early, sleeps on until the deadline (a timer per read would be scheduled and cancelled per chunk).
+    /// The read timeout counts from the last bytes of the app: each read moves the deadline.
     private func armTimer() {
-        deadline = .now() + readTimeout
-        if timer == nil { scheduleTimer() }
+        timer.set(in: readTimeout)
     }
 
-    private func scheduleTimer() {
-        timer = member.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            guard let self else { return }
-            self.timer = nil
-            guard self.state != .done, self.state != .connecting else { return }
-            guard NIODeadline.now() >= self.deadline else {
-                self.scheduleTimer()
-                return
-            }
-            // The connection is closed on release, after the exchange let go of it (no retry of a slow app).
-            self.fail(.timeout)
-        }
+    /// The app sent nothing for the read timeout. The connection is closed on release, after the exchange let go of
+    /// it (no retry of a slow app).
+    func timedOut() {
+        guard state != .done, state != .connecting else { return }
+        fail(.timeout)
     }
 
     private func cancelTimer() {
-        timer?.cancel()
-        timer = nil
+        timer.stop()
     }
 }

@@ -35,7 +35,8 @@ public final class UpstreamPool {
 
     private struct Idle {
         var channel: any Channel
-        var timer: Scheduled<Void>
+        /// When it closes unless lent again.
+        var until: NIODeadline
     }
 
     private struct Endpoint {
@@ -51,6 +52,9 @@ public final class UpstreamPool {
     let connector: Connector
     private var endpoints: [UpstreamEndpoint: Endpoint] = [:]
     private var isShutDown = false
+    /// One task closes the connections idle too long (`sweep`), instead of a timer per connection made at every
+    /// release and cancelled at every lease.
+    private var sweepTask: Scheduled<Void>?
 
     /// `setUp` sets up a new connection's pipeline (the HTTP/1.1 client handlers and whatever reads the answers).
     public convenience init(eventLoop: any EventLoop, limits: Limits, setUp: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) {
@@ -75,23 +79,25 @@ public final class UpstreamPool {
     public func lease(_ endpoint: UpstreamEndpoint) -> EventLoopFuture<Lease> {
         eventLoop.preconditionInEventLoop()
         guard !isShutDown else { return eventLoop.makeFailedFuture(Failure.shutDown) }
-        var state = endpoints[endpoint, default: Endpoint()]
-        while let idle = state.idle.popLast() {
-            idle.timer.cancel()
-            if idle.channel.isActive {
-                endpoints[endpoint] = state
-                return eventLoop.makeSucceededFuture(Lease(channel: idle.channel, endpoint: endpoint, isReused: true))
-            }
-        }
-        if state.open < limits.maximumConnections {
-            state.open += 1
-            endpoints[endpoint] = state
+        if let idle = leaseIdle(endpoint) { return eventLoop.makeSucceededFuture(idle) }
+        if endpoints[endpoint, default: Endpoint()].open < limits.maximumConnections {
+            endpoints[endpoint, default: Endpoint()].open += 1
             return connect(endpoint)
         }
         let promise = eventLoop.makePromise(of: Lease.self)
-        state.waiting.append(promise)
-        endpoints[endpoint] = state
+        endpoints[endpoint, default: Endpoint()].waiting.append(promise)
         return promise.futureResult
+    }
+
+    /// An idle connection to `endpoint` at once, if there is one (the usual case: `lease` without a future).
+    public func leaseIdle(_ endpoint: UpstreamEndpoint) -> Lease? {
+        eventLoop.preconditionInEventLoop()
+        guard !isShutDown else { return nil }
+        // Changed in place: a copy of the endpoint's state would copy its list of idle connections each time.
+        while let idle = endpoints[endpoint]?.idle.popLast() {
+            if idle.channel.isActive { return Lease(channel: idle.channel, endpoint: endpoint, isReused: true) }
+        }
+        return nil
     }
 
     /// Gives the connection back after its exchange: kept for the next one when `reusable` (the answer ended cleanly
@@ -102,27 +108,43 @@ public final class UpstreamPool {
             lease.channel.close(promise: nil)
             return
         }
-        var state = endpoints[lease.endpoint, default: Endpoint()]
-        if let waiter = state.waiting.popFirst() {
-            endpoints[lease.endpoint] = state
+        if let waiter = endpoints[lease.endpoint, default: Endpoint()].waiting.popFirst() {
             waiter.succeed(Lease(channel: lease.channel, endpoint: lease.endpoint, isReused: true))
             return
         }
-        let channel = lease.channel
-        let timer = eventLoop.assumeIsolated().scheduleTask(in: limits.idleTimeout) { channel.close(promise: nil) }
-        state.idle.append(Idle(channel: channel, timer: timer))
-        endpoints[lease.endpoint] = state
+        let until = NIODeadline.now() + limits.idleTimeout
+        endpoints[lease.endpoint, default: Endpoint()].idle.append(Idle(channel: lease.channel, until: until))
+        if sweepTask == nil { scheduleSweep(at: until) }
+    }
+
+    private func scheduleSweep(at deadline: NIODeadline) {
+        sweepTask = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in self?.sweep() }
+    }
+
+    /// Closes the connections whose idle time is up (the oldest are first in each list: leases take the newest),
+    /// and wakes again for the next to expire.
+    private func sweep() {
+        sweepTask = nil
+        let now = NIODeadline.now()
+        var next: NIODeadline?
+        for endpoint in endpoints.keys {
+            while let oldest = endpoints[endpoint]?.idle.first, oldest.until <= now {
+                endpoints[endpoint]!.idle.removeFirst()
+                oldest.channel.close(promise: nil)
+            }
+            if let oldest = endpoints[endpoint]?.idle.first { next = min(next ?? oldest.until, oldest.until) }
+        }
+        if let next, !isShutDown { scheduleSweep(at: next) }
     }
 
     /// Closes every idle connection and refuses what waits; connections lent out close when released.
     public func shutDown() {
         eventLoop.preconditionInEventLoop()
         isShutDown = true
+        sweepTask?.cancel()
+        sweepTask = nil
         for (endpoint, state) in endpoints {
-            for idle in state.idle {
-                idle.timer.cancel()
-                idle.channel.close(promise: nil)
-            }
+            for idle in state.idle { idle.channel.close(promise: nil) }
             for waiter in state.waiting { waiter.fail(Failure.shutDown) }
             endpoints[endpoint]?.idle = []
             endpoints[endpoint]?.waiting = []
@@ -152,14 +174,9 @@ public final class UpstreamPool {
 
     /// A connection closed (by either side, idle or lent out): its place goes to the first waiter.
     private func closed(_ channel: any Channel, endpoint: UpstreamEndpoint) {
-        guard var state = endpoints[endpoint] else { return }
-        state.open -= 1
-        state.idle.removeAll { idle in
-            guard idle.channel === channel else { return false }
-            idle.timer.cancel()
-            return true
-        }
-        endpoints[endpoint] = state
+        guard endpoints[endpoint] != nil else { return }
+        endpoints[endpoint]!.open -= 1
+        endpoints[endpoint]!.idle.removeAll { $0.channel === channel }
         serveWaiter(endpoint)
     }
 

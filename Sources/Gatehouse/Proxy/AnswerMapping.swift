@@ -60,7 +60,8 @@ struct AnswerMapping: Sendable {
         logger: @autoclosure () -> Logger
     ) throws(ProxyError) -> Head {
         var headers = HeaderHygiene.responseHeaders(from: upstream)
-        if (300...399).contains(status.code), let location = upstream[.location] {
+        let upstream = Fields(upstream)
+        if (300...399).contains(status.code), let location = upstream.location {
             guard let target = URL(string: location, relativeTo: url)?.absoluteURL, let mapped = urls.rewriteAbsolute(target.absoluteString) else {
                 // Logged and reported without its query and fragment: they may carry the member's codes or tokens.
                 let shown = Self.withoutQuery(location)
@@ -69,34 +70,61 @@ struct AnswerMapping: Sendable {
             }
             headers[.location] = mapped
         }
-        if let contentLocation = upstream[.contentLocation] {
+        if let contentLocation = upstream.contentLocation {
             headers[.contentLocation] = urls.rewrite(contentLocation) ?? contentLocation
         }
         // `Refresh` and `Link` navigate and fetch like `Location` does: mapped, or dropped when they lead outside.
-        for refresh in upstream[values: Self.refresh] {
+        for refresh in upstream.refresh {
             if let mapped = urls.rewriteRefresh(refresh) {
                 headers.append(HTTPField(name: Self.refresh, value: mapped))
             } else {
                 logger().notice("refresh outside the allowlist dropped", metadata: ["refresh": .string(Self.withoutQuery(refresh))])
             }
         }
-        for link in upstream[values: Self.link] {
+        for link in upstream.link {
             if let mapped = urls.rewriteLink(link) { headers.append(HTTPField(name: Self.link, value: mapped)) }
         }
 
-        let isHTML = upstream[.contentType]?.lowercased().hasPrefix("text/html") == true
+        let isHTML = upstream.contentType.map { $0.utf8.starts(with: "text/html".utf8, by: { $0.asciiLowercased == $1 }) } == true
         let hasBody = !isHEAD && status != .noContent && status != .notModified
         // A partial body cannot be rewritten without breaking its ranges, nor a document whose charset does not
         // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
-        let isRewritable = isHTML && hasBody && status != .partialContent && Self.isASCIICompatible(contentType: upstream[.contentType])
-        let encoding = isRewritable ? HTMLResponseTransform.encoding(of: upstream[.contentEncoding]) : nil
+        let isRewritable = isHTML && hasBody && status != .partialContent && Self.isASCIICompatible(contentType: upstream.contentType)
+        let encoding = isRewritable ? HTMLResponseTransform.encoding(of: upstream.contentEncoding) : nil
         // Every page the member reads gets the bar (an app's own error pages too), not redirects or downloads.
         let injectBar =
             encoding != nil && isNavigation && !(300...399).contains(status.code)
-            && !(upstream[.contentDisposition]?.lowercased().hasPrefix("attachment") ?? false)
+            && !(upstream.contentDisposition?.lowercased().hasPrefix("attachment") ?? false)
         let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
-        headers[.contentSecurityPolicy] = policy(upstream: upstream[values: .contentSecurityPolicy], nonce: nonce)
-        return Head(headers: headers, encoding: encoding, nonce: nonce, contentLength: upstream[.contentLength])
+        headers[.contentSecurityPolicy] = policy(upstream: upstream.contentSecurityPolicy, nonce: nonce)
+        return Head(headers: headers, encoding: encoding, nonce: nonce, contentLength: upstream.contentLength)
+    }
+
+    /// The fields of the app's head the mapping reads, found in one pass (as `HTTPFields`' subscripts give them:
+    /// repeated fields joined with `, `, or each value).
+    struct Fields {
+        var location, contentLocation, contentType, contentEncoding, contentDisposition, contentLength: String?
+        var refresh: [String] = []
+        var link: [String] = []
+        var contentSecurityPolicy: [String] = []
+
+        init(_ fields: HTTPFields) {
+            func join(_ current: inout String?, _ value: String) { current = current.map { $0 + ", " + value } ?? value }
+            for field in fields {
+                switch field.name {
+                case .location: join(&location, field.value)
+                case .contentLocation: join(&contentLocation, field.value)
+                case .contentType: join(&contentType, field.value)
+                case .contentEncoding: join(&contentEncoding, field.value)
+                case .contentDisposition: join(&contentDisposition, field.value)
+                case .contentLength: join(&contentLength, field.value)
+                case .contentSecurityPolicy: contentSecurityPolicy.append(field.value)
+                case AnswerMapping.refresh: refresh.append(field.value)
+                case AnswerMapping.link: link.append(field.value)
+                default: break
+                }
+            }
+        }
     }
 
     /// The transform of a rewritable body (`head.encoding` set): URLs rewritten and, with a nonce, the bar injected.

@@ -13,10 +13,20 @@ struct AppAccess: Sendable {
     /// The policy's verdict on each app's host (`openWithoutWaiting`), with when it runs out.
     private let verdicts = NIOLockedValueBox<[String: (host: String, address: String?, until: ContinuousClock.Instant)]>([:])
 
+    /// Each app's header rules, worked out once.
+    private let headerRules: [String: HeaderHygiene.Rules]
+
     init(catalog: AppCatalog, policy: UpstreamPolicy, configuration: GatehouseConfiguration) {
         self.catalog = catalog
         self.policy = policy
         self.configuration = configuration
+        headerRules = Dictionary(
+            catalog.apps.map { ($0.slug, HeaderHygiene.Rules($0.headers, publicURL: configuration.publicURL)) },
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    private func rules(_ app: AppConfiguration) -> HeaderHygiene.Rules {
+        headerRules[app.slug] ?? HeaderHygiene.Rules(app.headers, publicURL: configuration.publicURL)
     }
 
     /// What forwarding a request to an app needs, once access is granted.
@@ -29,16 +39,15 @@ struct AppAccess: Sendable {
         /// Whose cookies from the jar go with it.
         let origin: CookieOrigin
         let urls: URLRewriter
-        let publicURL: URL
+        let rules: HeaderHygiene.Rules
 
         /// The headers the app gets: the browser's allowed ones, then the gateway's forwarding and identity headers,
         /// the same on every entry point.
         /// `cookie` is the jar's `Cookie` value for the app: one field, as HTTP/1.1 wants it (RFC 6265 §5.4), not split
         /// into one per cookie as setting it through `HTTPFields`' subscript would.
         func requestHeaders(from browser: HTTPFields, clientAddress: String?, cookie: String?) -> HTTPFields {
-            var headers = HeaderHygiene.requestHeaders(from: browser, for: app.headers)
-            HeaderHygiene.addGatewayHeaders(
-                &headers, identity: session.identity, clientAddress: clientAddress, publicURL: publicURL, rules: app.headers)
+            var headers = HeaderHygiene.requestHeaders(from: browser, for: rules)
+            HeaderHygiene.addGatewayHeaders(&headers, identity: session.identity, clientAddress: clientAddress, rules: rules)
             if let cookie { headers.append(HTTPField(name: .cookie, value: cookie)) }
             return headers
         }
@@ -57,7 +66,7 @@ struct AppAccess: Sendable {
     func open(_ app: AppConfiguration, rest: String, session: Session, returnTo: String) async throws -> Forwarding {
         let (url, origin, urls) = try admit(app, rest: rest, session: session, returnTo: returnTo)
         let target = try await policy.check(url)
-        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, publicURL: configuration.publicURL)
+        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app))
     }
 
     /// The same, decided at once (for the data plane): `nil` when access is refused or needs a name resolved first;
@@ -74,7 +83,7 @@ struct AppAccess: Sendable {
             verdicts.withLockedValue { $0[app.slug] = (checked.host, checked.address, .now + UpstreamPolicy.recentLifetime) }
             target = checked
         }
-        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, publicURL: configuration.publicURL)
+        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app))
     }
 
     /// Everything but the upstream's address: the app's rewriter, the member's grant, the path's shape.
@@ -90,23 +99,33 @@ struct AppAccess: Sendable {
 
     /// `..` or `.` segments, plain or percent-encoded, would leave the app's base path on the upstream.
     static func hasDotSegment(_ rest: String) -> Bool {
-        // Decode what could become a dot or a separator (`%2e`, `%2f`, `%5c`, `\`), then look at the segments.
-        var decoded: [UInt8] = []
-        let bytes = Array(rest.utf8.prefix { $0 != UInt8(ascii: "?") })
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count {
-                switch String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self).lowercased() {
-                case "2e": decoded.append(UInt8(ascii: ".")); index += 3; continue
-                case "2f", "5c": decoded.append(UInt8(ascii: "/")); index += 3; continue
-                default: break
+        // Read what could become a dot or a separator (`%2e`, `%2f`, `%5c`, `\`) as that, segment by segment, in one
+        // pass over the path (every request asks this).
+        var rest = rest
+        return rest.withUTF8 { bytes in
+            var dots = 0
+            var other = false
+            var index = 0
+            while index < bytes.count, bytes[index] != UInt8(ascii: "?") {
+                var byte = bytes[index]
+                if byte == UInt8(ascii: "%"), index + 2 < bytes.count {
+                    switch (bytes[index + 1].asciiLowercased, bytes[index + 2].asciiLowercased) {
+                    case (UInt8(ascii: "2"), UInt8(ascii: "e")): byte = UInt8(ascii: "."); index += 2
+                    case (UInt8(ascii: "2"), UInt8(ascii: "f")), (UInt8(ascii: "5"), UInt8(ascii: "c")): byte = UInt8(ascii: "/"); index += 2
+                    default: break
+                    }
                 }
+                switch byte {
+                case UInt8(ascii: "/"), UInt8(ascii: "\\"):
+                    if !other && (dots == 1 || dots == 2) { return true }
+                    dots = 0
+                    other = false
+                case UInt8(ascii: "."): dots += 1
+                default: other = true
+                }
+                index += 1
             }
-            decoded.append(bytes[index] == UInt8(ascii: "\\") ? UInt8(ascii: "/") : bytes[index])
-            index += 1
-        }
-        return decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains {
-            $0.elementsEqual([UInt8(ascii: ".")]) || $0.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+            return !other && (dots == 1 || dots == 2)
         }
     }
 }

@@ -23,7 +23,7 @@ public enum HeaderHygiene {
         "sec-fetch-dest", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-user", "sec-purpose", "purpose",
     ]
     /// Client hints (`Sec-CH-UA`, …) are a family of their own.
-    static let browserRequestPrefixes = ["sec-ch-"]
+    static let browserRequestPrefix = "sec-ch-"
 
     /// Names the gateway sets itself on every forwarded request; they can never be passed from the browser.
     static let forwardingNames: Set = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"]
@@ -68,22 +68,41 @@ public enum HeaderHygiene {
         return nil
     }
 
+    /// An app's header configuration as the request path reads it, worked out once per app: the canonical names it
+    /// passes and the identity headers it gets (in name order), and the gateway's public scheme and host.
+    struct Rules: Sendable {
+        let passed: Set<String>
+        let identityNames: Set<String>
+        let identity: [(name: HTTPField.Name, claim: AppHeaderConfiguration.Claim)]
+        let passAuthorization: Bool
+        let forwardedProto: String
+        let forwardedHost: String
+
+        init(_ rules: AppHeaderConfiguration, publicURL: URL) {
+            passed = Set(rules.passHeaders.map(canonical))
+            identityNames = Set(rules.identity.keys.map(canonical))
+            identity = rules.identity.sorted { $0.key < $1.key }.compactMap { name, claim in HTTPField.Name(name).map { ($0, claim) } }
+            passAuthorization = rules.passAuthorization
+            forwardedProto = publicURL.scheme ?? "https"
+            forwardedHost = publicURL.host ?? ""
+        }
+    }
+
     /// The browser's headers as `app` may see them: the browser's ordinary headers and what the app passes, minus
     /// hop-by-hop and `Connection`-listed fields. Cookies come from the jar, `Host` from the upstream URL, identity
     /// from `addGatewayHeaders`.
-    public static func requestHeaders(from fields: HTTPFields, for rules: AppHeaderConfiguration) -> HTTPFields {
-        let listed = connectionListed(fields)
-        let passed = Set(rules.passHeaders.map(canonical))
-        let identity = Set(rules.identity.keys.map(canonical))
+    static func requestHeaders(from fields: HTTPFields, for rules: Rules) -> HTTPFields {
+        let listed = fields.contains { $0.name == .connection } ? connectionListed(fields) : []
         var result = HTTPFields()
+        result.reserveCapacity(fields.count + rules.identity.count + 4)
         for field in fields {
             // The spelling as sent, not with `_` read as `-`: a browser never sends `_`, so such a name is dropped.
             let name = field.name.canonicalName
-            if hopByHop.contains(name) || listed.contains(name) || forwardingNames.contains(name) || identity.contains(canonical(name)) {
+            if hopByHop.contains(name) || listed.contains(name) || forwardingNames.contains(name) || rules.identityNames.contains(canonical(name)) {
                 continue
             }
-            let ordinary = browserRequestHeaders.contains(name) || browserRequestPrefixes.contains { name.hasPrefix($0) }
-            if ordinary || passed.contains(name) || (name == "authorization" && rules.passAuthorization) {
+            let ordinary = browserRequestHeaders.contains(name) || name.hasPrefix(browserRequestPrefix)
+            if ordinary || rules.passed.contains(name) || (name == "authorization" && rules.passAuthorization) {
                 result.append(field)
             }
         }
@@ -93,14 +112,11 @@ public enum HeaderHygiene {
     /// The gateway's own headers for a request to an app: where the request came from and who the member is, named
     /// as the app's configuration says. `headers` holds none of these names (`requestHeaders` never passes them), so
     /// each is appended as one field.
-    public static func addGatewayHeaders(
-        _ headers: inout HTTPFields, identity member: MemberIdentity, clientAddress: String?, publicURL: URL, rules: AppHeaderConfiguration
-    ) {
+    static func addGatewayHeaders(_ headers: inout HTTPFields, identity member: MemberIdentity, clientAddress: String?, rules: Rules) {
         headers.append(HTTPField(name: .xForwardedFor, value: clientAddress ?? "unknown"))
-        headers.append(HTTPField(name: forwardedProto, value: publicURL.scheme ?? "https"))
-        headers.append(HTTPField(name: forwardedHost, value: publicURL.host ?? ""))
-        for (name, claim) in rules.identity.sorted(by: { $0.key < $1.key }) {
-            guard let fieldName = HTTPField.Name(name) else { continue }
+        headers.append(HTTPField(name: forwardedProto, value: rules.forwardedProto))
+        headers.append(HTTPField(name: forwardedHost, value: rules.forwardedHost))
+        for (fieldName, claim) in rules.identity {
             let value: String? =
                 switch claim {
                 case .sub: member.sub
@@ -123,8 +139,9 @@ public enum HeaderHygiene {
     static let handledByTheCaller: Set = ["set-cookie", "set-cookie2", "content-security-policy", "content-length", "refresh", "link"]
 
     public static func responseHeaders(from fields: HTTPFields) -> HTTPFields {
-        let listed = connectionListed(fields)
+        let listed = fields.contains { $0.name == .connection } ? connectionListed(fields) : []
         var result = HTTPFields()
+        result.reserveCapacity(fields.count + 4)
         for field in fields {
             let name = canonical(field.name)
             if hopByHop.contains(name) || listed.contains(name) { continue }

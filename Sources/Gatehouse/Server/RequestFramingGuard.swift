@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseDataPlane
 import NIOCore
 import NIOHTTP1
 
@@ -65,7 +66,9 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     private var closeAfterResponse = false
     /// After a `101`, the connection carries WebSocket frames: everything passes untouched and untimed.
     private var isUpgraded = false
-    private var timer: Scheduled<Void>?
+    /// The connection's one timer (`timerFired`), and the state its deadline was set for.
+    private var timer: DeadlineTimer?
+    private var timedState = Inbound.awaitingHead
 
     init(limits: Limits, draining: Draining) {
         self.limits = limits
@@ -73,6 +76,9 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        timer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self, weak context] in
+            if let self, let context { self.timerFired(context) }
+        }
         if context.channel.isActive { armTimer(context) }
     }
 
@@ -82,7 +88,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        cancelTimer()
+        timer?.cancel()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -187,44 +193,46 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     // MARK: - Timers
 
     /// Idle between requests, waiting for the rest of a head, or for more of a body; nothing while the app works on
-    /// a complete request or its response is under way.
+    /// a complete request or its response is under way. Each request moves the one timer's deadline (`DeadlineTimer`).
     private func armTimer(_ context: ChannelHandlerContext) {
-        cancelTimer()
-        guard !isClosing, !isUpgraded else { return }
+        guard !isClosing, !isUpgraded else { return cancelTimer() }
+        let timeout: TimeAmount
         switch inbound {
         case .inBody:
-            armBodyTimer(context)
+            timeout = limits.bodyTimeout
         case .awaitingHead:
             // Not while the app is still working on the last request or answering it.
-            guard !responseInProgress, !awaitingResponse else { return }
-            timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.idleTimeout) { [weak self] in
-                guard let self, !self.isClosing, self.inbound == .awaitingHead, !self.responseInProgress, !self.awaitingResponse else { return }
-                self.isClosing = true
-                context.close(promise: nil)
-            }
+            guard !responseInProgress, !awaitingResponse else { return cancelTimer() }
+            timeout = limits.idleTimeout
         case .readingHead:
-            guard !responseInProgress else { return }
-            timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.headerTimeout) { [weak self] in
-                guard let self, self.inbound == .readingHead else { return }
-                self.refuse(.requestTimeout, context: context)
-            }
+            guard !responseInProgress else { return cancelTimer() }
+            timeout = limits.headerTimeout
         }
+        timedState = inbound
+        timer?.set(in: timeout)
     }
 
     private func cancelTimer() {
-        timer?.cancel()
-        timer = nil
+        timer?.stop()
     }
 
-    /// A body's bytes must keep arriving. When the deadline passes while the server is not asking for bytes (it
-    /// waits for the app to take what it has), the deadline starts again instead: only the client's silence counts.
-    private func armBodyTimer(_ context: ChannelHandlerContext) {
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: limits.bodyTimeout) { [weak self] in
-            guard let self, !self.isClosing, self.inbound == .inBody else { return }
-            if self.readRequested {
-                self.refuse(.requestTimeout, context: context)
+    /// A deadline passed in the state it was set for. A body's bytes must keep arriving; when its deadline passes
+    /// while the server is not asking for bytes (it waits for the app to take what it has), the deadline starts
+    /// again instead: only the client's silence counts.
+    private func timerFired(_ context: ChannelHandlerContext) {
+        guard !isClosing, inbound == timedState else { return }
+        switch inbound {
+        case .awaitingHead:
+            guard !responseInProgress, !awaitingResponse else { return }
+            isClosing = true
+            context.close(promise: nil)
+        case .readingHead:
+            refuse(.requestTimeout, context: context)
+        case .inBody:
+            if readRequested {
+                refuse(.requestTimeout, context: context)
             } else {
-                self.armTimer(context)
+                armTimer(context)
             }
         }
     }
@@ -332,10 +340,18 @@ final class RequestFramingGuard: ChannelDuplexHandler {
             host = host[..<colon]
         }
         guard !host.isEmpty, host.utf8.count <= 253 else { return false }
-        return host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_") }
+        // Read as bytes: every request asks this.
+        return host.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                true
+            default: false
+            }
+        }
     }
 
     static func isPort(_ text: Substring) -> Bool {
-        (1...5).contains(text.count) && text.allSatisfy { $0.isASCII && $0.isNumber }
+        (1...5).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 }

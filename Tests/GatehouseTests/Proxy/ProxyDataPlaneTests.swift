@@ -29,4 +29,17 @@ import Testing
             })
         #expect(ProxyDataPlane.cookie(named: "gatehouse_session", in: headers) == expected)
     }
+
+    /// A `.` or `..` segment, however spelled, would leave the app's base path upstream; dots inside names and in
+    /// the query are fine.
+    @Test(arguments: [
+        ("/..", true), ("/.", true), ("/a/../b", true), ("/a/./b", true), ("/a/..", true), ("/%2e%2e/x", true), ("/%2E%2e/x", true),
+        ("/.%2e/x", true), ("/a%2f..%2fb", true), ("/a%2F..", true), ("/a\\..\\b", true), ("/a%5c..%5cb", true), ("/a/..?x=1", true),
+        ("/a/%2e", true), ("//..//", true),
+        ("/", false), ("/a..b", false), ("/...", false), ("/a.", false), ("/.well-known/x", false), ("/x?to=/../y", false),
+        ("/%2e%2e%2e", false), ("/a%2", false), ("/a%2?e", false), ("/%", false), ("/%2ex", false), ("", false),
+    ])
+    func dotSegmentsAreFoundHoweverSpelled(rest: String, hasDot: Bool) {
+        #expect(AppAccess.hasDotSegment(rest) == hasDot, "\(rest)")
+    }
 }
