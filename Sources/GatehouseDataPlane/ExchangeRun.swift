@@ -79,7 +79,6 @@ final class ExchangeRun {
         channel.write(HTTPClientRequestPart.head(exchange.upstreamHead), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         armTimer()
-        channel.read()
     }
 
     func upstreamRead(_ part: HTTPClientResponsePart) {
@@ -118,11 +117,14 @@ final class ExchangeRun {
     func upstreamReadComplete() {
         guard state != .done, state != .connecting else { return }
         member.flush()
-        if member.channel.isWritable {
-            lease?.channel.read()
-        } else {
-            readPaused = true
-        }
+    }
+
+    /// Whether the app's connection must not be read now: the member's connection takes no more for the moment.
+    /// `memberWritable` reads on.
+    func holdsReads() -> Bool {
+        guard state != .done, !member.channel.isWritable else { return false }
+        readPaused = true
+        return true
     }
 
     /// The app's connection closed before its answer was complete. A reused connection that closed before any

@@ -2,15 +2,19 @@ import NIOCore
 import NIOHTTP1
 
 /// The last handler of a pooled upstream connection: hands the app's answer to the exchange that holds the
-/// connection, and reads only when asked (the exchange reads on while the member's connection takes what it gets).
-final class UpstreamConnectionHandler: ChannelInboundHandler {
+/// connection. The connection reads on its own (its read interest stays registered between exchanges, no system call
+/// per request to turn it on and off), except while the exchange holds reads: the member's connection takes no more
+/// for the moment, and the exchange reads on when it does.
+final class UpstreamConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
 
     /// The exchange the connection is lent to; `nil` while it is idle in the pool.
     var exchange: ExchangeRun?
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        _ = context.channel.setOption(.autoRead, value: false)
+    func read(context: ChannelHandlerContext) {
+        if exchange?.holdsReads() == true { return }
+        context.read()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -105,7 +105,12 @@ import Testing
             return text
         }
 
-        func answer(_ index: Int, _ text: String) throws { try upstreams[index].channel.writeInbound(ByteBuffer(string: text)) }
+        /// The app's bytes arrive, and the connection asks for more as a socket reading on its own does after each
+        /// read (embedded channels do not).
+        func answer(_ index: Int, _ text: String) throws {
+            try upstreams[index].channel.writeInbound(ByteBuffer(string: text))
+            upstreams[index].channel.read()
+        }
 
         /// The application's side: the parts it was handed, and its answer.
         func applicationReceivedHead() throws -> HTTPRequestHead? {

@@ -15,7 +15,7 @@ public struct GatewayBar: Sendable {
     let events: EventRecorder
     /// The rendered bar, cut at its per-response placeholders, by the page's base, the member's level and apps,
     /// and the app the page belongs to.
-    private let renderings = NIOLockedValueBox<[String: [String]]>([:])
+    private let renderings = NIOLockedValueBox<[RenderingKey: Segments]>([:])
     /// Enough for every combination of roles an organization has; past it the cache starts over.
     static let renderingLimit = 1024
 
@@ -28,26 +28,31 @@ public struct GatewayBar: Sendable {
     /// The markup for one response. `gatewayBase` is empty on the gateway's own host and the gateway's origin on an
     /// app host; `returnTo` is where the upgrade flow brings the member back to.
     public func html(nonce: String, session: Session, app: AppConfiguration, returnTo: String, gatewayBase: String) throws -> String {
+        String(decoding: try bytes(nonce: nonce, session: session, app: app, returnTo: returnTo, gatewayBase: gatewayBase), as: UTF8.self)
+    }
+
+    /// The same markup as the bytes the HTML rewriter injects, put together from the cached rendering.
+    func bytes(nonce: String, session: Session, app: AppConfiguration, returnTo: String, gatewayBase: String) throws -> [UInt8] {
         let overlay = !app.gatewayBar
         let collapsed = overlay || session.frame?.barCollapsed == true
-        var state = collapsed ? " data-collapsed" : ""
-        if overlay { state += " data-overlay" }
-        if session.frame?.bannerDismissed == true { state += " data-banner-dismissed" }
-        let upgrade = Paths.upgradeEntry(from: "banner", returnTo: ReturnTarget(returnTo)?.path ?? Paths.portal)
-        // The way back is percent-encoded, so only `&` needs escaping inside the attribute; the nonce is base64url.
-        var escaped: [UInt8] = []
-        for byte in (gatewayBase + upgrade).utf8 {
-            if byte == UInt8(ascii: "&") { escaped += "&amp;".utf8 } else { escaped.append(byte) }
-        }
-        let upgradeURL = String(decoding: escaped, as: UTF8.self)
-        var html = ""
-        for segment in try segments(session: session, app: app, gatewayBase: gatewayBase) {
+        let segments = try segments(session: session, app: app, gatewayBase: gatewayBase)
+        var html: [UInt8] = []
+        html.reserveCapacity(segments.textBytes + 512)
+        for segment in segments.parts {
             switch segment {
-            case Placeholder.nonce: html += nonce
-            case Placeholder.upgradeURL: html += upgradeURL
-            case Placeholder.state: html += state
-            case Placeholder.space: html += collapsed ? "not all" : "screen"  // printed pages keep no room for it
-            default: html += segment
+            case .text(let text): html += text
+            case .nonce: html += nonce.utf8
+            case .upgradeURL:
+                // The way back is percent-encoded, so only `&` needs escaping inside the attribute.
+                let upgrade = Paths.upgradeEntry(from: "banner", returnTo: ReturnTarget(returnTo)?.path ?? Paths.portal)
+                for byte in (gatewayBase + upgrade).utf8 {
+                    if byte == UInt8(ascii: "&") { html += "&amp;".utf8 } else { html.append(byte) }
+                }
+            case .state:
+                if collapsed { html += " data-collapsed".utf8 }
+                if overlay { html += " data-overlay".utf8 }
+                if session.frame?.bannerDismissed == true { html += " data-banner-dismissed".utf8 }
+            case .space: html += (collapsed ? "not all" : "screen").utf8  // printed pages keep no room for it
             }
         }
         return html
@@ -69,22 +74,46 @@ public struct GatewayBar: Sendable {
         static let upgradeURL = "GATEHOUSE-UPGRADE-URL"
         static let state = "GATEHOUSE-STATE"
         static let space = "GATEHOUSE-SPACE"
-        static let all = [nonce, upgradeURL, state, space]
+        static let all: [(String, Segments.Part)] = [(nonce, .nonce), (upgradeURL, .upgradeURL), (state, .state), (space, .space)]
+    }
+
+    /// A rendered bar cut at its per-response places.
+    struct Segments: Sendable {
+        enum Part: Sendable {
+            case text([UInt8])
+            case nonce, upgradeURL, state, space
+        }
+
+        var parts: [Part] = []
+        var textBytes = 0
+    }
+
+    private struct RenderingKey: Hashable {
+        let gatewayBase: String
+        let level: AuthLevel
+        let app: String
+        let listed: [String]
     }
 
     /// The rendered bar as text pieces and placeholders, in order.
-    func segments(session: Session, app: AppConfiguration, gatewayBase: String) throws -> [String] {
+    func segments(session: Session, app: AppConfiguration, gatewayBase: String) throws -> Segments {
         let listed = catalog.listedApps(for: session.identity, level: session.level)
-        let key = [gatewayBase, session.level.rawValue, app.slug, listed.map(\.slug).joined(separator: ",")].joined(separator: "\n")
+        let key = RenderingKey(gatewayBase: gatewayBase, level: session.level, app: app.slug, listed: listed.map(\.slug))
         if let cached = renderings.withLockedValue({ $0[key] }) { return cached }
         var rest = try renderer.fragment("bar", values(level: session.level, app: app, listed: listed, gatewayBase: gatewayBase))[...]
-        var segments: [String] = []
-        while let next = Placeholder.all.compactMap({ rest.range(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound }) {
-            segments.append(String(rest[..<next.lowerBound]))
-            segments.append(String(rest[next]))
-            rest = rest[next.upperBound...]
+        var segments = Segments()
+        func text(_ piece: Substring) {
+            segments.parts.append(.text(Array(piece.utf8)))
+            segments.textBytes += piece.utf8.count
         }
-        segments.append(String(rest))
+        while let (range, part) = Placeholder.all.compactMap({ name, part in rest.range(of: name).map { ($0, part) } }).min(by: {
+            $0.0.lowerBound < $1.0.lowerBound
+        }) {
+            text(rest[..<range.lowerBound])
+            segments.parts.append(part)
+            rest = rest[range.upperBound...]
+        }
+        text(rest)
         renderings.withLockedValue { cache in
             if cache.count >= Self.renderingLimit { cache.removeAll() }
             cache[key] = segments

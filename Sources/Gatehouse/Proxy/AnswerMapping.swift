@@ -133,9 +133,8 @@ struct AnswerMapping: Sendable {
         _ head: Head, encoding: HTMLResponseTransform.Encoding, bar: GatewayBar, session: Session, app: AppConfiguration, returnTo: String,
         gatewayBase: String, urls: URLRewriter
     ) throws -> HTMLResponseTransform {
-        let injection = try head.nonce.map { try bar.html(nonce: $0, session: session, app: app, returnTo: returnTo, gatewayBase: gatewayBase) }
-        return HTMLResponseTransform(
-            rewriter: HTMLStreamRewriter(injection: injection.map { Array($0.utf8) }, urls: urls), encoding: encoding, limits: inflationLimits)
+        let injection = try head.nonce.map { try bar.bytes(nonce: $0, session: session, app: app, returnTo: returnTo, gatewayBase: gatewayBase) }
+        return HTMLResponseTransform(rewriter: HTMLStreamRewriter(injection: injection, urls: urls), encoding: encoding, limits: inflationLimits)
     }
 
     /// A URL for the log: everything before its query or fragment.

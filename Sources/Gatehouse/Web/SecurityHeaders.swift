@@ -13,17 +13,23 @@ struct SecurityHeaders: Sendable {
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
             + "base-uri 'none'; frame-ancestors 'none'; form-action \(formTargets)"
         self.isHTTPS = isHTTPS
+        fields =
+            [
+                HTTPField(name: .contentSecurityPolicy, value: contentSecurityPolicy), HTTPField(name: .xContentTypeOptions, value: "nosniff"),
+                HTTPField(name: Self.referrerPolicy, value: "same-origin"), HTTPField(name: Self.frameOptions, value: "DENY"),
+            ] + (isHTTPS ? [HTTPField(name: .strictTransportSecurity, value: "max-age=31536000")] : [])
     }
 
+    /// The fields, made once: every answer gets them.
+    private let fields: [HTTPField]
+
+    /// Each field the answer does not carry already, appended (one look at the answer's fields, not one per name).
     func apply(to headers: inout HTTPFields) {
-        func setIfAbsent(_ name: HTTPField.Name, _ value: String) {
-            if headers[name] == nil { headers[name] = value }
+        var present = [Bool](repeating: false, count: fields.count)
+        for field in headers {
+            if let index = fields.firstIndex(where: { $0.name == field.name }) { present[index] = true }
         }
-        setIfAbsent(.contentSecurityPolicy, contentSecurityPolicy)
-        setIfAbsent(.xContentTypeOptions, "nosniff")
-        setIfAbsent(Self.referrerPolicy, "same-origin")
-        setIfAbsent(Self.frameOptions, "DENY")
-        if isHTTPS { setIfAbsent(.strictTransportSecurity, "max-age=31536000") }
+        for (index, field) in fields.enumerated() where !present[index] { headers.append(field) }
     }
 
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!

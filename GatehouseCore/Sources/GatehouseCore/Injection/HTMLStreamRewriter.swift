@@ -25,7 +25,11 @@ public struct HTMLStreamRewriter: Sendable {
 
     static let rawTextElements: [[UInt8]] =
         ["script", "style", "template", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"].map { Array($0.utf8) }
-    static let urlAttributes: [[UInt8]] = ["href", "src", "action", "formaction", "poster", "srcset"].map { Array($0.utf8) }
+    static let href = Array("href".utf8)
+    static let src = Array("src".utf8)
+    static let action = Array("action".utf8)
+    static let formaction = Array("formaction".utf8)
+    static let poster = Array("poster".utf8)
     public static let maximumTagBytes = 16 * 1024
     static let meta = Array("meta".utf8)
     static let body = Array("body".utf8)
@@ -288,11 +292,19 @@ public struct HTMLStreamRewriter: Sendable {
         return true
     }
 
-    /// Whether an attribute's name is one of `urlAttributes`, by its length first (most attributes are none).
+    /// Whether an attribute's name is one whose value is a URL (`href`, `src`, `action`, `formaction`, `poster`,
+    /// `srcset`), by its length first (most attributes are none).
     static func isURLAttribute(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        switch name.count {
-        case 3, 4, 6, 10: urlAttributes.contains { equalsIgnoringCase(name, $0) }
-        default: false
+        // By length and first letter, then the one name that can be.
+        guard let first = name.first?.asciiLowercased else { return false }
+        switch (name.count, first) {
+        case (3, UInt8(ascii: "s")): return equalsIgnoringCase(name, src)
+        case (4, UInt8(ascii: "h")): return equalsIgnoringCase(name, href)
+        case (6, UInt8(ascii: "a")): return equalsIgnoringCase(name, action)
+        case (6, UInt8(ascii: "p")): return equalsIgnoringCase(name, poster)
+        case (6, UInt8(ascii: "s")): return equalsIgnoringCase(name, srcset)
+        case (10, UInt8(ascii: "f")): return equalsIgnoringCase(name, formaction)
+        default: return false
         }
     }
 
@@ -399,8 +411,7 @@ public struct HTMLStreamRewriter: Sendable {
             let quote: UInt8? = tag[index] == UInt8(ascii: "\"") || tag[index] == UInt8(ascii: "'") ? tag[index] : nil
             if let quote {
                 valueStart = index + 1
-                valueEnd = valueStart
-                while valueEnd < tag.count, tag[valueEnd] != quote { valueEnd += 1 }
+                valueEnd = firstIndex(of: quote, in: tag, from: valueStart)
             } else {
                 valueStart = index
                 valueEnd = index
