@@ -381,6 +381,9 @@ def main():
         for page in PAGES:
             for name, (base, cookie, banner) in targets.items():
                 check(name, base + page, cookie, banner)
+                # A warm-up for every target, as ../shared/peers does: pools, caches and the first connections are
+                # made before anything is measured.
+                gatehouse.wrk(base + page, cookie, THREADS, CONNECTIONS, "2s")
 
         cores = os.cpu_count()
         memory = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) // (1 << 20)

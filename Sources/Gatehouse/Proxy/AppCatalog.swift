@@ -14,10 +14,13 @@ public struct AppCatalog: Sendable {
 
     /// The apps by slug (`app(_:)` is asked on every request).
     private let bySlug: [String: AppConfiguration]
+    /// Each app's `upstreamBase`, by slug.
+    private let upstreamBases: [String: String]
 
     public init(apps: [AppConfiguration], publicOrigin: String = "", appsDomain: AppsDomain? = nil) {
         self.apps = apps
         bySlug = Dictionary(apps.map { ($0.slug, $0) }, uniquingKeysWith: { first, _ in first })
+        upstreamBases = bySlug.mapValues { Self.upstreamBase($0.upstream) }
         self.appsDomain = appsDomain
         var mounts: [String: URLRewriter.Mount] = [:]
         var absoluteMounts: [String: URLRewriter.Mount] = [:]
@@ -66,8 +69,13 @@ public struct AppCatalog: Sendable {
 
     /// The upstream URL for a gateway path of an app (`rest` starts with `/`, query included).
     public func upstreamURL(for app: AppConfiguration, rest: String) -> URL? {
-        let base = app.upstream.absoluteString.hasSuffix("/") ? String(app.upstream.absoluteString.dropLast()) : app.upstream.absoluteString
-        return URL(string: base + rest)
+        URL(string: (upstreamBases[app.slug] ?? Self.upstreamBase(app.upstream)) + rest)
+    }
+
+    /// An app's upstream URL as the start of its requests' URLs: without its trailing `/`.
+    static func upstreamBase(_ upstream: URL) -> String {
+        let text = upstream.absoluteString
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
     }
 
     /// Where the portal links to an app.

@@ -23,19 +23,7 @@ public struct HTMLStreamRewriter: Sendable {
         case passThroughTag(quote: UInt8?)
     }
 
-    static let rawTextElements: [[UInt8]] =
-        ["script", "style", "template", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"].map { Array($0.utf8) }
-    static let href = Array("href".utf8)
-    static let src = Array("src".utf8)
-    static let action = Array("action".utf8)
-    static let formaction = Array("formaction".utf8)
-    static let poster = Array("poster".utf8)
     public static let maximumTagBytes = 16 * 1024
-    static let meta = Array("meta".utf8)
-    static let body = Array("body".utf8)
-    static let httpEquiv = Array("http-equiv".utf8)
-    static let content = Array("content".utf8)
-    static let srcset = Array("srcset".utf8)
 
     private var state: State = .text
     private var pending: [UInt8] = []
@@ -61,7 +49,9 @@ public struct HTMLStreamRewriter: Sendable {
     /// a tag's inside, of raw text and of a comment are found with one scan each and copied in one go.
     mutating func feed(bytes chunk: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(chunk.count + (hasInjected ? 0 : injection?.count ?? 0))
+        // Room for the injection and for URLs that grow by their mount's prefix, so that the output is not copied
+        // to a larger buffer halfway.
+        output.reserveCapacity(chunk.count + chunk.count / 8 + (hasInjected ? 0 : injection?.count ?? 0))
         var index = 0
         while index < chunk.count {
             switch state {
@@ -107,13 +97,18 @@ public struct HTMLStreamRewriter: Sendable {
         var index = start + 1
         if bytes[index] == UInt8(ascii: "/") { index += 1 }
         guard isLetter(bytes[index]) else { return nil }
+        // From quote to quote with memchr: the `>` that ends the tag is the first one outside quotes.
         let limit = min(bytes.count, start + maximumTagBytes)
-        var quote: UInt8?
+        let window = UnsafeBufferPointer(rebasing: bytes[..<limit])
         while index < limit {
-            let (next, endsTag) = advanceInTag(quote, bytes[index])
-            if endsTag { return index }
-            quote = next
-            index += 1
+            let end = firstIndex(of: UInt8(ascii: ">"), in: window, from: index)
+            guard end < limit else { return nil }
+            // Quotes are looked for before that `>` only.
+            let before = UnsafeBufferPointer(rebasing: window[..<end])
+            let quote = min(firstIndex(of: UInt8(ascii: "\""), in: before, from: index), firstIndex(of: UInt8(ascii: "'"), in: before, from: index))
+            if quote == end { return end }
+            // A quoted stretch: the tag goes on after its closing quote.
+            index = firstIndex(of: bytes[quote], in: window, from: quote + 1) + 1
         }
         return nil
     }
@@ -268,51 +263,69 @@ public struct HTMLStreamRewriter: Sendable {
         }
         // Compared in place: most tags are none of these, and need no copy of their name.
         let name = tag[nameStart..<nameEnd]
-        if equalsIgnoringCase(name, meta) {
+        if equalsIgnoringCase(name, "meta") {
             if let kept = rewriteMeta(Array(tag), nameEnd: nameEnd, urls: urls) { output += kept }  // else neutralised: dropped
         } else if let urls {
             rewriteAttributes(tag, nameEnd: nameEnd, only: isURLAttribute, into: &output) { name, value in
-                equalsIgnoringCase(name, srcset) ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
+                equalsIgnoringCase(name, "srcset") ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
             }
         } else {
             output.append(contentsOf: tag)
         }
         let selfClosing = tag.count >= 2 && tag[tag.count - 2] == UInt8(ascii: "/")
-        return (equalsIgnoringCase(name, body), selfClosing ? nil : rawTextElements.first { equalsIgnoringCase(name, $0) })
+        return (equalsIgnoringCase(name, "body"), selfClosing ? nil : rawTextElement(name))
     }
 
-    /// Whether `bytes` spell `lowercase` in any letter case.
-    static func equalsIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ lowercase: [UInt8]) -> Bool {
-        guard bytes.count == lowercase.count else { return false }
+    /// Whether `bytes` spell `lowercase` in any letter case. The names compared are literals: no arrays of them
+    /// made or looked up per tag.
+    static func equalsIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         var index = bytes.startIndex
-        for byte in lowercase {
-            guard bytes[index].asciiLowercased == byte else { return false }
+        var letter = lowercase.utf8Start
+        for _ in 0..<bytes.count {
+            guard bytes[index].asciiLowercased == letter.pointee else { return false }
             index += 1
+            letter += 1
         }
         return true
     }
 
     /// Whether an attribute's name is one whose value is a URL (`href`, `src`, `action`, `formaction`, `poster`,
-    /// `srcset`), by its length first (most attributes are none).
+    /// `srcset`), by its length and first letter first (most attributes are none).
     static func isURLAttribute(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        // By length and first letter, then the one name that can be.
         guard let first = name.first?.asciiLowercased else { return false }
         switch (name.count, first) {
-        case (3, UInt8(ascii: "s")): return equalsIgnoringCase(name, src)
-        case (4, UInt8(ascii: "h")): return equalsIgnoringCase(name, href)
-        case (6, UInt8(ascii: "a")): return equalsIgnoringCase(name, action)
-        case (6, UInt8(ascii: "p")): return equalsIgnoringCase(name, poster)
-        case (6, UInt8(ascii: "s")): return equalsIgnoringCase(name, srcset)
-        case (10, UInt8(ascii: "f")): return equalsIgnoringCase(name, formaction)
+        case (3, UInt8(ascii: "s")): return equalsIgnoringCase(name, "src")
+        case (4, UInt8(ascii: "h")): return equalsIgnoringCase(name, "href")
+        case (6, UInt8(ascii: "a")): return equalsIgnoringCase(name, "action")
+        case (6, UInt8(ascii: "p")): return equalsIgnoringCase(name, "poster")
+        case (6, UInt8(ascii: "s")): return equalsIgnoringCase(name, "srcset")
+        case (10, UInt8(ascii: "f")): return equalsIgnoringCase(name, "formaction")
         default: return false
         }
+    }
+
+    /// The raw-text element (`script`, `style`, `template`, `textarea`, `title`, `xmp`, `iframe`, `noembed`,
+    /// `noframes`, `noscript`) a start tag's name opens, in lower case, if any: its content is no markup.
+    static func rawTextElement(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
+        let candidates: [StaticString] =
+            switch name.count {
+            case 3: ["xmp"]
+            case 5: ["style", "title"]
+            case 6: ["script", "iframe"]
+            case 7: ["noembed"]
+            case 8: ["template", "textarea", "noframes", "noscript"]
+            default: []
+            }
+        guard let found = candidates.first(where: { equalsIgnoringCase(name, $0) }) else { return nil }
+        return Array(UnsafeBufferPointer(start: found.utf8Start, count: found.utf8CodeUnitCount))
     }
 
     /// A `<meta>` tag as the browser may see it, or `nil` to drop it: `http-equiv="set-cookie"` would set a cookie
     /// around the jar, and a refresh to a URL outside the gateway would leave it; a refresh inside is mapped.
     static func rewriteMeta(_ tag: [UInt8], nameEnd: Int, urls: URLRewriter?) -> [UInt8]? {
         var equiv: String?
-        _ = rewriteAttributes(tag, nameEnd: nameEnd, only: { equalsIgnoringCase($0, httpEquiv) }) { _, value in
+        _ = rewriteAttributes(tag, nameEnd: nameEnd, only: { equalsIgnoringCase($0, "http-equiv") }) { _, value in
             equiv = value.trimmingCharacters(in: .whitespaces).lowercased()
             return value
         }
@@ -322,7 +335,7 @@ public struct HTMLStreamRewriter: Sendable {
         case "refresh":
             guard let urls else { return tag }
             var keep = true
-            let rewritten = rewriteAttributes(tag, nameEnd: nameEnd, only: { equalsIgnoringCase($0, content) }) { _, value in
+            let rewritten = rewriteAttributes(tag, nameEnd: nameEnd, only: { equalsIgnoringCase($0, "content") }) { _, value in
                 // The browser reads the value with character references decoded (`https&#58;//…`).
                 guard let decoded = decodeCharacterReferences(value), let mapped = urls.rewriteRefresh(decoded) else {
                     keep = false
