@@ -98,7 +98,7 @@ public enum HeaderHygiene {
         for field in fields {
             // The spelling as sent, not with `_` read as `-`: a browser never sends `_`, so such a name is dropped.
             let name = field.name.canonicalName
-            if hopByHop.contains(name) || listed.contains(name) || forwardingNames.contains(name) || rules.identityNames.contains(canonical(name)) {
+            if droppedFromRequests.contains(name) || (!listed.isEmpty && listed.contains(name)) || rules.identityNames.contains(canonical(name)) {
                 continue
             }
             let ordinary = browserRequestHeaders.contains(name) || name.hasPrefix(browserRequestPrefix)
@@ -144,12 +144,17 @@ public enum HeaderHygiene {
         result.reserveCapacity(fields.count + 4)
         for field in fields {
             let name = canonical(field.name)
-            if hopByHop.contains(name) || listed.contains(name) { continue }
-            if handledByTheCaller.contains(name) { continue }
+            if droppedFromAnswers.contains(name) || (!listed.isEmpty && listed.contains(name)) { continue }
             result.append(field)
         }
         return result
     }
+
+    /// Hop-by-hop and forwarding names in one set: one look-up per field of a request.
+    static let droppedFromRequests = hopByHop.union(forwardingNames)
+
+    /// What never goes from an answer to the browser as the app sent it, in one set: one look-up per field.
+    static let droppedFromAnswers = hopByHop.union(handledByTheCaller)
 
     /// The encodings the gateway can decode, out of what the browser accepts: never advertise more than that.
     public static func acceptEncoding(browser value: String?) -> String? {

@@ -83,7 +83,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 plane: self, forwarding: forwarding, endpoint: endpoint,
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
                 memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
-                wantsJSON: ErrorAnswer.wantsJSON(accept: browser[.accept])))
+                accept: browser[.accept]))
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
@@ -155,7 +155,8 @@ final class ProxiedRequest: DataPlaneExchange {
     let upstreamHead: HTTPRequestHead
     let memberURI: String
     let isNavigation: Bool
-    let wantsJSON: Bool
+    /// The browser's `Accept`: an error is answered as JSON to a caller that wants it.
+    let accept: String?
     /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
     /// carries it only when something is logged: most requests log nothing below `info`.
     private(set) lazy var requestID = RequestID().description
@@ -173,7 +174,7 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        isNavigation: Bool, wantsJSON: Bool
+        isNavigation: Bool, accept: String?
     ) {
         self.plane = plane
         self.forwarding = forwarding
@@ -181,7 +182,7 @@ final class ProxiedRequest: DataPlaneExchange {
         self.upstreamHead = upstreamHead
         self.memberURI = memberURI
         self.isNavigation = isNavigation
-        self.wantsJSON = wantsJSON
+        self.accept = accept
     }
 
     func start(_ upstream: HTTPResponseHead) throws -> ResponseStart {
@@ -237,7 +238,8 @@ final class ProxiedRequest: DataPlaneExchange {
         let appFailed = error.upstreamFailureKind.map { $0 != .blocked } ?? false
         let answer = ErrorAnswer.make(
             renderer: plane.renderer, status: error.status, reason: error.reason, key: error.messageKey, arguments: error.messageArguments,
-            toast: appFailed ? "toast_app_failed" : nil, wantsJSON: wantsJSON, requestID: requestID, retryURL: memberURI, logger: logger)
+            toast: appFailed ? "toast_app_failed" : nil, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
+            logger: logger)
         status = answer.status
         var headers = answer.headers
         headers[.contentLength] = "\(answer.body.utf8.count)"

@@ -20,9 +20,14 @@ public struct URLRewriter: Sendable, Equatable {
 
         /// The gateway path for an upstream path (with query and fragment), or `nil` outside `basePath`.
         func gatewayPath(forUpstreamPath path: String) -> String? {
-            if path.hasPrefix(basePath) { return prefix + "/" + path.dropFirst(basePath.count) }
-            let bare = String(basePath.dropLast())
-            if path == bare || path.hasPrefix(bare + "?") || path.hasPrefix(bare + "#") { return prefix + "/" + path.dropFirst(bare.count) }
+            // Compared as bytes (a page has many links): the base path is ASCII, percent-encoded.
+            let bytes = path.utf8
+            let base = basePath.utf8
+            if bytes.starts(with: base) { return prefix + "/" + Substring(bytes.dropFirst(base.count)) }
+            let bare = base.dropLast()
+            guard bytes.starts(with: bare) else { return nil }
+            let rest = bytes.dropFirst(bare.count)
+            if rest.isEmpty || rest.first == UInt8(ascii: "?") || rest.first == UInt8(ascii: "#") { return prefix + "/" + Substring(rest) }
             return nil
         }
     }

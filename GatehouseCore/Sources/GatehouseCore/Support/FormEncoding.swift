@@ -29,12 +29,27 @@ public enum FormEncoding {
     }
 
     public static func encode(_ pairs: [(String, String)]) -> String {
-        pairs.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
+        var text = ""
+        append(pairs, to: &text)
+        return text
     }
 
     /// Appends `pairs` to a URL that may already carry a query.
     public static func url(_ base: String, adding pairs: [(String, String)]) -> String {
-        base + (base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + encode(pairs)
+        var text = base
+        text += base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
+        append(pairs, to: &text)
+        return text
+    }
+
+    /// `name=value&…`, appended piece by piece (links with a way back are made for every page).
+    static func append(_ pairs: [(String, String)], to text: inout String) {
+        for (index, (name, value)) in pairs.enumerated() {
+            if index > 0 { text += "&" }
+            text += escape(name)
+            text += "="
+            text += escape(value)
+        }
     }
 
     /// Parses a query string or form body; `+` is a space, later duplicates are ignored.
