@@ -74,10 +74,8 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         let level: Logger.Level = status.code >= 500 ? .error : .info
         context.logger.log(level: level, "request failed", metadata: ["reason": .string(reason), "error": .string("\(error)")])
 
-        // An app that failed to answer: the page says what happened, and the toast every member knows says it too.
-        let appFailed = (error as? ProxyError)?.upstreamFailureKind.map { $0 != .blocked } ?? false
         var response = page(
-            status: status, reason: reason, key: key, arguments: arguments, toast: appFailed ? "toast_app_failed" : nil, request: request,
+            status: status, reason: reason, key: key, arguments: arguments, toast: (error as? ProxyError)?.toastKey, request: request,
             context: context)
         if let limited = error as? RateLimited {
             response = limited.answering(response)

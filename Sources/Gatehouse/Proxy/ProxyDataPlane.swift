@@ -235,10 +235,9 @@ final class ProxiedRequest: DataPlaneExchange {
         let error = Self.proxyError(failure)
         let level: Logger.Level = error.status.code >= 500 ? .error : .info
         logger.log(level: level, "request failed", metadata: ["reason": .string(error.reason), "error": .string("\(failure)")])
-        let appFailed = error.upstreamFailureKind.map { $0 != .blocked } ?? false
         let answer = ErrorAnswer.make(
             renderer: plane.renderer, status: error.status, reason: error.reason, key: error.messageKey, arguments: error.messageArguments,
-            toast: appFailed ? "toast_app_failed" : nil, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
+            toast: error.toastKey, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
             logger: logger)
         status = answer.status
         var headers = answer.headers

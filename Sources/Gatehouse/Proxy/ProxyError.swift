@@ -52,6 +52,13 @@ public enum ProxyError: PresentableError, Equatable {
         }
     }
 
+    /// The toast an error page shows with this error: an app that failed to answer says so in the words every member
+    /// knows (a blocked destination is not the app failing).
+    var toastKey: String? {
+        guard let kind = upstreamFailureKind, kind != .blocked else { return nil }
+        return "toast_app_failed"
+    }
+
     /// The kind of upstream failure this error counts as (`gatehouse_upstream_failures_total`), if it is one.
     var upstreamFailureKind: UpstreamFailureKind? {
         switch self {
