@@ -16,6 +16,7 @@
   }
   var bar = root.getElementById("bar");
   var space = document.getElementById("gatehouse-bar-space");
+  placeAtDeviceScale();
   var toasts = root.getElementById("toasts");
   var overlay = host.hasAttribute("data-overlay");
   var fetchOriginal = window.fetch ? window.fetch.bind(window) : null;
@@ -83,6 +84,62 @@
   document.addEventListener("click", function (event) {
     if (switcher.open && event.composedPath().indexOf(switcher) < 0) { switcher.open = false; }
   });
+
+  // The bar at the device's scale, whatever the page's viewport or zoom (see gatehouse-bar.css): its parts are drawn
+  // at the device's px and scaled by 1 / the page's scale from the visible area's corner, so a page laid out 980 px
+  // wide on a phone (no <meta name="viewport">) or pinched still gets a 40 px bar with its full tap targets. The room
+  // kept above the page follows the page's own scale (as it loads, is restored or turns), never the member's zoom
+  // (a pinch, a double tap, a trackpad's pinch): the page does not jump under the member's fingers.
+  function placeAtDeviceScale() {
+    var viewport = window.visualViewport;
+    if (!viewport || !root.adoptedStyleSheets || typeof CSSStyleSheet !== "function") { return; }
+    var sheet;
+    try { sheet = new CSSStyleSheet(); } catch (error) { return; }
+    root.adoptedStyleSheets = root.adoptedStyleSheets.concat([sheet]);
+    var pageScale = viewport.scale, lastScale = viewport.scale;
+    var touches = 0, zoomedAt = -Infinity, queued = false;
+    function memberZooming() { return touches > 0 || Date.now() - zoomedAt < 1000; }
+    function touched(event) { touches = event.touches ? event.touches.length : 0; zoomedAt = Date.now(); }
+    ["touchstart", "touchmove", "touchend", "touchcancel"].forEach(function (type) {
+      window.addEventListener(type, touched, { capture: true, passive: true });
+    });
+    window.addEventListener("wheel", function (event) { if (event.ctrlKey) { zoomedAt = Date.now(); } }, { capture: true, passive: true });
+    window.addEventListener("gesturestart", function () { zoomedAt = Date.now(); }, { capture: true, passive: true });
+    function px(value) { return (Math.round(value * 100) / 100) + "px !important"; }
+    function place() {
+      queued = false;
+      var scale = viewport.scale, k = 1 / scale;
+      var below = document.documentElement.clientHeight - (viewport.offsetTop + viewport.height);
+      sheet.replaceSync(":host{--gh-k:" + k + " !important;--gh-width:" + px(viewport.width * scale) + ";--gh-w:" + px(viewport.width * scale) +
+        ";--gh-h:" + px(viewport.height * scale) + ";--gh-x:" + px(viewport.offsetLeft) + ";--gh-y:" + px(viewport.offsetTop) +
+        ";--gh-handle-left:" + px(viewport.offsetLeft + 12 * k) + ";--gh-handle-bottom:" + px(below + 12 * k) +
+        ";--gh-toast-left:" + px(viewport.offsetLeft + viewport.width / 2) + ";--gh-toast-bottom:" + px(below + 16 * k) + "}");
+      // A change of scale that no gesture of the member's made is the page's own.
+      if (scale !== lastScale && !memberZooming()) { pageScale = scale; }
+      lastScale = scale;
+      reserve(pageScale);
+    }
+    function queue() {
+      if (!queued) { queued = true; window.requestAnimationFrame(place); }
+    }
+    viewport.addEventListener("resize", queue);
+    viewport.addEventListener("scroll", queue);
+    window.addEventListener("resize", queue);
+    window.addEventListener("load", queue);
+    window.addEventListener("pageshow", queue);
+    place();
+  }
+
+  // The room above the page: the bar's 40 px at the page's scale (CSSOM, which the page's CSP does not govern).
+  function reserve(pageScale) {
+    if (!space || !space.sheet || !space.sheet.cssRules.length || !(pageScale > 0)) { return; }
+    var height = (Math.round(4000 / pageScale) / 100) + "px";
+    var style = space.sheet.cssRules[0].style;
+    if (style.getPropertyValue("padding-top") !== height) {
+      style.setProperty("padding-top", height, "important");
+      style.setProperty("scroll-padding-top", height, "important");
+    }
+  }
 
   // A request of the app's that the gateway answers with 502/504 means the app failed to load something.
   function failed(status) {

@@ -3,6 +3,8 @@ first with a skip link, collapsing remembered for the session, the banner dismis
 changes nothing in the bar, an app with the bar off, and the failure toast for every member; axe on every page, in
 light and dark mode."""
 
+import time
+
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -60,8 +62,9 @@ def test_the_bar_on_every_demo_app(browser, dev_gateway, checker, scheme):
             assert row["top"] == 0 and row["height"] <= 40 and row["width"] == browser.execute_script("return document.documentElement.clientWidth"), row
             assert reserved_space(browser) == "40px"
             assert browser.execute_script("return document.querySelector('main').getBoundingClientRect().top") >= 40
-            # The banner, in the bar, on one line; the switcher names this app.
-            assert shown(browser, "#gatehouse-banner-button") and rect(browser, "#gatehouse-banner")["height"] <= 40
+            # The banner, in the bar, on one line (its button's 44 px of taps reach 2 px past the bar on each side);
+            # the switcher names this app.
+            assert shown(browser, "#gatehouse-banner-button") and rect(browser, "#gatehouse-banner")["height"] <= 44
             assert in_bar(browser, "#switcher-button").get_attribute("aria-label").startswith("Switch app: ")
             current = bar(browser).find_elements(By.CSS_SELECTOR, "#switcher-menu a[aria-current=page]")
             assert [a.get_attribute("data-app") for a in current] == [slug]
@@ -85,6 +88,120 @@ def test_the_bar_on_every_demo_app(browser, dev_gateway, checker, scheme):
     browser.get(gw.url + "/open/hosted")
     wait(browser, lambda b: b.current_url.startswith(f"http://hosted.apps.localhost:{gw.port}/"))
     assert shown(browser, ".row") and in_bar(browser, "#home").get_attribute("href") == gw.url + "/"
+
+
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+
+
+def on_phone(browser, phone=True):
+    """A phone's screen (390 × 844 at 3×, touch, viewports as a phone handles them), or the desktop window again."""
+    if phone:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    else:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+
+
+def at_device_scale(browser):
+    """The bar as the member sees it, in px at the device's scale: the page's scale, the row's box, the room kept
+    above the page, the page's first content, and every control shown with its size and whether a tap 21.5 px left,
+    right, below and above its centre (where that is on the screen) lands on it."""
+    return browser.execute_script("""
+        const root = document.getElementById('gatehouse-bar').shadowRoot, v = visualViewport, s = v.scale;
+        const box = e => { const r = e.getBoundingClientRect(); return {top: (r.top - v.offsetTop) * s, left: (r.left - v.offsetLeft) * s,
+                                                                         width: r.width * s, height: r.height * s}; };
+        const shown = e => e.checkVisibility({contentVisibilityAuto: true, visibilityProperty: true});
+        const controls = [...root.querySelectorAll('a, summary, button')].filter(e => e.id !== 'skip' && shown(e) && !e.closest('.menu'));
+        return {
+            scale: s, row: box(root.getElementById('row')), reserved: parseFloat(getComputedStyle(document.documentElement).paddingTop) * s,
+            main: box(document.querySelector('main')), pageTop: document.querySelector('main').getBoundingClientRect().top + scrollY,
+            controls: controls.map(e => {
+                const r = e.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2, d = 21.5 / s;
+                const points = [[x - d, y], [x + d, y], [x, y + d]].concat(y - d > v.offsetTop ? [[x, y - d]] : []);
+                const hits = points.map(([px, py]) => { const t = root.elementFromPoint(px, py); return !!t && (t === e || e.contains(t)); });
+                return {control: e.id || e.textContent.trim(), ...box(e), hits};
+            })};""")
+
+
+def assert_bar_at_device_scale(geometry):
+    row = geometry["row"]
+    assert abs(row["top"]) < 0.5 and abs(row["left"]) < 0.5 and abs(row["height"] - 40) < 0.5 and abs(row["width"] - 390) < 1, geometry
+    for control in geometry["controls"]:
+        assert control["width"] >= 43.5 and control["height"] >= 43.5 and all(control["hits"]), control
+
+
+def test_the_bar_keeps_its_size_on_a_phone_whatever_the_pages_viewport(browser, dev_gateway, checker):
+    """At 390 × 844, on apps without `<meta name=viewport>` (laid out 980 px wide, shown at about 0.4×) and on one
+    with it: the bar is 40 px high at the device's scale, its narrow layout on, every control a tap target of at least
+    44 × 44 px; a pinch keeps it so and moves nothing on the page."""
+    gw = dev_gateway
+
+    def check(slug, viewport, screenshot):
+        open_app(browser, gw, slug)
+        geometry = at_device_scale(browser)
+        assert (geometry["scale"] < 0.6) == (not viewport), geometry["scale"]
+        assert_bar_at_device_scale(geometry)
+        # The room above the page is the bar's 40 px at this scale, and the app starts below the bar.
+        assert abs(geometry["reserved"] - 40) < 0.5 and geometry["main"]["top"] >= 39.5, geometry
+        # The narrow layout: the sections are in the switcher's menu.
+        assert not shown(browser, "#bar-chats") and shown(browser, "#switcher-button")
+        checker.page(screenshot)
+
+    sign_in(browser, gw, "alice", "/apps/links/")
+    on_phone(browser)
+    try:
+        check("links", False, "bar-phone")
+        check("visits", False, None)
+        # The switcher's menu fits the screen, its entries tap targets too.
+        open_app(browser, gw, "links")
+        in_bar(browser, "#switcher-button").click()
+        wait(browser, lambda b: shown(b, "#switcher-menu"))
+        menu = browser.execute_script("""
+            const root = document.getElementById('gatehouse-bar').shadowRoot, s = visualViewport.scale;
+            const r = root.getElementById('switcher-menu').getBoundingClientRect();
+            return {right: (r.right - visualViewport.offsetLeft) * s, heights: [...root.querySelectorAll('#switcher-menu a')]
+                .filter(a => a.checkVisibility()).map(a => a.getBoundingClientRect().height * s)};""")
+        assert menu["right"] <= 390 and min(menu["heights"]) >= 43.5, menu
+        assert shown(browser, "#switcher-menu .narrow")
+        checker.page("bar-phone-switcher")
+        in_bar(browser, "#switcher-button").click()
+
+        # Two pinches (emulated as the page sees one: two fingers down, the scale changing, the fingers up; headless
+        # Chromium does not zoom from touches itself): the page keeps its place and its room above; the bar stays
+        # 40 px at the top of what is shown, its taps whole, also once the fingers are gone.
+        before = at_device_scale(browser)
+        for zoom in (2.0, 3.5):
+            fingers = [{"x": 180, "y": 400, "id": 1}, {"x": 220, "y": 400, "id": 2}]
+            browser.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": fingers})
+            browser.execute_cdp_cmd("Emulation.setPageScaleFactor", {"pageScaleFactor": zoom})
+            wait(browser, lambda b: at_device_scale(b)["scale"] > before["scale"] * (zoom - 0.5))
+            browser.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+            time.sleep(1.2)
+            browser.execute_script("window.scrollBy(0, 1); window.scrollBy(0, -1)")  # a viewport event after the gesture
+            wait(browser, lambda b: abs(at_device_scale(b)["row"]["top"]) < 0.5 and abs(at_device_scale(b)["row"]["height"] - 40) < 0.5)
+            pinched = at_device_scale(browser)
+            assert pinched["pageTop"] == before["pageTop"], (before["pageTop"], pinched["pageTop"])
+            assert abs(pinched["reserved"] / pinched["scale"] - before["reserved"] / before["scale"]) < 0.5
+            assert_bar_at_device_scale(pinched)
+        browser.execute_cdp_cmd("Emulation.setPageScaleFactor", {"pageScaleFactor": 1})
+
+        # The full-screen app's handle: a tap target at the device's scale too.
+        open_app(browser, gw, "fullscreen")
+        handle = browser.execute_script("""
+            const r = document.getElementById('gatehouse-bar').shadowRoot.getElementById('handle').getBoundingClientRect(), s = visualViewport.scale;
+            return {width: r.width * s, height: r.height * s, bottom: (visualViewport.offsetTop + visualViewport.height - r.bottom) * s};""")
+        assert handle["width"] >= 43.5 and handle["height"] >= 43.5 and abs(handle["bottom"] - 12) < 1, handle
+
+        # An app that declares a mobile viewport (a registered member's chat app): the same bar at scale 1.
+        on_phone(browser, False)
+        register_by_http(gw, "olive", "olive.phone")
+        browser.delete_all_cookies()
+        sign_in(browser, gw, "olive", "/apps/chat/")
+        on_phone(browser)
+        check("chat", True, "bar-phone-mobile-app")
+    finally:
+        on_phone(browser, False)
 
 
 def test_keyboard_reaches_the_bar_first_and_skips_to_the_app(browser, dev_gateway):

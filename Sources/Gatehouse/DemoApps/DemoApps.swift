@@ -83,14 +83,14 @@ public enum DemoApps {
                 status: .ok, headers: [.contentType: "text/html; charset=utf-8", .contentEncoding: "gzip"], body: .init(byteBuffer: compressed))
         }
         router.get("leave/") { _, _ in Response(status: .found, headers: [.location: "https://outside.example/landing"]) }
-        router.get("chat/") { _, _ in page("Chat", "<p id=\"chat\">Welcome to the chat app. Only registered members get here.</p>") }
+        router.get("chat/") { _, _ in page("Chat", "<p id=\"chat\">Welcome to the chat app. Only registered members get here.</p>", mobile: true) }
         router.get("calls/") { request, _ in
             // The call options the gateway's Calls tab passes along.
             let query = request.uri.queryParameters
             let options = ["call", "camera", "microphone", "audio_output"].map { name in
                 "<dt>\(name)</dt><dd id=\"call-\(name)\">\(escape(query.get(name) ?? "not given"))</dd>"
             }
-            return page("Calls", "<p id=\"calls\">The call app received these options:</p><dl>\(options.joined())</dl>")
+            return page("Calls", "<p id=\"calls\">The call app received these options:</p><dl>\(options.joined())</dl>", mobile: true)
         }
         router.get("slow/") { _, _ in
             try await Task.sleep(for: .seconds(slowSeconds))
@@ -133,7 +133,7 @@ public enum DemoApps {
                 p { padding: 1rem; margin: 0; }
                 """)
         }
-        router.get("stories/") { _, _ in page("Stories", "<p id=\"stories\">Stories from your colleagues appear here.</p>") }
+        router.get("stories/") { _, _ in page("Stories", "<p id=\"stories\">Stories from your colleagues appear here.</p>", mobile: true) }
         return Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "gatehouse-demo-apps"), logger: logger)
     }
@@ -159,18 +159,21 @@ public enum DemoApps {
         return response
     }
 
-    static func pageHTML(_ title: String, _ body: String, stylesheet: String? = nil) -> String {
+    /// A demo app's page. The older intranet apps it imitates declare no mobile viewport (a phone lays them out 980 px
+    /// wide and shows them scaled down); the chat apps do (`mobile`).
+    static func pageHTML(_ title: String, _ body: String, stylesheet: String? = nil, mobile: Bool = false) -> String {
         let link = stylesheet.map { "<link rel=\"stylesheet\" href=\"\($0)\">" } ?? ""
+        let viewport = mobile ? "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">" : ""
         return
-            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(title)</title>\(link)</head><body><main><h1>\(title)</h1>\(body)</main></body></html>"
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\(viewport)<title>\(title)</title>\(link)</head><body><main><h1>\(title)</h1>\(body)</main></body></html>"
     }
 
     static func stylesheet(_ css: String) -> Response {
         Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: css)))
     }
 
-    static func page(_ title: String, _ body: String) -> Response {
-        page(pageHTML(title, body))
+    static func page(_ title: String, _ body: String, mobile: Bool = false) -> Response {
+        page(pageHTML(title, body, mobile: mobile))
     }
 
     static func page(_ html: String) -> Response {
