@@ -250,6 +250,9 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     # Done: back where the member was heading, with no banner and the chat features open.
     wait(browser, lambda b: path_of(b).startswith("/upgrade/done"))
     assert "alice.archer" in browser.find_element(By.ID, "done-text").text
+    # Besides the way back, the features just unlocked.
+    assert [browser.find_element(By.ID, f"open-{tab}").get_attribute("href") for tab in ("chats", "calls", "stories")] == [
+        gw.url + "/chats", gw.url + "/calls", gw.url + "/stories"]
     checker.page("done")
     browser.find_element(By.ID, "continue").click()
     wait(browser, lambda b: path_of(b) == "/apps/links/")

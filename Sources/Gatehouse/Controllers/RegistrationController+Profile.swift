@@ -133,6 +133,10 @@ extension RegistrationController {
             [
                 "heading": strings["upgrade_done_heading"], "next": next,
                 "text": username.map { strings.text("upgrade_done_text", ["username": $0]) } ?? strings["feature_unlocked_note"],
+                // Besides the way back, the features the member just unlocked.
+                "features": FeatureTab.allCases.filter { $0 != .webApps }.map { tab in
+                    ["id": tab.rawValue, "href": tab.path, "label": strings["tab_\(tab.rawValue)"]]
+                },
             ])
     }
 }

@@ -100,12 +100,19 @@ public struct RegistrationController: Sendable {
         let session = context.session
         let origin = query.get("from").flatMap { Self.origins.contains($0) ? $0 : nil } ?? "link"
         if origin == "banner" { events.record(.upgradeBannerTapped, sub: session.identity.sub) }
-        let returnTo = query.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.chats
+        let asked = query.get("return_to").flatMap(ReturnTarget.init)?.path
+        let returnTo = asked ?? Paths.chats
         if session.level == .registered { return redirect(returnTo) }
 
         let now = now()
-        if let flow = try await flows.flow(sub: session.identity.sub) {
+        if var flow = try await flows.flow(sub: session.identity.sub) {
             if !flow.isStale(now: now) {
+                // Resumed from somewhere else (the banner in another app, say): the member goes back there afterwards,
+                // not where the flow was first started.
+                if let asked, asked != flow.returnTo {
+                    flow.returnTo = asked
+                    try await flows.save(flow)
+                }
                 events.record(.registrationResumed, sub: session.identity.sub, detail: flow.step.rawValue)
                 return redirect(Paths.upgrade(flow.step))
             }

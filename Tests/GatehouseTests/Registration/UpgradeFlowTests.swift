@@ -241,6 +241,31 @@ import Testing
         }
     }
 
+    /// Started from the Chats tab, left, resumed from the banner in an app: afterwards the member is back in that app,
+    /// and the done page offers Chats, Calls and Stories besides. A hostile way back is refused for the known one.
+    @Test func aResumedFlowReturnsWhereTheMemberResumedIt() async throws {
+        try await Self.live { gateway in
+            let alice = try await Member.signIn(gateway, as: "alice")
+            #expect(try await alice.get("/upgrade?from=link&return_to=%2Fchats").location == Paths.upgrade(.phone))
+            #expect(try await alice.post(Paths.upgrade(.phone), [("phone", "+15550100001")]).location == Paths.upgrade(.code))
+            // A way back that is no path of the gateway's leaves the flow's own as it was.
+            #expect(try await alice.get("/upgrade?from=banner&return_to=https%3A%2F%2Fevil.example%2F").location == Paths.upgrade(.code))
+            #expect(try await alice.get("/upgrade?from=banner&return_to=%2Fapps%2Flinks%2Fabout%3Fa%3D1").location == Paths.upgrade(.code))
+            let code = try await alice.inboxCode()
+            #expect(try await alice.post(Paths.upgrade(.code), [("code", code)]).location == Paths.upgrade(.username))
+            #expect(try await alice.post(Paths.upgrade(.username), [("username", "alice.back")]).location == Paths.upgrade(.pin))
+            #expect(try await alice.post(Paths.upgrade(.pin), [("pin", "2580"), ("pin_confirmation", "2580")]).location == Paths.upgrade(.profile))
+            let finished = try await alice.post(Paths.upgrade(.profile), [("display_name", "Alice"), ("discoverability", "nobody")])
+            let done = try #require(finished.location)
+            #expect(done == FormEncoding.url(Paths.upgradeDone, adding: [("next", "/apps/links/about?a=1")]))
+            let page = try await alice.get(done)
+            #expect(page.body.contains("id=\"continue\" href=\"/apps/links/about?a=1\""))
+            for (id, path) in [("chats", Paths.chats), ("calls", Paths.calls), ("stories", Paths.stories)] {
+                #expect(page.body.contains("id=\"open-\(id)\" href=\"\(path)\""))
+            }
+        }
+    }
+
     @Test func theHTTPSenderPostsTheCodeAndReportsFailuresClearly() async throws {
         try await JSONReceiver.run { receiver in
             try await Self.live(configure: {
