@@ -105,7 +105,9 @@ public struct ProxyController: Sendable {
         }
         let transform = try mapping.transform(
             mapped, encoding: encoding, bar: bar, session: context.session, app: app,
-            returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.portal, gatewayBase: gatewayBase, urls: urls)
+            // On an app host the way back after the upgrade is the app again, through its loading page (the gateway's
+            // paths cannot name a page of another host).
+            returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.open(app.slug), gatewayBase: gatewayBase, urls: urls)
         let body = TransformedBody(upstream: upstream.body, transform: transform)
         // The first chunk is read and transformed before the head goes out: a body that fails at once (a
         // decompression bomb) still gets a proper page, and a UTF-16 document (by its byte-order mark) passes

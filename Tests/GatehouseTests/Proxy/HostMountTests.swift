@@ -85,6 +85,8 @@ import Testing
                 "/html", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway) + GatewayBarTests.document)
             #expect(onHost.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed>"))
             #expect(onHost.body.contains("href=\"\(gateway.origin)/static/gatehouse-bar.css\""))
+            // The upgrade from the app host comes back to the app, through its loading page on the gateway.
+            #expect(onHost.body.contains("\(gateway.origin)/upgrade?from=banner&amp;return_to=%2Fopen%2Fspa\""))
         }
     }
 
