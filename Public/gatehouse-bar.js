@@ -73,6 +73,17 @@
     target.focus();
   });
 
+  // Sign out: the page that asks is the gateway's; staying signed in comes back to this page when it is on the
+  // gateway's own host (an app host's pages are not the gateway's paths).
+  var signOut = root.getElementById("bar-sign-out");
+  if (signOut) {
+    signOut.addEventListener("click", function () {
+      if (new URL(signOut.href).origin === window.location.origin && signOut.href.indexOf("?") < 0) {
+        signOut.href += "?return_to=" + encodeURIComponent(window.location.pathname + window.location.search);
+      }
+    });
+  }
+
   // The switcher closes with Escape (focus back on its button) and when the member clicks elsewhere.
   var switcher = root.getElementById("switcher");
   switcher.addEventListener("keydown", function (event) {

@@ -43,6 +43,20 @@
       window.location.replace(loading.getAttribute("data-target"));
     }
 
+    // The member's menu closes with Escape (focus back on its button) and when the member clicks or taps elsewhere.
+    var menu = document.getElementById("member-menu");
+    if (menu) {
+      menu.addEventListener("keydown", function (event) {
+        if (event.key === "Escape" && menu.open) {
+          menu.open = false;
+          document.getElementById("member-menu-button").focus();
+        }
+      });
+      document.addEventListener("click", function (event) {
+        if (menu.open && !menu.contains(event.target)) { menu.open = false; }
+      });
+    }
+
     // Validation errors: move focus to the summary so that keyboard and screen-reader users start there.
     var summary = document.getElementById("error-summary");
     if (summary) { summary.focus(); }

@@ -204,6 +204,30 @@ def test_the_bar_keeps_its_size_on_a_phone_whatever_the_pages_viewport(browser, 
         on_phone(browser, False)
 
 
+def test_signing_out_from_inside_an_app(browser, dev_gateway, checker):
+    """The switcher's menu ends with Sign out: a page that says who is signed in, where staying goes back to the app's
+    page and signing out ends the session (the app's page then asks to sign in)."""
+    gw = dev_gateway
+    sign_in(browser, gw, "alice", "/apps/links/")
+    for stay in (True, False):
+        open_app(browser, gw, "links")
+        in_bar(browser, "#switcher-button").click()
+        wait(browser, lambda b: shown(b, "#bar-sign-out"))
+        in_bar(browser, "#bar-sign-out").click()
+        wait(browser, lambda b: path_of(b).startswith("/signout"))
+        assert browser.find_element(By.ID, "signout-member").text == "Alice Archer"
+        assert browser.find_element(By.ID, "signout-email").text == "alice@example.org"
+        if stay:
+            checker.page("signout")
+            browser.find_element(By.ID, "stay-signed-in").click()
+            wait(browser, lambda b: path_of(b) == "/apps/links/")
+        else:
+            browser.find_element(By.ID, "sign-out").click()
+            wait(browser, lambda b: path_of(b).startswith("/signin") or "signed-out" in b.current_url)
+    browser.get(gw.url + "/apps/links/")
+    wait(browser, lambda b: path_of(b).startswith("/signin"))
+
+
 def test_keyboard_reaches_the_bar_first_and_skips_to_the_app(browser, dev_gateway):
     gw = dev_gateway
     sign_in(browser, gw, "alice", "/apps/links/")

@@ -136,8 +136,18 @@ def check_portal(browser, checker):
         browser.find_element(By.ID, "member-menu-button").click()
         wait(browser, lambda b: b.find_element(By.ID, "sign-out").is_displayed())
         assert "user" in browser.find_element(By.ID, "member-roles").text
+        assert browser.find_element(By.ID, "member-email").text == "alice@example.org"
+        # Each role stays whole on a phone (no name broken across lines).
+        assert all(role.size["height"] < 30 for role in browser.find_elements(By.CSS_SELECTOR, "#member-roles .role"))
         checker.page("portal-menu" + suffix)
+        # Escape closes it, focus back on its button; so does a click elsewhere.
+        browser.find_element(By.ID, "member-menu-button").send_keys(Keys.ESCAPE)
+        assert not browser.find_element(By.ID, "sign-out").is_displayed()
+        assert browser.switch_to.active_element.get_attribute("id") == "member-menu-button"
         browser.find_element(By.ID, "member-menu-button").click()
+        wait(browser, lambda b: b.find_element(By.ID, "sign-out").is_displayed())
+        browser.find_element(By.CSS_SELECTOR, ".topbar .brand").click()
+        assert not browser.find_element(By.ID, "sign-out").is_displayed()
     browser.set_window_size(1280, 900)
 
 

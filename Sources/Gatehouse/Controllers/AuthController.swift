@@ -38,7 +38,21 @@ public struct AuthController: Sendable {
         router.get(RouterPath(stringLiteral: Paths.signedOutPage), use: signedOutPage)
         router.get(RouterPath(stringLiteral: Paths.signInStart), use: start)
         router.get(RouterPath(stringLiteral: configuration.oidc.redirectPath), use: callback)
+        router.get(RouterPath(stringLiteral: Paths.signOut), use: signOutPage)
         router.post(RouterPath(stringLiteral: Paths.signOut), use: signOut)
+    }
+
+    /// `GET /signout`: where the bar inside an app sends a member who wants to sign out (the bar is the same markup for
+    /// every member, so it carries no form token): who is signed in, and the form that signs out; “Stay signed in”
+    /// goes back to `return_to` (a path of the gateway's) or the web apps.
+    @Sendable func signOutPage(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        guard let session = context.session else { return redirect(to: Paths.signIn) }
+        let back = request.uri.queryParameters.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.portal
+        var values: [String: Any] = ["memberName": session.identity.displayName, "csrf": session.csrfToken, "back": back]
+        if let email = session.identity.email, email != session.identity.displayName { values["email"] = email }
+        var response = try renderer.page("signout", title: renderer.strings["signout_title"], values)
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 
     @Sendable func signInPage(_ request: Request, context: GatewayRequestContext) async throws -> Response {

@@ -129,13 +129,20 @@ public struct PortalController: Sendable {
         return slug.flatMap(catalog.app)
     }
 
+    /// The member's roles as the member knows them: without the identity provider's own (`offline_access`,
+    /// `uma_authorization`, Keycloak's `default-roles-<realm>`), which say nothing about what they may open.
+    static func shownRoles(_ roles: [String]) -> [String] {
+        roles.filter { role in !["offline_access", "uma_authorization"].contains(role) && !role.hasPrefix("default-roles-") }
+    }
+
     /// What every portal page shows: the member, the tabs and the sign-out form.
     func values(_ current: FeatureTab, _ session: Session, _ customize: (inout [String: Any]) -> Void) -> [String: Any] {
         var values: [String: Any] = [
             "memberName": session.identity.displayName,
             "memberInitials": AppIcon.monogram(session.identity.displayName),
-            "roles": session.identity.roles.joined(separator: ", "),
-            "hasRoles": !session.identity.roles.isEmpty,
+            "email": session.identity.email.flatMap { $0 == session.identity.displayName ? nil : $0 } as Any,
+            "roles": Self.shownRoles(session.identity.roles),
+            "hasRoles": !Self.shownRoles(session.identity.roles).isEmpty,
             "csrf": session.csrfToken,
             "tabs": FeatureTab.allCases.map { tab -> [String: Any] in
                 [

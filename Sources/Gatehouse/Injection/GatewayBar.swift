@@ -127,7 +127,8 @@ public struct GatewayBar: Sendable {
         return [
             "nonce": Placeholder.nonce, "upgradeURL": Placeholder.upgradeURL, "state": Placeholder.state, "space": Placeholder.space,
             "style": gatewayBase + Paths.barStyle, "script": gatewayBase + Paths.barScript, "toastsScript": gatewayBase + Paths.toastsScript,
-            "portal": gatewayBase + Paths.portal, "gatewayInitial": strings["gateway_name"].prefix(1).uppercased(),
+            "portal": gatewayBase + Paths.portal, "signOut": gatewayBase + Paths.signOut,
+            "gatewayInitial": strings["gateway_name"].prefix(1).uppercased(),
             "currentName": app.name, "currentMonogram": current.monogram, "currentTone": current.tone,
             "apps": listed.map { listedApp -> [String: Any] in
                 let icon = AppIcon(listedApp)

@@ -60,7 +60,9 @@ import Testing
             #expect(chats.status == 200)
             #expect(chats.body.contains("Alice Archer"))
             let portal = try await gateway.get("/", cookies: flow.cookies.values)
-            #expect(portal.body.contains("Web Apps") && portal.body.contains("offline_access"))
+            // The member's roles, without the provider's own (`offline_access`), and the email.
+            #expect(portal.body.contains("Web Apps") && portal.body.contains("<span class=\"role\">user</span>"))
+            #expect(!portal.body.contains("offline_access") && portal.body.contains("alice@example.org"))
             #expect(portal.headers.first(name: "Content-Security-Policy")?.contains("frame-ancestors 'none'") == true)
         }
     }
@@ -186,6 +188,25 @@ import Testing
 
             // The old cookie is worthless now.
             #expect(try await gateway.get("/", cookies: flow.cookies.values).status == 303)
+        }
+    }
+
+    /// `GET /signout` (the bar's way out) asks first and signs nobody out by itself; it only goes back to the
+    /// gateway's own paths.
+    @Test func theSignOutPageAsksFirst() async throws {
+        try await LiveGateway.run { gateway in
+            #expect(try await gateway.get("/signout", cookies: [:]).location == Paths.signIn)
+            let flow = try await Self.signIn(gateway, deepLink: "/")
+            let page = try await gateway.get("/signout?return_to=%2Fapps%2Fwiki%2Fx%3Fa%3D1", cookies: flow.cookies.values)
+            #expect(page.status == 200 && page.body.contains("action=\"/signout\"") && page.body.contains("name=\"csrf\""))
+            #expect(page.body.contains("id=\"stay-signed-in\" href=\"/apps/wiki/x?a=1\""))
+            #expect(page.headers["cache-control"].first == "no-store")
+            for hostile in ["https%3A%2F%2Fevil.example%2F", "%2F%2Fevil.example", "javascript%3Aalert(1)", "%2F%5Cevil.example"] {
+                let refused = try await gateway.get("/signout?return_to=" + hostile, cookies: flow.cookies.values)
+                #expect(refused.body.contains("id=\"stay-signed-in\" href=\"/\""), "\(hostile)")
+            }
+            // Asking signed nobody out.
+            #expect(try await gateway.get("/", cookies: flow.cookies.values).status == 200)
         }
     }
 
