@@ -228,6 +228,29 @@ def test_signing_out_from_inside_an_app(browser, dev_gateway, checker):
     wait(browser, lambda b: path_of(b).startswith("/signin"))
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_an_apps_empty_error_page_keeps_the_way_on(browser, dev_gateway, checker, scheme):
+    """`/apps/links/nope`: the demo app's own 404 has no body; the member gets the bar and a page that names the app,
+    says what happened and offers the app's start, the web apps and whom to ask (axe-clean, light and dark, on a
+    phone too)."""
+    gw = dev_gateway
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+    sign_in(browser, gw, "alice", "/apps/links/")
+    for phone in (False, True):
+        on_phone(browser, phone)
+        try:
+            browser.get(gw.url + "/apps/links/nope")
+            wait(browser, lambda b: b.find_elements(By.ID, "app-error-title"))
+            assert browser.find_element(By.ID, "app-error-title").text == "Links and Forms has no page at this address"
+            assert "404" in browser.find_element(By.ID, "app-error-text").text
+            assert shown(browser, ".row") and shown(browser, "#switcher-button")
+            checker.page("app-error" if scheme == "light" and not phone else None)
+            browser.find_element(By.ID, "app-error-start").click()
+            wait(browser, lambda b: path_of(b) == "/apps/links/")
+        finally:
+            on_phone(browser, False)
+
+
 def test_keyboard_reaches_the_bar_first_and_skips_to_the_app(browser, dev_gateway):
     gw = dev_gateway
     sign_in(browser, gw, "alice", "/apps/links/")

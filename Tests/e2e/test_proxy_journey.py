@@ -106,7 +106,8 @@ def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser
 
     # A redirect to a host outside the allowlist is never followed.
     browser.get(dev_gateway.url + "/apps/leave/")
-    assert browser.find_element(By.TAG_NAME, "h1").text == "Destination outside the allowlist"
+    assert browser.find_element(By.TAG_NAME, "h1").text == "This link leads outside your organization's apps"
+    assert "outside.example" in browser.find_element(By.TAG_NAME, "main").text
     assert "outside.example" not in browser.current_url
 
     # Sign out and back in: the jar went with the old session.

@@ -112,7 +112,7 @@ struct Gateway {
         let bar = GatewayBar(renderer: renderer, catalog: catalog, events: events)
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
-            configuration: configuration, metrics: metrics)
+            configuration: configuration, metrics: metrics, renderer: renderer)
         let securityHeaders = SecurityHeaders(
             identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(Self.origin), isHTTPS: configuration.isHTTPS)
         self.securityHeaders = securityHeaders

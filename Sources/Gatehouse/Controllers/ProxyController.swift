@@ -19,7 +19,7 @@ public struct ProxyController: Sendable {
 
     init(
         catalog: AppCatalog, forwarder: Forwarder, access: AppAccess, jars: SharedCookieJars, bar: GatewayBar,
-        configuration: GatehouseConfiguration, metrics: GatewayMetrics
+        configuration: GatehouseConfiguration, metrics: GatewayMetrics, renderer: PageRenderer
     ) {
         self.catalog = catalog
         self.forwarder = forwarder
@@ -28,7 +28,7 @@ public struct ProxyController: Sendable {
         self.bar = bar
         self.configuration = configuration
         self.metrics = metrics
-        mapping = AnswerMapping(configuration: configuration)
+        mapping = AnswerMapping(configuration: configuration, renderer: renderer)
     }
 
     static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]

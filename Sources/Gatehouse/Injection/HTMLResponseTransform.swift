@@ -27,11 +27,15 @@ struct HTMLResponseTransform {
     private var compressedBytes = 0
     private var inflatedBytes = 0
     private let allocator = ByteBufferAllocator()
+    /// What the member gets instead when the body turns out empty (an app's empty error page, `AnswerMapping`).
+    private let emptyBody: [UInt8]?
+    private var sawBytes = false
 
-    init(rewriter: HTMLStreamRewriter, encoding: Encoding, limits: InflationLimits) {
+    init(rewriter: HTMLStreamRewriter, encoding: Encoding, limits: InflationLimits, emptyBody: [UInt8]? = nil) {
         self.rewriter = rewriter
         self.encoding = encoding
         self.limits = limits
+        self.emptyBody = emptyBody
     }
 
     /// `gzip`, `x-gzip`, `deflate` or none; any other coding is not something the gateway may rewrite.
@@ -46,11 +50,13 @@ struct HTMLResponseTransform {
 
     mutating func process(_ chunk: ByteBuffer) throws(ProxyError) -> ByteBuffer {
         let plain = try inflate(chunk)
+        if plain.readableBytes > 0 { sawBytes = true }
         return ByteBuffer(bytes: rewriter.feed(plain.readableBytesView))
     }
 
     mutating func finish() -> ByteBuffer {
-        ByteBuffer(bytes: rewriter.finish())
+        if !sawBytes, let emptyBody { return ByteBuffer(bytes: emptyBody) }
+        return ByteBuffer(bytes: rewriter.finish())
     }
 
     private mutating func inflate(_ chunk: ByteBuffer) throws(ProxyError) -> ByteBuffer {

@@ -13,12 +13,15 @@ struct AnswerMapping: Sendable {
     let barScriptURLs: [String]
     let barStyleURL: String
     let inflationLimits: HTMLResponseTransform.InflationLimits
+    /// For the page that stands in for an app's empty error.
+    let renderer: PageRenderer
     /// The header for an app that sends no policy of its own (most do not): the gateway's policy without a nonce,
     /// and with one, cut where the nonce goes, rendered once.
     private let gatewayAlone: String
     private let gatewayAloneAroundNonce: [String]
 
-    init(configuration: GatehouseConfiguration) {
+    init(configuration: GatehouseConfiguration, renderer: PageRenderer) {
+        self.renderer = renderer
         inflationLimits = .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio)
         barScriptURLs = [configuration.publicOrigin + Paths.toastsScript, configuration.publicOrigin + Paths.barScript]
         barStyleURL = configuration.publicOrigin + Paths.barStyle
@@ -53,6 +56,9 @@ struct AnswerMapping: Sendable {
         var nonce: String?
         /// The app's `Content-Length`, for a body that goes out as it came.
         var contentLength: String?
+        /// Set for an app's error to a page the member opened: if its body is empty, the transform answers with a
+        /// page of the gateway's that says what happened.
+        var emptyError: HTTPResponse.Status? = nil
     }
 
     func map(
@@ -85,8 +91,15 @@ struct AnswerMapping: Sendable {
             if let mapped = urls.rewriteLink(link) { headers.append(HTTPField(name: Self.link, value: mapped)) }
         }
 
-        let isHTML = upstream.contentType.map { $0.utf8.starts(with: "text/html".utf8, by: { $0.asciiLowercased == $1 }) } == true
         let hasBody = !isHEAD && status != .noContent && status != .notModified
+        // An app's error to a page the member opened, with nothing to show (an empty body, or an HTML one that turns
+        // out empty): the member gets a page that says so, with the bar, instead of the browser's own dead end.
+        let isEmpty = upstream.contentLength.map { $0.trimmingCharacters(in: .whitespaces) == "0" } ?? false
+        let fillsEmptyError = isNavigation && hasBody && status.code >= 400
+        if fillsEmptyError && isEmpty { headers[.contentType] = "text/html; charset=utf-8" }
+        let isHTML =
+            (fillsEmptyError && isEmpty)
+            || upstream.contentType.map { $0.utf8.starts(with: "text/html".utf8, by: { $0.asciiLowercased == $1 }) } == true
         // A partial body cannot be rewritten without breaking its ranges, nor a document whose charset does not
         // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
         let isRewritable = isHTML && hasBody && status != .partialContent && Self.isASCIICompatible(contentType: upstream.contentType)
@@ -97,7 +110,9 @@ struct AnswerMapping: Sendable {
             && !(upstream.contentDisposition?.lowercased().hasPrefix("attachment") ?? false)
         let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
         headers[.contentSecurityPolicy] = policy(upstream: upstream.contentSecurityPolicy, nonce: nonce)
-        return Head(headers: headers, encoding: encoding, nonce: nonce, contentLength: upstream.contentLength)
+        return Head(
+            headers: headers, encoding: encoding, nonce: nonce, contentLength: upstream.contentLength,
+            emptyError: fillsEmptyError && nonce != nil ? status : nil)
     }
 
     /// The fields of the app's head the mapping reads, found in one pass (as `HTTPFields`' subscripts give them:
@@ -134,7 +149,29 @@ struct AnswerMapping: Sendable {
         gatewayBase: String, urls: URLRewriter
     ) throws -> HTMLResponseTransform {
         let injection = try head.nonce.map { try bar.bytes(nonce: $0, session: session, app: app, returnTo: returnTo, gatewayBase: gatewayBase) }
-        return HTMLResponseTransform(rewriter: HTMLStreamRewriter(injection: injection, urls: urls), encoding: encoding, limits: inflationLimits)
+        var emptyBody: [UInt8]?
+        if let status = head.emptyError, let nonce = head.nonce {
+            // The gateway's page with the bar in it (its links are the gateway's own: not rewritten as the app's).
+            var page = HTMLStreamRewriter(injection: injection, urls: nil)
+            emptyBody = page.feed(Array(try emptyErrorPage(status: status, app: app, nonce: nonce, gatewayBase: gatewayBase).utf8)) + page.finish()
+        }
+        return HTMLResponseTransform(
+            rewriter: HTMLStreamRewriter(injection: injection, urls: urls), encoding: encoding, limits: inflationLimits, emptyBody: emptyBody)
+    }
+
+    /// What the member reads when an app answers a page with an error and nothing to show: which app, what it said in
+    /// plain words, and the ways on (the app's start page, the web apps, whom to ask).
+    func emptyErrorPage(status: HTTPResponse.Status, app: AppConfiguration, nonce: String, gatewayBase: String) throws -> String {
+        let strings = renderer.strings
+        let what = status == .notFound || status == .gone ? "app_error_missing" : status.code < 500 ? "app_error_refused" : "app_error_failed"
+        let arguments = ["app": app.name, "status": "\(status.code)"]
+        return try renderer.fragment(
+            "app-error",
+            [
+                "heading": strings.text("\(what)_title", arguments), "message": strings.text("\(what)_text", arguments),
+                "ask": strings.text("app_error_ask", arguments), "start": strings.text("app_error_start", arguments),
+                "appStart": gatewayBase.isEmpty ? Paths.app(app.slug) + "/" : "/", "base": gatewayBase, "nonce": nonce,
+            ])
     }
 
     /// A URL for the log: everything before its query or fragment.

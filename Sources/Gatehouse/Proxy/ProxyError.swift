@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 /// What can go wrong between the gateway and an app.
@@ -43,13 +44,20 @@ public enum ProxyError: PresentableError, Equatable {
     public var messageKey: String {
         switch self {
         case .unknownApp: "error_not_found"
-        case .hostNotAllowed, .redirectOutsideAllowlist: "error_outside_allowlist"
+        case .hostNotAllowed: "error_app_address_refused"
+        case .redirectOutsideAllowlist: "error_outside_allowlist"
         case .upstreamUnreachable, .upstreamReset: "error_upstream_unreachable"
         case .upstreamTimeout: "error_upstream_slow"
         case .requestBodyTooLarge: "error_too_large"
         case .inflationLimit: "error_upstream_invalid"
         case .requestBodyInvalid: "error_bad_request"
         }
+    }
+
+    /// The page names the site an app tried to send the member to (its host only: the way there may carry codes).
+    public var messageArguments: [String: String] {
+        guard case .redirectOutsideAllowlist(let location) = self else { return [:] }
+        return ["host": URL(string: location)?.host ?? location]
     }
 
     /// The toast an error page shows with this error: an app that failed to answer says so in the words every member

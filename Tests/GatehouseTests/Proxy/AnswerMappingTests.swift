@@ -7,9 +7,9 @@ import Testing
 /// The answer mapping both paths share: its policy rendered once for apps without their own is the policy the full
 /// merge gives, with the nonce where it belongs.
 @Suite struct AnswerMappingTests {
-    @Test func thePolicyRenderedOnceIsTheMergedPolicy() throws {
+    @Test func thePolicyRenderedOnceIsTheMergedPolicy() async throws {
         let configuration = try LiveGateway.developmentConfiguration(port: 8080)
-        let mapping = AnswerMapping(configuration: configuration)
+        let mapping = AnswerMapping(configuration: configuration, renderer: try await PageRenderer.load(configuration: configuration))
         for nonce in [nil, "n0nce-Value_1", RandomToken.make(bytes: 18)] {
             let merged = GatehouseCore.ContentSecurityPolicy.combined(
                 gateway: mapping.gatewayPolicy, upstream: [], nonce: nonce, scriptURLs: mapping.barScriptURLs, styleURL: mapping.barStyleURL)

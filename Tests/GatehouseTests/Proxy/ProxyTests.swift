@@ -164,6 +164,42 @@ import Testing
         }
     }
 
+    /// An app's error to a page the member opened, with nothing to show: a page of the gateway's with the bar that
+    /// names the app and what it said, and the ways on; served by the data plane. An app's own error page, a fetch,
+    /// and a redirect are left as they are.
+    @Test func anAppsEmptyErrorBecomesAPageWithTheWayOn() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let served = gateway.servedByDataPlane("echo")
+            for (status, heading) in [(404, "Echo has no page at this address"), (403, "Echo would not show this page"), (502, "Echo had a problem")]
+            {
+                for type in ["text/html", "text/plain", "application/octet-stream"] {
+                    let reply = try await gateway.get(
+                        "/apps/echo/respond?status=\(status)&body=&type=" + FormEncoding.escape(type), cookies: cookies,
+                        headers: GatewayBarTests.document)
+                    #expect(reply.status == status && reply.headers.first(name: "Content-Type") == "text/html; charset=utf-8", "\(status) \(type)")
+                    #expect(reply.body.contains(heading) && reply.body.contains("answered \(status)"), "\(status) \(type)")
+                    // The bar, and the ways on: the app's start, the web apps, whom to ask; the gateway's links not rewritten.
+                    #expect(reply.body.contains("<gatehouse-bar id=\"gatehouse-bar\""))
+                    #expect(
+                        reply.body.contains("id=\"app-error-start\" href=\"/apps/echo/\"")
+                            && reply.body.contains("id=\"app-error-portal\" href=\"/\""))
+                    #expect(reply.body.contains("tell the people who run Echo"))
+                }
+            }
+            #expect(gateway.servedByDataPlane("echo") == served + 9)
+            // Not for a fetch: the empty body stays empty. Not for the app's own error page. Not for a success.
+            let fetch = try await gateway.get("/apps/echo/respond?status=404&body=", cookies: cookies)
+            #expect(fetch.status == 404 && fetch.body.isEmpty)
+            let own = try await gateway.get(
+                "/apps/echo/respond?status=404&body=" + FormEncoding.escape("<html><body>Own words</body></html>"), cookies: cookies,
+                headers: GatewayBarTests.document)
+            #expect(own.body.contains("Own words") && !own.body.contains("has no page") && own.body.contains("<gatehouse-bar"))
+            let empty = try await gateway.get("/apps/echo/respond?status=200&body=", cookies: cookies, headers: GatewayBarTests.document)
+            #expect(empty.status == 200 && !empty.body.contains("app-error"))
+        }
+    }
+
     @Test func redirectsStayInsideTheGateway() async throws {
         try await Self.withProxy { gateway, upstream in
             let cookies = try await Self.signedIn(gateway)
@@ -177,9 +213,13 @@ import Testing
                 let reply = try await gateway.get("/apps/echo/redirect?to=" + FormEncoding.escape(hostile), cookies: cookies)
                 #expect(reply.status == 403, "\(hostile)")
                 #expect(reply.location == nil)
-                #expect(reply.body.contains("Destination outside the allowlist"))
+                #expect(reply.body.contains("This link leads outside your organization&#39;s apps"))
             }
             #expect(gateway.servedByDataPlane("echo") == 7)
+            // The page names where the app tried to send the member (the host only, never the rest of the way).
+            let named = try await gateway.get(
+                "/apps/echo/redirect?to=" + FormEncoding.escape("https://evil.example/steal?code=123"), cookies: cookies)
+            #expect(named.body.contains("send you on to evil.example") && !named.body.contains("code=123"))
         }
     }
 
