@@ -17,6 +17,7 @@
   var bar = root.getElementById("bar");
   var space = document.getElementById("gatehouse-bar-space");
   placeAtDeviceScale();
+  followThePagesScheme();
   var toasts = root.getElementById("toasts");
   var overlay = host.hasAttribute("data-overlay");
   var fetchOriginal = window.fetch ? window.fetch.bind(window) : null;
@@ -139,6 +140,28 @@
     window.addEventListener("load", queue);
     window.addEventListener("pageshow", queue);
     place();
+  }
+
+  // In dark mode the bar is dark only over a page that is: an app that stays light (it declares no dark scheme and
+  // paints a light background) keeps a light bar above it.
+  function followThePagesScheme() {
+    if (!window.matchMedia || !window.matchMedia("(prefers-color-scheme: dark)").matches) { return; }
+    function luminance(color) {
+      var parts = (color || "").match(/[\d.]+/g);
+      if (!parts || parts.length < 3 || (parts.length > 3 && Number(parts[3]) === 0)) { return null; }
+      return (0.2126 * parts[0] + 0.7152 * parts[1] + 0.0722 * parts[2]) / 255;
+    }
+    function check() {
+      var background = luminance(getComputedStyle(document.body).backgroundColor);
+      if (background === null) { background = luminance(getComputedStyle(document.documentElement).backgroundColor); }
+      if (background === null) {
+        // Nothing painted: the canvas is dark only where the page lets the browser use a dark scheme.
+        background = /dark/.test(getComputedStyle(document.documentElement).colorScheme || "") ? 0 : 1;
+      }
+      if (background > 0.5) { host.setAttribute("data-page-scheme", "light"); } else { host.removeAttribute("data-page-scheme"); }
+    }
+    check();
+    window.addEventListener("load", check);
   }
 
   // The room above the page: the bar's 40 px at the page's scale (CSSOM, which the page's CSP does not govern).

@@ -66,21 +66,24 @@
     if (resend) {
       var button = resend.querySelector("button");
       var label = document.getElementById("resend-countdown");
+      var announce = document.getElementById("resend-announce");
       var resendAt = Number(resend.getAttribute("data-resend-at")) * 1000;
+      var announced = false;
       var tick = function () {
         var seconds = Math.floor((resendAt - Date.now()) / 1000);
         if (seconds > 0) {
           button.disabled = true;
-          // Announce only at the start and every 15 seconds, not every second.
-          if (seconds % 15 === 0 || !label.textContent) {
-            label.textContent = label.getAttribute("data-wait").replace("{seconds}", String(seconds));
-          }
+          // The countdown the member sees moves every second; screen readers hear it at the start and every 15 s.
+          var text = label.getAttribute("data-wait").replace("{seconds}", String(seconds));
+          label.textContent = text;
+          if (announce && (!announced || seconds % 15 === 0)) { announce.textContent = text; announced = true; }
           button.setAttribute("aria-label", button.textContent + " (" + seconds + ")");
           window.setTimeout(tick, 1000);
         } else {
           button.disabled = false;
           button.removeAttribute("aria-label");
           label.textContent = label.getAttribute("data-ready");
+          if (announce) { announce.textContent = label.textContent; }
         }
       };
       label.textContent = "";

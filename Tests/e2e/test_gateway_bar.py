@@ -71,6 +71,10 @@ def test_the_bar_on_every_demo_app(browser, dev_gateway, checker, scheme):
             # Chats, Calls and Stories in the bar on wide screens, in the switcher's menu on narrow ones; locked.
             assert shown(browser, "#bar-chats") == (width == 1280)
             assert bar_has(browser, "#bar-chats.locked[aria-describedby=locked-note]") and bar_has(browser, "#locked-note")
+            # In dark mode the bar stays light over these apps, which stay light themselves.
+            row_background = browser.execute_script(
+                "return getComputedStyle(document.getElementById('gatehouse-bar').shadowRoot.getElementById('row')).backgroundColor")
+            assert row_background == "rgb(255, 255, 255)", (slug, scheme, row_background)
             name = {"links": "bar", "styled": "bar-styled"}.get(slug) if scheme == "light" else ("bar" if slug == "links" else None)
             checker.page(name and f"{name}{suffix}{'-dark' if scheme == 'dark' else ''}")
         # The switcher: every app of the member's, each through its loading page.
@@ -244,6 +248,10 @@ def test_an_apps_empty_error_page_keeps_the_way_on(browser, dev_gateway, checker
             assert browser.find_element(By.ID, "app-error-title").text == "Links and Forms has no page at this address"
             assert "404" in browser.find_element(By.ID, "app-error-text").text
             assert shown(browser, ".row") and shown(browser, "#switcher-button")
+            # The gateway's own page follows the system's scheme, and the bar with it.
+            row_background = browser.execute_script(
+                "return getComputedStyle(document.getElementById('gatehouse-bar').shadowRoot.getElementById('row')).backgroundColor")
+            assert row_background == ("rgb(27, 32, 39)" if scheme == "dark" else "rgb(255, 255, 255)"), row_background
             checker.page("app-error" if scheme == "light" and not phone else None)
             browser.find_element(By.ID, "app-error-start").click()
             wait(browser, lambda b: path_of(b) == "/apps/links/")

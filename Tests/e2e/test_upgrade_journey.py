@@ -192,6 +192,10 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     wait(browser, lambda b: path_of(b) == "/upgrade/code")
     assert "+15550100001" in browser.find_element(By.ID, "code-intro").text
     assert browser.find_element(By.ID, "resend-code").get_attribute("disabled")  # the countdown runs
+    # It moves every second where the member sees it (screen readers hear it every 15 s, from a live region).
+    shown_first = browser.find_element(By.ID, "resend-countdown").text
+    wait(browser, lambda b: b.find_element(By.ID, "resend-countdown").text != shown_first, timeout=3)
+    assert browser.find_element(By.ID, "resend-announce").get_attribute("aria-live") == "polite"
     checker.page("step-2-code")
     code = latest_code(browser, gw, checker)
     browser.back()
@@ -240,6 +244,9 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     browser.find_element(By.ID, "pin").send_keys("2580")
     submit(browser, "pin-confirmation", "2581", "set-pin")
     assert "not the same" in error_text(browser)
+    # The mismatch is shown at the confirmation field too, and the field says it is wrong.
+    assert "not the same" in browser.find_element(By.ID, "pin-confirmation-error").text
+    assert browser.find_element(By.ID, "pin-confirmation").get_attribute("aria-invalid") == "true"
     checker.page()
     browser.find_element(By.ID, "pin").send_keys("2580")
     browser.find_element(By.ID, "pin-confirmation").send_keys("2580")

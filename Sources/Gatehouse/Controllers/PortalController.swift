@@ -109,10 +109,13 @@ public struct PortalController: Sendable {
                 }
                 values["callOptions"] = [
                     "options": CallOption.allCases.map { option in
-                        [
+                        var values: [String: Any] = [
                             "id": "start-\(option.rawValue)-call", "href": FormEncoding.url(catalog.entryURL(for: app), adding: option.parameters),
                             "label": renderer.strings["calls_\(option.rawValue)"], "hint": renderer.strings["calls_\(option.rawValue)_hint"],
                         ]
+                        // What only a phone has (an earpiece), said only on touch screens.
+                        if let phone = renderer.strings.values["calls_\(option.rawValue)_hint_phone"] { values["phoneHint"] = phone }
+                        return values
                     }
                 ]
             })
@@ -140,7 +143,6 @@ public struct PortalController: Sendable {
         var values: [String: Any] = [
             "memberName": session.identity.displayName,
             "memberInitials": AppIcon.monogram(session.identity.displayName),
-            "email": session.identity.email.flatMap { $0 == session.identity.displayName ? nil : $0 } as Any,
             "roles": Self.shownRoles(session.identity.roles),
             "hasRoles": !Self.shownRoles(session.identity.roles).isEmpty,
             "csrf": session.csrfToken,
@@ -151,6 +153,7 @@ public struct PortalController: Sendable {
                 ]
             },
         ]
+        if let email = session.identity.email, email != session.identity.displayName { values["email"] = email }
         customize(&values)
         return values
     }

@@ -23,7 +23,7 @@ public enum DemoApps {
             AppConfiguration(slug: slowSlug, name: "Slow App", upstream: URL(string: base + "/slow/")!),
             AppConfiguration(slug: "styled", name: "Heavily Styled App", upstream: URL(string: base + "/styled/")!),
             AppConfiguration(slug: "fullscreen", name: "Full-Screen App", upstream: URL(string: base + "/fullscreen/")!, gatewayBar: false),
-            AppConfiguration(slug: chatsSlug, name: "Chat", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
+            AppConfiguration(slug: chatsSlug, name: "Chats", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
             AppConfiguration(slug: callsSlug, name: "Calls", upstream: URL(string: base + "/calls/")!, minimumLevel: .registered),
             AppConfiguration(slug: storiesSlug, name: "Stories", upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
         ]
@@ -83,7 +83,7 @@ public enum DemoApps {
                 status: .ok, headers: [.contentType: "text/html; charset=utf-8", .contentEncoding: "gzip"], body: .init(byteBuffer: compressed))
         }
         router.get("leave/") { _, _ in Response(status: .found, headers: [.location: "https://outside.example/landing"]) }
-        router.get("chat/") { _, _ in page("Chat", "<p id=\"chat\">Welcome to the chat app. Only registered members get here.</p>", mobile: true) }
+        router.get("chat/") { _, _ in page("Chats", "<p id=\"chat\">Welcome to the chat app. Only registered members get here.</p>", mobile: true) }
         router.get("calls/") { request, _ in
             // The call options the gateway's Calls tab passes along.
             let query = request.uri.queryParameters

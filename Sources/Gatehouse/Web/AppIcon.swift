@@ -22,10 +22,13 @@ struct AppIcon {
     }
 
     /// The initials of the first two words (`Visit Counter` → `VC`), skipping small words written in lower case
-    /// (`Links and Forms` → `LF`), or the first letter of a single word.
+    /// (`Links and Forms` → `LF`), or the first two letters of a single word (`Chats` → `CH`, `Calls` → `CA`: one
+    /// letter would give both the same icon).
     static func monogram(_ name: String) -> String {
         let words = name.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
         let capitalized = words.filter { $0.first?.isUppercase == true || $0.first?.isNumber == true }
-        return String((capitalized.isEmpty ? words : capitalized).prefix(2).compactMap(\.first)).uppercased()
+        let chosen = capitalized.isEmpty ? words : capitalized
+        if chosen.count == 1, let word = chosen.first { return String(word.prefix(2)).uppercased() }
+        return String(chosen.prefix(2).compactMap(\.first)).uppercased()
     }
 }

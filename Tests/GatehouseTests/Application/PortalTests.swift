@@ -22,7 +22,9 @@ import Testing
                 AppIcon(AppConfiguration(slug: $0, name: $0, upstream: url)).tone
             })
         #expect(tones.count > 3)
-        #expect(AppIcon.monogram("Links and Forms") == "LF" && AppIcon.monogram("calendar") == "C")
+        #expect(AppIcon.monogram("Links and Forms") == "LF" && AppIcon.monogram("calendar") == "CA")
+        // Apps of one word each get two letters, so that names starting alike are told apart.
+        #expect(AppIcon.monogram("Chats") == "CH" && AppIcon.monogram("Calls") == "CA" && AppIcon.monogram("X") == "X")
     }
 
     @Test func aMemberAtSSOIsOfferedTheUpgradeAndAMemberWithoutAppsSeesWhy() async throws {
