@@ -49,7 +49,7 @@ public struct AuthController: Sendable {
         guard let session = context.session else { return redirect(to: Paths.signIn) }
         let back = request.uri.queryParameters.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.portal
         var values: [String: Any] = ["memberName": session.identity.displayName, "csrf": session.csrfToken, "back": back]
-        if let email = session.identity.email, email != session.identity.displayName { values["email"] = email }
+        if let email = session.identity.emailBesideName { values["email"] = email }
         var response = try renderer.page("signout", title: renderer.strings["signout_title"], values)
         response.headers[.cacheControl] = "no-store"
         return response

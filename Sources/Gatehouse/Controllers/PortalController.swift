@@ -140,11 +140,12 @@ public struct PortalController: Sendable {
 
     /// What every portal page shows: the member, the tabs and the sign-out form.
     func values(_ current: FeatureTab, _ session: Session, _ customize: (inout [String: Any]) -> Void) -> [String: Any] {
+        let roles = Self.shownRoles(session.identity.roles)
         var values: [String: Any] = [
             "memberName": session.identity.displayName,
             "memberInitials": AppIcon.monogram(session.identity.displayName),
-            "roles": Self.shownRoles(session.identity.roles),
-            "hasRoles": !Self.shownRoles(session.identity.roles).isEmpty,
+            "roles": roles,
+            "hasRoles": !roles.isEmpty,
             "csrf": session.csrfToken,
             "tabs": FeatureTab.allCases.map { tab -> [String: Any] in
                 [
@@ -153,7 +154,7 @@ public struct PortalController: Sendable {
                 ]
             },
         ]
-        if let email = session.identity.email, email != session.identity.displayName { values["email"] = email }
+        if let email = session.identity.emailBesideName { values["email"] = email }
         customize(&values)
         return values
     }

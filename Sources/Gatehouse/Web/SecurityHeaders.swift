@@ -4,24 +4,20 @@ import HTTPTypes
 /// inline code, no framing, no sniffing, no referrer leaks. Forms may only go to the gateway and to the identity
 /// provider (Chrome applies `form-action` to the redirect after a form too).
 struct SecurityHeaders: Sendable {
-    let contentSecurityPolicy: String
-    let isHTTPS: Bool
+    /// The fields, made once: every answer gets them.
+    private let fields: [HTTPField]
 
     init(identityProviderOrigin: String?, isHTTPS: Bool) {
         let formTargets = ["'self'", identityProviderOrigin].compactMap { $0 }.joined(separator: " ")
-        self.contentSecurityPolicy =
+        let contentSecurityPolicy =
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
             + "base-uri 'none'; frame-ancestors 'none'; form-action \(formTargets)"
-        self.isHTTPS = isHTTPS
         fields =
             [
                 HTTPField(name: .contentSecurityPolicy, value: contentSecurityPolicy), HTTPField(name: .xContentTypeOptions, value: "nosniff"),
                 HTTPField(name: Self.referrerPolicy, value: "same-origin"), HTTPField(name: Self.frameOptions, value: "DENY"),
             ] + (isHTTPS ? [HTTPField(name: .strictTransportSecurity, value: "max-age=31536000")] : [])
     }
-
-    /// The fields, made once: every answer gets them.
-    private let fields: [HTTPField]
 
     /// Each field the answer does not carry already, appended (one look at the answer's fields, not one per name).
     func apply(to headers: inout HTTPFields) {

@@ -25,6 +25,9 @@ public struct MemberIdentity: Sendable, Codable, Equatable {
 
     /// What the portal calls the member.
     public var displayName: String { name ?? preferredUsername ?? email ?? sub }
+
+    /// The email to show beside `displayName`, unless that already is it.
+    public var emailBesideName: String? { email.flatMap { $0 == displayName ? nil : $0 } }
 }
 
 /// The tokens the identity provider issued for this session.
