@@ -57,6 +57,51 @@
       });
     }
 
+    // The web apps filtered as the member types: every word must appear in an app's name or description (case and
+    // accents aside); groups left empty hide, the count is announced, Enter opens the first match, Escape clears.
+    var filter = document.getElementById("app-filter");
+    if (filter) {
+      var fold = function (text) { return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase(); };
+      var tiles = Array.prototype.map.call(document.querySelectorAll(".apps li"), function (item) {
+        return { item: item, link: item.querySelector("a"), text: fold(item.textContent) };
+      });
+      var noMatch = document.getElementById("no-match");
+      var count = document.getElementById("app-filter-count");
+      var announceTimer = null;
+      var apply = function () {
+        var words = fold(filter.value).split(/\s+/).filter(Boolean);
+        var shown = tiles.filter(function (tile) {
+          var matches = words.every(function (word) { return tile.text.indexOf(word) !== -1; });
+          tile.item.hidden = !matches;
+          return matches;
+        });
+        document.querySelectorAll(".app-group").forEach(function (group) {
+          group.hidden = !group.querySelector(".apps li:not([hidden])");
+        });
+        var message = words.length === 0 ? "" : shown.length === 0
+          ? filter.getAttribute("data-none").replace("{query}", filter.value.trim())
+          : (shown.length === 1 ? filter.getAttribute("data-one") : filter.getAttribute("data-many").replace("{count}", shown.length));
+        noMatch.hidden = shown.length > 0;
+        noMatch.textContent = shown.length > 0 ? "" : message;
+        // Announced once the member pauses, not for every letter.
+        window.clearTimeout(announceTimer);
+        announceTimer = window.setTimeout(function () { count.textContent = message; }, 500);
+        return shown;
+      };
+      filter.addEventListener("input", apply);
+      filter.addEventListener("keydown", function (event) {
+        if (event.key === "Enter") {
+          var first = apply()[0];
+          if (first && filter.value.trim()) { event.preventDefault(); first.link.click(); }
+        } else if (event.key === "Escape" && filter.value) {
+          event.preventDefault();
+          filter.value = "";
+          apply();
+        }
+      });
+      if (filter.value) { apply(); }
+    }
+
     // Validation errors: move focus to the summary so that keyboard and screen-reader users start there.
     var summary = document.getElementById("error-summary");
     if (summary) { summary.focus(); }

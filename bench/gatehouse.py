@@ -84,12 +84,15 @@ def sign_in(origin, password, account="alice", register=None):
     return http
 
 
-def wrk(url, cookie, threads, connections, duration):
-    """One wrk run as a browser navigation with `cookie` (a `name=value` pair, or None): req/s, p50 and p99 in ms.
-    Error answers or socket errors make it fail: a benchmark of error pages measures nothing."""
+def wrk(url, cookie, threads, connections, duration, headers=()):
+    """One wrk run as a browser navigation with `cookie` (a `name=value` pair, or None) and `headers` ("Name: value"
+    each): req/s, p50 and p99 in ms. Error answers or socket errors make it fail: a benchmark of error pages measures
+    nothing."""
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}", "--latency", "-H", "Sec-Fetch-Dest: document"]
     if cookie:
         command += ["-H", f"Cookie: {cookie}"]
+    for header in headers:
+        command += ["-H", header]
     output = subprocess.run(command + [url], check=True, capture_output=True, text=True).stdout
     if "Non-2xx or 3xx responses" in output or "Socket errors" in output:
         raise RuntimeError(f"{url} had errors:\n{output}")

@@ -8,6 +8,8 @@ Targets, each asked as a browser navigation (`Sec-Fetch-Dest: document`) through
   gatehouse-sso   Gatehouse, a member at level sso: the app's cookie from the jar, CSP merge, URL rewriting, banner
   gatehouse-reg   Gatehouse, a registered member (no banner)
   caddy           Caddy reverse_proxy with a CSP header, no banner (Debian's Caddy has no body rewriting), no sign-in
+  nginx-gzip, gatehouse-sso-gzip  the same two asked with `Accept-Encoding: gzip`: nginx gzips at `gzip_comp_level 1`,
+                  Gatehouse compresses the page it rewrote (`proxy.compress_pages`); the table gives the bytes on the wire
   ceiling-hummingbird  what the design Gatehouse serves with today allows: a minimal Hummingbird + async-http-client
                   streaming proxy (bench/ceilings), nothing else
   ceiling-nio     what a channel-level design allows: a minimal NIO proxy, the browser's connection glued to a kept-alive
@@ -47,8 +49,10 @@ CONNECTIONS = os.environ.get("CONNECTIONS", "32")
 THREADS = os.environ.get("THREADS", "2")
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 TARGETS = os.environ.get(
-    "TARGETS", "direct nginx apache-oidc caddy ceiling-hummingbird ceiling-nio gatehouse-sso gatehouse-reg"
+    "TARGETS",
+    "direct nginx nginx-gzip apache-oidc caddy ceiling-hummingbird ceiling-nio gatehouse-sso gatehouse-sso-gzip gatehouse-reg",
 ).split()
+GZIP = ("Accept-Encoding: gzip",)
 PAGES = os.environ.get("PAGES", "page10k.html data1m.json").split()
 USER = {
     "sub": "f3b1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
@@ -182,6 +186,7 @@ http {{
             sub_filter_once on;
             proxy_hide_header Content-Security-Policy;
             add_header Content-Security-Policy "{CSP}" always;
+            gzip on; gzip_comp_level 1; gzip_min_length 1024; gzip_vary on;
         }}
     }}"""
         self.start_nginx("nginx-proxy", server)
@@ -328,19 +333,27 @@ OIDCStripCookies mod_auth_openidc_session mod_auth_openidc_session_chunks
         return process, f"{origin}/apps/bench/", member("alice"), member("bob", ("bob.bench", "+15550100123"))
 
 
-def wrk(url, cookie):
-    return gatehouse.wrk(url, cookie, THREADS, CONNECTIONS, DURATION)
+def wrk(url, cookie, headers):
+    return gatehouse.wrk(url, cookie, THREADS, CONNECTIONS, DURATION, headers)
 
 
-def check(name, url, cookie, banner):
-    """Every target answers 200, with the CSP, and on HTML with the banner (a marker) or without, before it is measured."""
-    reply = requests.get(url, headers={"Cookie": cookie or "", "Sec-Fetch-Dest": "document"}, allow_redirects=False)
+def check(name, url, cookie, banner, headers):
+    """Every target answers 200, with the CSP, and on HTML with the banner (a marker) or without, before it is measured.
+    Returns the body's size on the wire (gzipped where the target compressed it)."""
+    asked = {"Cookie": cookie or "", "Sec-Fetch-Dest": "document", "Accept-Encoding": "identity"}
+    asked.update(header.split(": ", 1) for header in headers)
+    reply = requests.get(url, headers=asked, allow_redirects=False, stream=True)
+    wire = reply.raw.read(decode_content=False)
+    reply = requests.get(url, headers=asked, allow_redirects=False)
     if reply.status_code != 200:
         sys.exit(f"peers: {name}: {url} answered {reply.status_code}")
     if name != "direct" and not name.startswith("ceiling-") and "content-security-policy" not in reply.headers:
         sys.exit(f"peers: {name}: {url} has no Content-Security-Policy")
     if banner and url.endswith(".html") and (banner[0] in reply.text) != banner[1]:
         sys.exit(f"peers: {name}: {url}: banner {'missing' if banner[1] else 'present'}")
+    if headers and url.endswith(".html") and reply.headers.get("Content-Encoding") != "gzip":
+        sys.exit(f"peers: {name}: {url} was not gzipped")
+    return len(wire)
 
 
 def main():
@@ -351,20 +364,22 @@ def main():
         run.content()
         run.upstream()
         ports = run.ports
-        targets = {"direct": (f"http://127.0.0.1:{ports['upstream']}/", None, None)}
-        if "nginx" in TARGETS:
+        # name: (base URL, cookie, banner marker and whether it is expected, more request headers)
+        targets = {"direct": (f"http://127.0.0.1:{ports['upstream']}/", None, None, ())}
+        if "nginx" in TARGETS or "nginx-gzip" in TARGETS:
             run.nginx_proxy()
-            targets["nginx"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True))
+            targets["nginx"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True), ())
+            targets["nginx-gzip"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True), GZIP)
         if "caddy" in TARGETS:
             run.caddy()
-            targets["caddy"] = (f"http://127.0.0.1:{ports['caddy']}/", None, None)
+            targets["caddy"] = (f"http://127.0.0.1:{ports['caddy']}/", None, None, ())
         for name in ("ceiling-hummingbird", "ceiling-nio"):
             if name in TARGETS:
                 run.ceiling(name)
-                targets[name] = (f"http://127.0.0.1:{ports[name]}/", None, None)
+                targets[name] = (f"http://127.0.0.1:{ports[name]}/", None, None, ())
         if "apache-oidc" in TARGETS:
             run.identity_provider()
-            targets["apache-oidc"] = (f"http://127.0.0.1:{ports['apache']}/", run.apache(), (BANNER, True))
+            targets["apache-oidc"] = (f"http://127.0.0.1:{ports['apache']}/", run.apache(), (BANNER, True), ())
         # GATEHOUSE_BASELINE_BIN: an earlier build measured beside this one, in the same rounds.
         builds = [("", os.environ["GATEHOUSE_BIN"])]
         if os.environ.get("GATEHOUSE_BASELINE_BIN"):
@@ -373,17 +388,17 @@ def main():
             process, base, sso, registered = run.gatehouse(binary, "gatehouse" + suffix)
             if not suffix:
                 measured = (process, base, sso)
-            if "gatehouse-sso" in TARGETS:
-                targets["gatehouse-sso" + suffix] = (base, sso, ("gatehouse-banner", True))
-            if "gatehouse-reg" in TARGETS:
-                targets["gatehouse-reg" + suffix] = (base, registered, ("gatehouse-banner", False))
+            targets["gatehouse-sso" + suffix] = (base, sso, ("gatehouse-banner", True), ())
+            targets["gatehouse-sso-gzip" + suffix] = (base, sso, ("gatehouse-banner", True), GZIP)
+            targets["gatehouse-reg" + suffix] = (base, registered, ("gatehouse-banner", False), ())
         targets = {name: value for name, value in targets.items() if name == "direct" or name.removesuffix("-baseline") in TARGETS}
+        wire = {}
         for page in PAGES:
-            for name, (base, cookie, banner) in targets.items():
-                check(name, base + page, cookie, banner)
+            for name, (base, cookie, banner, headers) in targets.items():
+                wire[(page, name)] = check(name, base + page, cookie, banner, headers)
                 # A warm-up for every target, as ../shared/peers does: pools, caches and the first connections are
                 # made before anything is measured.
-                gatehouse.wrk(base + page, cookie, THREADS, CONNECTIONS, "2s")
+                gatehouse.wrk(base + page, cookie, THREADS, CONNECTIONS, "2s", headers)
 
         cores = os.cpu_count()
         memory = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) // (1 << 20)
@@ -395,13 +410,13 @@ def main():
             for round in range(ROUNDS):
                 order = names[round % len(names) :] + names[: round % len(names)]
                 for name in order:
-                    base, cookie, _ = targets[name]
-                    rps, p50, p99 = wrk(base + page, cookie)
+                    base, cookie, _, headers = targets[name]
+                    rps, p50, p99 = wrk(base + page, cookie, headers)
                     results.setdefault((page, name), []).append((rps, p50, p99))
                     print(f"RUN page={page} round={round + 1} target={name} rps={rps:.0f} p50_ms={p50:.2f} p99_ms={p99:.2f}", flush=True)
         print()
-        print("| page | target | req/s | × direct | p50 | p99 |")
-        print("|---|---|---:|---:|---:|---:|")
+        print("| page | target | req/s | × direct | p50 | p99 | bytes on the wire |")
+        print("|---|---|---:|---:|---:|---:|---:|")
         for page in PAGES:
             direct = statistics.median(r[0] for r in results[(page, "direct")])
             for name in names:
@@ -409,7 +424,7 @@ def main():
                 rps = statistics.median(r[0] for r in runs)
                 p50 = statistics.median(r[1] for r in runs)
                 p99 = statistics.median(r[2] for r in runs)
-                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {p50:.2f} ms | {p99:.2f} ms |")
+                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {p50:.2f} ms | {p99:.2f} ms | {wire[(page, name)]:,} |")
 
         # The 100 MB page streamed through the injector: how much the gateway's peak memory grows.
         process, base, sso = measured

@@ -190,7 +190,7 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
 
     # Step 2: the code from the development inbox; a wrong one first.
     wait(browser, lambda b: path_of(b) == "/upgrade/code")
-    assert "+15550100001" in browser.find_element(By.ID, "code-intro").text
+    assert "+1 555 010 0001" in browser.find_element(By.ID, "code-intro").text  # as people read it
     assert browser.find_element(By.ID, "resend-code").get_attribute("disabled")  # the countdown runs
     # It moves every second where the member sees it (screen readers hear it every 15 s, from a live region).
     shown_first = browser.find_element(By.ID, "resend-countdown").text
@@ -313,6 +313,14 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
 
 
 def assert_registered_features(browser, gw, checker):
+    # The account menu shows what the member chose: the username, and the phone number as people read it.
+    browser.get(gw.url + "/")
+    browser.find_element(By.ID, "member-menu-button").click()
+    wait(browser, lambda b: b.find_element(By.ID, "member-username").is_displayed())
+    assert browser.find_element(By.ID, "member-username").text
+    phone = browser.find_element(By.ID, "member-phone").text
+    assert phone.startswith("+") and " " in phone, phone
+    checker.page("portal-menu-registered")
     browser.get(gw.url + "/chats")
     wait(browser, lambda b: path_of(b) == "/apps/chat/")
     assert "Only registered members" in browser.find_element(By.ID, "chat").text
@@ -367,7 +375,7 @@ def test_member_without_a_phone_claim_upgrades_with_the_keyboard_only(browser, d
     keys(browser, Keys.ENTER)
     wait(browser, lambda b: path_of(b) == "/dev/inbox")
     code = browser.find_element(By.CSS_SELECTOR, "#inbox li .code").text
-    assert "+442079460958" in browser.find_element(By.ID, "inbox").text
+    assert "+44 207 946 0958" in browser.find_element(By.ID, "inbox").text
     tab_to(browser, "inbox-back")
     keys(browser, Keys.ENTER)
     wait(browser, lambda b: path_of(b) == "/upgrade/code")

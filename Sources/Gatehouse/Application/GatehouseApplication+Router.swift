@@ -16,17 +16,13 @@ extension GatehouseApplication {
         router.add(middleware: SecurityHeadersMiddleware(headers: gateway.securityHeaders))
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))
         router.add(middleware: HostMountMiddleware(controller: gateway.hostMounts))
-        router.add(middleware: FileMiddleware(configuration.directories.publicFiles, urlBasePath: Paths.publicAssets, searchForIndexHtml: false))
+        router.add(middleware: GatewayAssetsMiddleware(assets: renderer.assets))
 
         router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in PlainTextResponse.make("ok\n") }
         let draining = gateway.draining
-        let barScript = configuration.directories.publicFiles + "/" + Paths.barScript.dropFirst(Paths.publicAssets.count + 1)
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
             if draining.hasBegun { return PlainTextResponse.make("shutting down\n", status: .serviceUnavailable) }
-            // Ready means able to serve: the static files (the bar's among them) still there, the store answering.
-            guard FileManager.default.fileExists(atPath: barScript) else {
-                return PlainTextResponse.make("static files missing\n", status: .serviceUnavailable)
-            }
+            // Ready means able to serve: the store answering (the gateway's files are in memory since the start).
             guard await stores.answers() else {
                 return PlainTextResponse.make(
                     "storage unavailable\n", status: .serviceUnavailable,
@@ -50,7 +46,10 @@ extension GatehouseApplication {
         ).addRoutes(to: withSession)
 
         let signedIn = withSession.group(context: SignedInRequestContext.self)
-        PortalController(catalog: gateway.catalog, renderer: renderer, features: configuration.features).addRoutes(to: signedIn)
+        PortalController(
+            catalog: gateway.catalog, renderer: renderer, features: configuration.features, registrations: stores.registrations,
+            cookiesAreSecure: configuration.cookieIsSecure
+        ).addRoutes(to: signedIn)
         RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender,
             hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,

@@ -232,6 +232,8 @@ public struct AppConfiguration: Sendable, Equatable {
     }
     public var slug: String
     public var name: String
+    /// One line on the portal's tile: what the app is for.
+    public var description: String?
     public var icon: String?
     public var upstream: URL
     public var minimumLevel: AuthLevel
@@ -244,14 +246,17 @@ public struct AppConfiguration: Sendable, Equatable {
     /// What of the browser's request, beyond what browsers send anyway, reaches this app, and how the gateway tells
     /// it who the member is.
     public var headers: AppHeaderConfiguration
+    /// How long a description may be: one line on a tile.
+    public static let descriptionLimit = 120
 
     public init(
-        slug: String, name: String, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
+        slug: String, name: String, description: String? = nil, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
         requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: Bool = true,
         headers: AppHeaderConfiguration = .init()
     ) {
         self.slug = slug
         self.name = name
+        self.description = description
         self.icon = icon
         self.upstream = upstream
         self.minimumLevel = minimumLevel
@@ -315,12 +320,14 @@ public struct ProxyConfiguration: Sendable {
     public var maximumInflationRatio: Int
     /// Domains no app may set a cookie on, beyond the parents of wildcard allowlist entries (which always are).
     public var cookieBoundaries: [String]
+    /// Pages the gateway rewrites go gzipped to browsers that take it.
+    public var compressPages: Bool
 
     public init(
         connectTimeoutSeconds: Int = 5, readTimeoutSeconds: Int = 30, maximumRequestBodyBytes: Int = 25 << 20,
         maximumConnectionsPerHost: Int = 64, allowHTTPLoopback: Bool = false, allowPrivateAddresses: Bool = false,
         contentSecurityPolicy: String? = nil, maximumInflatedBytes: Int = 64 << 20, maximumInflationRatio: Int = 100,
-        cookieBoundaries: [String] = []
+        cookieBoundaries: [String] = [], compressPages: Bool = true
     ) {
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.readTimeoutSeconds = readTimeoutSeconds
@@ -332,6 +339,7 @@ public struct ProxyConfiguration: Sendable {
         self.maximumInflatedBytes = maximumInflatedBytes
         self.maximumInflationRatio = maximumInflationRatio
         self.cookieBoundaries = cookieBoundaries
+        self.compressPages = compressPages
     }
 }
 

@@ -10,7 +10,7 @@ enum AppCatalogReader {
             return []
         }
         let known: Set = [
-            "slug", "name", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
+            "slug", "name", "description", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
             "pass_headers", "identity_headers", "gateway_bar",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
@@ -49,10 +49,15 @@ enum AppCatalogReader {
             if upstream == nil || upstream?.host == nil {
                 reader.report("\(path).upstream", "must be an absolute URL, got \"\(upstreamText)\"")
             }
+            let description = text("description")?.trimmingCharacters(in: .whitespacesAndNewlines)
+            if let description, description.count > AppConfiguration.descriptionLimit || description.contains(where: \.isNewline) {
+                reader.report("\(path).description", "must be one line of at most \(AppConfiguration.descriptionLimit) characters")
+            }
             let passHeaders = list("pass_headers")
             let appHeaders = headers(app, path: path, passHeaders: passHeaders, reader: &reader)
             return AppConfiguration(
-                slug: slug, name: name, icon: text("icon"), upstream: upstream ?? URL(string: "https://invalid.invalid")!,
+                slug: slug, name: name, description: description.flatMap { $0.isEmpty ? nil : $0 }, icon: text("icon"),
+                upstream: upstream ?? URL(string: "https://invalid.invalid")!,
                 minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
                 mount: mount ?? .path, gatewayBar: flag(app, "gateway_bar", path: path, reader: &reader) ?? true, headers: appHeaders
             )

@@ -191,7 +191,8 @@ public struct ConfigurationLoader {
                 contentSecurityPolicy: reader.optionalString("proxy.content_security_policy"),
                 maximumInflatedBytes: reader.int("proxy.max_inflated_bytes", default: proxyDefaults.maximumInflatedBytes, range: 1024...(1 << 34)),
                 maximumInflationRatio: reader.int("proxy.max_inflation_ratio", default: proxyDefaults.maximumInflationRatio, range: 2...100_000),
-                cookieBoundaries: reader.stringList("proxy.cookie_boundaries", default: proxyDefaults.cookieBoundaries)
+                cookieBoundaries: reader.stringList("proxy.cookie_boundaries", default: proxyDefaults.cookieBoundaries),
+                compressPages: reader.bool("proxy.compress_pages", default: proxyDefaults.compressPages)
             ),
             brand: brand,
             directories: directories,

@@ -1,4 +1,6 @@
 import GatehouseCore
+import GatehouseStorage
+import HTTPTypes
 import Hummingbird
 
 /// The portal: the Web Apps tab and the Chats / Calls / Stories tabs.
@@ -6,12 +8,23 @@ public struct PortalController: Sendable {
     let catalog: AppCatalog
     let renderer: PageRenderer
     let features: FeaturesConfiguration
+    /// What a registered member chose (their username and phone number), for the account menu.
+    let registrations: any RegistrationStore
+    /// Whether the gateway's cookies carry `Secure` (the recently used apps').
+    let cookiesAreSecure: Bool
 
-    public init(catalog: AppCatalog, renderer: PageRenderer, features: FeaturesConfiguration) {
+    public init(
+        catalog: AppCatalog, renderer: PageRenderer, features: FeaturesConfiguration, registrations: any RegistrationStore, cookiesAreSecure: Bool
+    ) {
         self.catalog = catalog
         self.renderer = renderer
         self.features = features
+        self.registrations = registrations
+        self.cookiesAreSecure = cookiesAreSecure
     }
+
+    /// From this many apps on, the web apps can be filtered by typing and list the recently used first.
+    static let manyApps = 7
 
     /// Toasts other pages may ask the web apps to show (`/?toast=…`); anything else is ignored.
     static let toasts: Set = ["registration_failed", "network_error", "app_failed"]
@@ -21,35 +34,35 @@ public struct PortalController: Sendable {
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.portal)) { request, context in
             let query = request.uri.queryParameters
-            return try self.webApps(context, toast: query.get("toast"), reason: query.get("reason"))
+            let recent = RecentApps(cookie: request.cookies[RecentApps.cookieName]?.value, member: context.session.identity)
+            return try await self.webApps(context, recent: recent, toast: query.get("toast"), reason: query.get("reason"))
         }
-        group.get(RouterPath(stringLiteral: Paths.openPrefix + "/:slug")) { _, context in
-            try self.loading(context.parameters.require("slug"), context)
+        group.get(RouterPath(stringLiteral: Paths.openPrefix + "/:slug")) { request, context in
+            let recent = RecentApps(cookie: request.cookies[RecentApps.cookieName]?.value, member: context.session.identity)
+            return try self.loading(context.parameters.require("slug"), context, recent: recent)
         }
         for tab in [FeatureTab.chats, .calls, .stories] {
-            group.get(RouterPath(stringLiteral: tab.path)) { _, context in try self.feature(tab, context) }
+            group.get(RouterPath(stringLiteral: tab.path)) { _, context in try await self.feature(tab, context) }
         }
     }
 
-    func webApps(_ context: SignedInRequestContext, toast: String? = nil, reason: String? = nil) throws -> Response {
+    func webApps(_ context: SignedInRequestContext, recent: RecentApps = .init(), toast: String? = nil, reason: String? = nil) async throws
+        -> Response
+    {
         let session = context.session
         let listed = catalog.listedApps(for: session.identity, level: session.level)
-        let appValues: [[String: Any]] = listed.map { app in
-            var values: [String: Any] = [
-                "slug": app.slug, "name": app.name, "href": Paths.open(app.slug),
-                "label": renderer.strings.text("portal_open_app", ["name": app.name]),
-            ]
-            let icon = AppIcon(app)
-            values["image"] = icon.image
-            values["monogram"] = icon.monogram
-            values["tone"] = icon.tone
-            return values
-        }
+        let isMany = listed.count >= Self.manyApps
+        // Many apps: the recently used first (those the member may still see), then the others in the catalog's order.
+        let recentApps = isMany ? recent.slugs.compactMap { slug in listed.first { $0.slug == slug } } : []
+        let otherApps = listed.filter { app in !recentApps.contains { $0.slug == app.slug } }
         return try renderer.page(
             "portal", title: renderer.strings["portal_title"],
-            values(.webApps, session) { values in
-                values["apps"] = appValues
-                values["hasApps"] = !appValues.isEmpty
+            await values(.webApps, session) { values in
+                values["recentApps"] = recentApps.map(tile)
+                values["hasRecentApps"] = !recentApps.isEmpty
+                values["apps"] = otherApps.map(tile)
+                values["hasApps"] = !listed.isEmpty
+                values["filterable"] = isMany
                 // At level `sso` the web apps offer the upgrade too, not only the chat tabs.
                 if session.level == .sso { values["upgradeURL"] = Paths.upgradeEntry(from: "portal", returnTo: Paths.portal) }
                 guard let toast, Self.toasts.contains(toast) else { return }
@@ -65,27 +78,45 @@ public struct PortalController: Sendable {
             })
     }
 
+    /// One app's tile on the web apps: its icon, name and one-line description.
+    func tile(_ app: AppConfiguration) -> [String: Any] {
+        let icon = AppIcon(app)
+        var values: [String: Any] = [
+            "slug": app.slug, "name": app.name, "href": Paths.open(app.slug), "label": renderer.strings.text("portal_open_app", ["name": app.name]),
+            "monogram": icon.monogram, "tone": icon.tone,
+        ]
+        // A file of the gateway's by its hashed name (cached for a year); any other path as configured.
+        values["image"] = icon.image.map(renderer.assets.url(for:))
+        values["description"] = app.description
+        return values
+    }
+
     /// "Loading <app>" at once while the browser goes on to the app (replacing this page in the history), and, if
     /// the app is slow, the offer to keep waiting or go back. Only for an app the member's roles and groups let them
     /// see (a registered-only app too: its own address then answers with the onboarding prompt); others do not
-    /// exist here, so that guessing slugs learns no app's name.
-    func loading(_ slug: String, _ context: SignedInRequestContext) throws -> Response {
+    /// exist here, so that guessing slugs learns no app's name. The app goes to the front of the member's recently
+    /// used apps on this browser.
+    func loading(_ slug: String, _ context: SignedInRequestContext, recent: RecentApps = .init()) throws -> Response {
         let identity = context.session.identity
         guard let app = catalog.app(slug), !AccessPolicy.visibleApps([app], for: identity, level: context.session.level).isEmpty else {
             throw RequestError.notFound
         }
         let title = renderer.strings.text("loading_app", ["name": app.name])
-        return try renderer.page(
+        var response = try renderer.page(
             "loading", title: title,
             [
                 "loadingTitle": title, "target": catalog.entryURL(for: app),
                 "slowText": renderer.strings.text("loading_slow_text", ["name": app.name]),
             ])
+        let cookie = SessionCookie(name: RecentApps.cookieName, isSecure: cookiesAreSecure)
+        response.headers.append(
+            HTTPField(name: .setCookie, value: cookie.setting(recent.opening(app.slug).cookieValue(member: identity), maxAge: RecentApps.lifetime)))
+        return response
     }
 
     /// Chats, Calls and Stories: the onboarding prompt at level `sso`; the configured app once registered (Calls
     /// first asks audio or video).
-    func feature(_ tab: FeatureTab, _ context: SignedInRequestContext) throws -> Response {
+    func feature(_ tab: FeatureTab, _ context: SignedInRequestContext) async throws -> Response {
         let session = context.session
         let app = self.app(for: tab)
         if session.level == .registered, let app, tab != .calls {
@@ -94,7 +125,7 @@ public struct PortalController: Sendable {
         let title = renderer.strings["feature_\(tab.rawValue)_title"]
         return try renderer.page(
             "feature", title: title,
-            values(tab, session) { values in
+            await values(tab, session) { values in
                 values["featureTitle"] = title
                 values["featureText"] = renderer.strings["feature_\(tab.rawValue)_text"]
                 guard session.level == .registered else {
@@ -139,7 +170,7 @@ public struct PortalController: Sendable {
     }
 
     /// What every portal page shows: the member, the tabs and the sign-out form.
-    func values(_ current: FeatureTab, _ session: Session, _ customize: (inout [String: Any]) -> Void) -> [String: Any] {
+    func values(_ current: FeatureTab, _ session: Session, _ customize: (inout [String: Any]) -> Void) async throws -> [String: Any] {
         let roles = Self.shownRoles(session.identity.roles)
         var values: [String: Any] = [
             "memberName": session.identity.displayName,
@@ -155,6 +186,11 @@ public struct PortalController: Sendable {
             },
         ]
         if let email = session.identity.emailBesideName { values["email"] = email }
+        // After the upgrade, what the member chose: their username and phone number, as people write them.
+        if session.level == .registered, let account = try await registrations.account(sub: session.identity.sub) {
+            values["username"] = account.username
+            values["phone"] = account.phoneNumber?.display
+        }
         customize(&values)
         return values
     }

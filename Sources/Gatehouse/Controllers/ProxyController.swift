@@ -94,7 +94,8 @@ public struct ProxyController: Sendable {
         try await jars.absorb(setCookies: upstream.headers[values: .setCookie], from: origin, sessionID: context.session.id)
         let mapped = try mapping.map(
             status: upstream.status, upstream: upstream.headers, isHEAD: request.method == .head,
-            isNavigation: GatewayBar.isDocumentNavigation(method: request.method, headers: request.headers), url: url, urls: urls,
+            isNavigation: GatewayBar.isDocumentNavigation(method: request.method, headers: request.headers),
+            acceptsGzip: AcceptEncoding.takesGzip(request.headers[.acceptEncoding]), url: url, urls: urls,
             logger: context.logger)
         var headers = mapped.headers
 
@@ -115,7 +116,7 @@ public struct ProxyController: Sendable {
         if try await body.start(passingThroughUTF16: encoding == .identity) == .passThrough {
             if let length = mapped.contentLength { headers[.contentLength] = length }
         } else {
-            headers[.contentEncoding] = nil
+            headers = mapped.transformedHeaders
             if mapped.nonce != nil { bar.recordShown(session: context.session) }
         }
         return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))

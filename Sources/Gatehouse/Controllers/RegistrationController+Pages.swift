@@ -53,7 +53,7 @@ extension RegistrationController {
         let resendAt = flow.code?.resendAvailableAt(rules: rules) ?? now()
         let wait = Int(resendAt.timeIntervalSince(now()).rounded(.up))
         var values: [String: Any] = [
-            "intro": strings.text("upgrade_code_intro", ["phone": flow.phoneNumber?.e164 ?? ""]), "code": entered,
+            "intro": strings.text("upgrade_code_intro", ["phone": flow.phoneNumber?.display ?? ""]), "code": entered,
             "resendAt": Int(resendAt.timeIntervalSince1970.rounded(.up)),
             "resendText": wait > 0 ? strings.text("upgrade_code_resend_wait", ["seconds": "\(wait)"]) : strings["upgrade_code_resend_ready"],
         ]
@@ -76,7 +76,7 @@ extension RegistrationController {
     }
 
     func developmentInbox(_ inbox: DevelopmentInbox, _ context: SignedInRequestContext) throws -> Response {
-        let messages = inbox.messages(for: context.session.identity.sub).map { ["to": $0.phoneNumber.e164, "code": $0.code, "text": $0.text] }
+        let messages = inbox.messages(for: context.session.identity.sub).map { ["to": $0.phoneNumber.display, "code": $0.code, "text": $0.text] }
         return try renderer.page("dev-inbox", title: strings["dev_inbox_title"], ["messages": messages, "hasMessages": !messages.isEmpty])
     }
 

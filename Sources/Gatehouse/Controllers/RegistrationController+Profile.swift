@@ -127,7 +127,7 @@ extension RegistrationController {
     func done(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard context.session.level == .registered else { return redirect(Paths.upgrade) }
         let next = request.uri.queryParameters.get("next").flatMap(ReturnTarget.init)?.path ?? Paths.chats
-        let username = try await registrations.username(sub: context.session.identity.sub)
+        let username = try await registrations.account(sub: context.session.identity.sub)?.username
         return try renderer.page(
             "upgrade-done", title: strings["upgrade_done_heading"],
             [

@@ -15,17 +15,36 @@ public enum DemoApps {
     public static func catalog(port: Int) -> [AppConfiguration] {
         let base = "http://127.0.0.1:\(port)"
         return [
-            AppConfiguration(slug: "visits", name: "Visit Counter", upstream: URL(string: base + "/visits/")!),
-            AppConfiguration(slug: "links", name: "Links and Forms", upstream: URL(string: base + "/links/")!),
-            AppConfiguration(slug: "gzip", name: "Compressed Page", upstream: URL(string: base + "/gzip/")!),
-            AppConfiguration(slug: "leave", name: "Redirect Elsewhere", upstream: URL(string: base + "/leave/")!),
-            AppConfiguration(slug: "hosted", name: "Links on Their Own Host", upstream: URL(string: base + "/links/")!, mount: .host),
-            AppConfiguration(slug: slowSlug, name: "Slow App", upstream: URL(string: base + "/slow/")!),
-            AppConfiguration(slug: "styled", name: "Heavily Styled App", upstream: URL(string: base + "/styled/")!),
-            AppConfiguration(slug: "fullscreen", name: "Full-Screen App", upstream: URL(string: base + "/fullscreen/")!, gatewayBar: false),
-            AppConfiguration(slug: chatsSlug, name: "Chats", upstream: URL(string: base + "/chat/")!, minimumLevel: .registered),
-            AppConfiguration(slug: callsSlug, name: "Calls", upstream: URL(string: base + "/calls/")!, minimumLevel: .registered),
-            AppConfiguration(slug: storiesSlug, name: "Stories", upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
+            AppConfiguration(
+                slug: "visits", name: "Visit Counter", description: "Counts your visits with the app's own cookie",
+                upstream: URL(string: base + "/visits/")!),
+            AppConfiguration(
+                slug: "links", name: "Links and Forms", description: "Links, forms and redirects of every kind",
+                upstream: URL(string: base + "/links/")!),
+            AppConfiguration(
+                slug: "gzip", name: "Compressed Page", description: "A page its server sends gzipped", upstream: URL(string: base + "/gzip/")!),
+            AppConfiguration(
+                slug: "leave", name: "Redirect Elsewhere", description: "Tries to send you outside the organization's apps",
+                upstream: URL(string: base + "/leave/")!),
+            AppConfiguration(
+                slug: "hosted", name: "Links on Their Own Host", description: "An app on a host name of its own",
+                upstream: URL(string: base + "/links/")!, mount: .host),
+            AppConfiguration(slug: slowSlug, name: "Slow App", description: "Takes a few seconds to answer", upstream: URL(string: base + "/slow/")!),
+            AppConfiguration(
+                slug: "styled", name: "Heavily Styled App", description: "Fixed headers and styles that fight the bar",
+                upstream: URL(string: base + "/styled/")!),
+            AppConfiguration(
+                slug: "fullscreen", name: "Full-Screen App", description: "Its own full-screen interface, with the bar tucked away",
+                upstream: URL(string: base + "/fullscreen/")!, gatewayBar: false),
+            AppConfiguration(
+                slug: chatsSlug, name: "Chats", description: "Messages with your colleagues", upstream: URL(string: base + "/chat/")!,
+                minimumLevel: .registered),
+            AppConfiguration(
+                slug: callsSlug, name: "Calls", description: "Audio and video calls", upstream: URL(string: base + "/calls/")!,
+                minimumLevel: .registered),
+            AppConfiguration(
+                slug: storiesSlug, name: "Stories", description: "Short updates that disappear after a day",
+                upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
         ]
     }
 

@@ -126,7 +126,8 @@ public struct GatewayBar: Sendable {
         let current = AppIcon(app)
         return [
             "nonce": Placeholder.nonce, "upgradeURL": Placeholder.upgradeURL, "state": Placeholder.state, "space": Placeholder.space,
-            "style": gatewayBase + Paths.barStyle, "script": gatewayBase + Paths.barScript, "toastsScript": gatewayBase + Paths.toastsScript,
+            "style": gatewayBase + renderer.assets.url(for: Paths.barStyle), "script": gatewayBase + renderer.assets.url(for: Paths.barScript),
+            "toastsScript": gatewayBase + renderer.assets.url(for: Paths.toastsScript),
             "portal": gatewayBase + Paths.portal, "signOut": gatewayBase + Paths.signOut,
             "gatewayInitial": strings["gateway_name"].prefix(1).uppercased(),
             "currentName": app.name, "currentMonogram": current.monogram, "currentTone": current.tone,

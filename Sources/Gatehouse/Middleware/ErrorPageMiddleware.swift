@@ -77,6 +77,9 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         var response = page(
             status: status, reason: reason, key: key, arguments: arguments, toast: (error as? ProxyError)?.toastKey, request: request,
             context: context)
+        if let http = error as? HTTPError, let allow = http.headers[.allow] {
+            response.headers[.allow] = allow  // a 405 names the methods that would do
+        }
         if let limited = error as? RateLimited {
             response = limited.answering(response)
         } else if status == .serviceUnavailable {

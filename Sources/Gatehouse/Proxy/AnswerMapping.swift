@@ -15,6 +15,8 @@ struct AnswerMapping: Sendable {
     let inflationLimits: HTMLResponseTransform.InflationLimits
     /// For the page that stands in for an app's empty error.
     let renderer: PageRenderer
+    /// Rewritten pages go gzipped to browsers that take it (`proxy.compress_pages`).
+    let compressesPages: Bool
     /// The header for an app that sends no policy of its own (most do not): the gateway's policy without a nonce,
     /// and with one, cut where the nonce goes, rendered once.
     private let gatewayAlone: String
@@ -22,9 +24,10 @@ struct AnswerMapping: Sendable {
 
     init(configuration: GatehouseConfiguration, renderer: PageRenderer) {
         self.renderer = renderer
+        compressesPages = configuration.proxy.compressPages
         inflationLimits = .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio)
-        barScriptURLs = [configuration.publicOrigin + Paths.toastsScript, configuration.publicOrigin + Paths.barScript]
-        barStyleURL = configuration.publicOrigin + Paths.barStyle
+        barScriptURLs = [Paths.toastsScript, Paths.barScript].map { configuration.publicOrigin + renderer.assets.url(for: $0) }
+        barStyleURL = configuration.publicOrigin + renderer.assets.url(for: Paths.barStyle)
         let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
         gatewayPolicy =
             configuration.proxy.contentSecurityPolicy.map(GatehouseCore.ContentSecurityPolicy.init(parsing:))
@@ -59,10 +62,25 @@ struct AnswerMapping: Sendable {
         /// Set for an app's error to a page the member opened: if its body is empty, the transform answers with a
         /// page of the gateway's that says what happened.
         var emptyError: HTTPResponse.Status? = nil
+        /// Set when the transformed body goes gzipped (the browser takes it).
+        var compresses = false
+        /// Whether the gateway compresses pages at all: then the answer varies with `Accept-Encoding`.
+        var mayCompress = false
+
+        /// The head of a body that went through the transform: the app's coding gone (the body was inflated), gzip
+        /// in its place when the gateway compresses it, and caches told that the coding depends on the browser.
+        var transformedHeaders: HTTPFields {
+            var fields = headers
+            fields[.contentEncoding] = compresses ? "gzip" : nil
+            if mayCompress, !fields[values: .vary].contains(where: { $0.lowercased().contains("accept-encoding") || $0 == "*" }) {
+                fields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+            }
+            return fields
+        }
     }
 
     func map(
-        status: HTTPResponse.Status, upstream: HTTPFields, isHEAD: Bool, isNavigation: Bool, url: URL, urls: URLRewriter,
+        status: HTTPResponse.Status, upstream: HTTPFields, isHEAD: Bool, isNavigation: Bool, acceptsGzip: Bool, url: URL, urls: URLRewriter,
         logger: @autoclosure () -> Logger
     ) throws(ProxyError) -> Head {
         var headers = HeaderHygiene.responseHeaders(from: upstream)
@@ -112,7 +130,8 @@ struct AnswerMapping: Sendable {
         headers[.contentSecurityPolicy] = policy(upstream: upstream.contentSecurityPolicy, nonce: nonce)
         return Head(
             headers: headers, encoding: encoding, nonce: nonce, contentLength: upstream.contentLength,
-            emptyError: fillsEmptyError && nonce != nil ? status : nil)
+            emptyError: fillsEmptyError && nonce != nil ? status : nil, compresses: encoding != nil && compressesPages && acceptsGzip,
+            mayCompress: encoding != nil && compressesPages)
     }
 
     /// The fields of the app's head the mapping reads, found in one pass (as `HTTPFields`' subscripts give them:
@@ -155,8 +174,9 @@ struct AnswerMapping: Sendable {
             var page = HTMLStreamRewriter(injection: injection, urls: nil)
             emptyBody = page.feed(Array(try emptyErrorPage(status: status, app: app, nonce: nonce, gatewayBase: gatewayBase).utf8)) + page.finish()
         }
-        return HTMLResponseTransform(
-            rewriter: HTMLStreamRewriter(injection: injection, urls: urls), encoding: encoding, limits: inflationLimits, emptyBody: emptyBody)
+        return try HTMLResponseTransform(
+            rewriter: HTMLStreamRewriter(injection: injection, urls: urls), encoding: encoding, limits: inflationLimits, emptyBody: emptyBody,
+            compresses: head.compresses)
     }
 
     /// What the member reads when an app answers a page with an error and nothing to show: which app, what it said in

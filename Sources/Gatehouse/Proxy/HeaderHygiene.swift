@@ -158,13 +158,7 @@ public enum HeaderHygiene {
 
     /// The encodings the gateway can decode, out of what the browser accepts: never advertise more than that.
     public static func acceptEncoding(browser value: String?) -> String? {
-        guard let value else { return nil }
-        let accepted = value.lowercased().split(separator: ",").compactMap { part -> String? in
-            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let coding = pieces.first, ["gzip", "deflate"].contains(coding) else { return nil }
-            if pieces.dropFirst().contains(where: { $0.replacingOccurrences(of: " ", with: "") == "q=0" }) { return nil }
-            return coding
-        }
+        let accepted = AcceptEncoding.codings(value).filter { ["gzip", "deflate"].contains($0) }
         return accepted.isEmpty ? nil : accepted.joined(separator: ", ")
     }
 }

@@ -83,7 +83,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 plane: self, forwarding: forwarding, endpoint: endpoint,
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
                 memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
-                accept: browser[.accept]))
+                accept: browser[.accept], acceptsGzip: AcceptEncoding.takesGzip(browser[.acceptEncoding])))
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
@@ -157,6 +157,8 @@ final class ProxiedRequest: DataPlaneExchange {
     let isNavigation: Bool
     /// The browser's `Accept`: an error is answered as JSON to a caller that wants it.
     let accept: String?
+    /// Whether the browser takes a gzipped page.
+    let acceptsGzip: Bool
     /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
     /// carries it only when something is logged: most requests log nothing below `info`.
     private(set) lazy var requestID = RequestID().description
@@ -174,7 +176,7 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        isNavigation: Bool, accept: String?
+        isNavigation: Bool, accept: String?, acceptsGzip: Bool
     ) {
         self.plane = plane
         self.forwarding = forwarding
@@ -183,6 +185,7 @@ final class ProxiedRequest: DataPlaneExchange {
         self.memberURI = memberURI
         self.isNavigation = isNavigation
         self.accept = accept
+        self.acceptsGzip = acceptsGzip
     }
 
     func start(_ upstream: HTTPResponseHead) throws -> ResponseStart {
@@ -192,8 +195,8 @@ final class ProxiedRequest: DataPlaneExchange {
         if !setCookies.isEmpty { plane.cache.changeJar(session.id, plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin)) }
         status = HTTPResponse.Status(code: Int(upstream.status.code))
         let mapped = try plane.mapping.map(
-            status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, url: forwarding.url, urls: forwarding.urls,
-            logger: logger)
+            status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip, url: forwarding.url,
+            urls: forwarding.urls, logger: logger)
         self.mapped = mapped
         guard let encoding = mapped.encoding else {
             var headers = mapped.headers
@@ -217,7 +220,7 @@ final class ProxiedRequest: DataPlaneExchange {
             return (memberHead(headers), chunk)
         }
         let first = try chunk.map { try transform?.process($0) ?? $0 }
-        headers[.contentEncoding] = nil
+        headers = mapped.transformedHeaders
         if mapped.nonce != nil { plane.bar.recordShown(session: forwarding.session) }
         return (memberHead(headers), first)
     }

@@ -3,28 +3,35 @@ import HTTPTypes
 import Hummingbird
 import Mustache
 
-/// Renders Mustache templates from `Templates/` with the strings table as `s` and the common page values.
+/// Renders Mustache templates from `Templates/` with the strings table as `s`, the gateway's files by their hashed
+/// URLs as `assets` (`{{assets.gatehouse_css}}`), and the common page values.
 public struct PageRenderer: Sendable {
     let library: MustacheLibrary
     public let strings: StringsTable
+    public let assets: GatewayAssets
+    private let assetURLs: [String: String]
     let developmentMode: Bool
 
-    public init(library: MustacheLibrary, strings: StringsTable, developmentMode: Bool) {
+    public init(library: MustacheLibrary, strings: StringsTable, assets: GatewayAssets, developmentMode: Bool) {
         self.library = library
         self.strings = strings
+        self.assets = assets
+        self.assetURLs = assets.templateNames
         self.developmentMode = developmentMode
     }
 
     public static func load(configuration: GatehouseConfiguration) async throws -> PageRenderer {
         let library = try await MustacheLibrary(directory: configuration.directories.templates)
         let strings = try StringsTable.load(directory: configuration.directories.strings, brand: configuration.brand)
-        return PageRenderer(library: library, strings: strings, developmentMode: configuration.developmentMode)
+        let assets = try GatewayAssets.load(directory: configuration.directories.publicFiles)
+        return PageRenderer(library: library, strings: strings, assets: assets, developmentMode: configuration.developmentMode)
     }
 
     /// The HTML of `template` with `values`, or a `PageRenderingError` when the template is missing.
     public func html(_ template: String, title: String, _ values: [String: Any] = [:]) throws -> String {
         var context = values
         context["s"] = strings.values
+        context["assets"] = assetURLs
         context["title"] = title
         context["lang"] = strings["lang"]
         context["gatewayName"] = strings["gateway_name"]

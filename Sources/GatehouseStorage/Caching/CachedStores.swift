@@ -109,7 +109,7 @@ public struct CachedRegistrationStore: RegistrationStore {
     let cache: StateCache
 
     public func isRegistered(sub: String) async throws -> Bool { try await store.isRegistered(sub: sub) }
-    public func username(sub: String) async throws -> String? { try await store.username(sub: sub) }
+    public func account(sub: String) async throws -> RegisteredAccount? { try await store.account(sub: sub) }
     public func isUsernameTaken(_ username: String) async throws -> Bool { try await store.isUsernameTaken(username) }
 
     public func register(_ registration: Registration) async throws -> RegisterOutcome {

@@ -11,9 +11,10 @@ public struct PostgresRegistrationStore: RegistrationStore {
         try await !database.query("SELECT 1 FROM registrations WHERE sub = \(sub)").isEmpty
     }
 
-    public func username(sub: String) async throws -> String? {
-        guard let row = try await database.query("SELECT username FROM registrations WHERE sub = \(sub)").first else { return nil }
-        return try PostgresDatabase.decoding { try row.decode(String.self) }
+    public func account(sub: String) async throws -> RegisteredAccount? {
+        guard let row = try await database.query("SELECT username, phone_number FROM registrations WHERE sub = \(sub)").first else { return nil }
+        let (username, phone) = try PostgresDatabase.decoding { try row.decode((String, String?).self) }
+        return RegisteredAccount(username: username, phoneNumber: phone.flatMap(PhoneNumber.stored))
     }
 
     public func isUsernameTaken(_ username: String) async throws -> Bool {

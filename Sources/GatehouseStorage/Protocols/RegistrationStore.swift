@@ -16,11 +16,23 @@ public struct PendingProvisioning: Sendable, Equatable {
     public var attempts: Int
 }
 
+/// What a registered member chose in the upgrade flow and may see about themselves.
+public struct RegisteredAccount: Sendable, Equatable {
+    public var username: String
+    /// Missing for registrations made before the flow asked for it.
+    public var phoneNumber: PhoneNumber?
+
+    public init(username: String, phoneNumber: PhoneNumber?) {
+        self.username = username
+        self.phoneNumber = phoneNumber
+    }
+}
+
 /// Registrations per SSO subject: whoever finished the upgrade flow is `registered` at every later sign-in.
 public protocol RegistrationStore: Sendable {
     func isRegistered(sub: String) async throws -> Bool
-    /// The username a registered member chose.
-    func username(sub: String) async throws -> String?
+    /// The username and phone number a registered member chose.
+    func account(sub: String) async throws -> RegisteredAccount?
     func isUsernameTaken(_ username: String) async throws -> Bool
     /// Stores the registration, raises every live session of the member to `registered` and ends the flow, all in
     /// one statement: either all of it happens or none.

@@ -11,8 +11,11 @@ public struct SQLiteRegistrationStore: RegistrationStore {
         try await !database.query("SELECT 1 FROM registrations WHERE sub = ?", [.text(sub)]).isEmpty
     }
 
-    public func username(sub: String) async throws -> String? {
-        try await database.query("SELECT username FROM registrations WHERE sub = ?", [.text(sub)]).first?.column("username")?.string
+    public func account(sub: String) async throws -> RegisteredAccount? {
+        guard let row = try await database.query("SELECT username, phone_number FROM registrations WHERE sub = ?", [.text(sub)]).first,
+            let username = row.column("username")?.string
+        else { return nil }
+        return RegisteredAccount(username: username, phoneNumber: row.column("phone_number")?.string.flatMap(PhoneNumber.stored))
     }
 
     public func isUsernameTaken(_ username: String) async throws -> Bool {

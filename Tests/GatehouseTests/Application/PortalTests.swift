@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Testing
 
 @testable import Gatehouse
@@ -53,6 +54,64 @@ import Testing
             #expect(admin.status == 404 && !admin.body.contains("Admin"))
             #expect(try await gateway.get("/open/chat", cookies: cookies).body.contains(#"data-target="/apps/chat/""#))
             #expect(try await gateway.get("/open/echo", cookies: [:]).location?.hasPrefix("/signin") == true)
+        }
+    }
+
+    @Test func recentAppsAreThisMembersSlugsNewestFirst() {
+        let alice = MemberIdentity(sub: "alice-sub")
+        let bob = MemberIdentity(sub: "bob-sub")
+        let opened = RecentApps().opening("wiki").opening("files").opening("wiki").opening("mail").opening("hr").opening("pay")
+        #expect(opened.slugs == ["pay", "hr", "mail", "wiki"])
+        let cookie = opened.cookieValue(member: alice)
+        #expect(RecentApps(cookie: cookie, member: alice) == opened)
+        // Another member of the same browser starts with no history; nothing made up is read as a slug.
+        #expect(RecentApps(cookie: cookie, member: bob).slugs.isEmpty)
+        let tag = RecentApps.tag(alice)
+        #expect(tag.count == 12 && !cookie.contains("alice"))
+        for hostile in [
+            "", tag, "\(tag).", "\(tag)..wiki", "\(tag).WIKI.wi%6Bi.../etc.<script>", "x.wiki", "\(tag).\(String(repeating: "a", count: 41))",
+        ] {
+            #expect(RecentApps(cookie: hostile, member: alice).slugs.allSatisfy { RecentApps.isSlug($0[...]) }, "\(hostile)")
+        }
+        #expect(RecentApps(cookie: "\(tag).wiki.wiki.files.a.b.c", member: alice).slugs == ["wiki", "files", "a"])
+        #expect(RecentApps(cookie: "\(tag).WIKI.wiki", member: alice).slugs == ["wiki"])
+    }
+
+    @Test func manyAppsAreFilterableAndTheRecentlyUsedComeFirst() async throws {
+        let apps = (1...8).map { index in
+            AppConfiguration(
+                slug: "app\(index)", name: "App \(index)", description: index == 3 ? "Payroll & <expenses>" : nil,
+                upstream: URL(string: "http://127.0.0.1:9/")!)
+        }
+        try await LiveGateway.run(configure: { $0.apps = apps }) { gateway in
+            let flow = try await SignInFlowTests.signIn(gateway, deepLink: "/")
+            var cookies = flow.cookies.values
+            let before = try await gateway.get("/", cookies: cookies)
+            #expect(before.body.contains(#"id="app-filter""#) && !before.body.contains(#"id="recent-apps""#))
+            // The description is one line of text on the tile, escaped, and what the tile's link is described by.
+            #expect(before.body.contains(#"aria-describedby="about-app3""#) && before.body.contains("Payroll &amp; &lt;expenses&gt;"))
+            for slug in ["app5", "app2", "app5"] {
+                let loading = try await gateway.get("/open/\(slug)", cookies: cookies)
+                let cookie = try #require(loading.setCookies.first { $0.hasPrefix("gatehouse_recent=") })
+                #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax") && cookie.contains("Max-Age=31536000"))
+                cookies["gatehouse_recent"] = String(cookie.dropFirst("gatehouse_recent=".count).prefix { $0 != ";" })
+            }
+            let after = try await gateway.get("/", cookies: cookies)
+            let recent = try #require(after.body.firstRange(of: #"id="recent-apps""#))
+            let more = try #require(after.body.firstRange(of: #"id="apps""#))
+            let order = ["app5", "app2", "app1", "app3"].map { after.body.firstRange(of: "data-app=\"\($0)\"")!.lowerBound }
+            #expect(order == order.sorted() && recent.lowerBound < order[0] && order[1] < more.lowerBound && more.lowerBound < order[2])
+            // Each app once.
+            #expect(after.body.ranges(of: #"data-app="app5""#).count == 1)
+            // Another member's history on this browser means nothing to Alice.
+            cookies["gatehouse_recent"] = RecentApps(slugs: ["app7"]).cookieValue(member: MemberIdentity(sub: "someone-else"))
+            #expect(!(try await gateway.get("/", cookies: cookies)).body.contains(#"id="recent-apps""#))
+        }
+        // A few apps: no filter, no reordering.
+        try await LiveGateway.run(configure: { $0.apps = Array(apps.prefix(3)) }) { gateway in
+            let flow = try await SignInFlowTests.signIn(gateway, deepLink: "/")
+            let portal = try await gateway.get("/", cookies: flow.cookies.values)
+            #expect(!portal.body.contains(#"id="app-filter""#) && portal.body.contains(#"data-app="app1""#))
         }
     }
 }

@@ -79,8 +79,9 @@ import Testing
     @Test func onAnAppHostTheBarNamesTheGatewaysOrigin() async throws {
         try await Self.withBar { bar, apps in
             let html = try bar.html(nonce: "N", session: Self.member(level: .sso), app: apps[0], returnTo: "/", gatewayBase: "https://gate.example")
-            for path in ["/static/gatehouse-bar.css", "/static/gatehouse-bar.js", "/static/gatehouse-toasts.js", "/open/wiki", "/chats", "/upgrade?"]
-            {
+            let files = [Paths.barStyle, Paths.barScript, Paths.toastsScript].map { bar.renderer.assets.url(for: $0) }
+            #expect(files.allSatisfy { $0.wholeMatch(of: /\/static\/gatehouse-[a-z]+\.[0-9a-f]{10}\.(css|js)/) != nil }, "\(files)")
+            for path in files + ["/open/wiki", "/chats", "/upgrade?"] {
                 #expect(html.contains("\"https://gate.example\(path)"), "\(path)")
             }
             #expect(!html.contains("=\"/"))

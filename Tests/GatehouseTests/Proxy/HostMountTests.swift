@@ -84,7 +84,13 @@ import Testing
             let onHost = try await gateway.get(
                 "/html", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway) + GatewayBarTests.document)
             #expect(onHost.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed>"))
-            #expect(onHost.body.contains("href=\"\(gateway.origin)/static/gatehouse-bar.css\""))
+            #expect(onHost.body.contains("href=\"\(gateway.origin)/static/gatehouse-bar."))
+            // The application's path (app hosts take it) compresses pages as the data plane does.
+            let gzipped = try await gateway.get(
+                "/html", cookies: ["gatehouse_app": grant],
+                headers: Self.host("spa", gateway) + GatewayBarTests.document + [("Accept-Encoding", "gzip")])
+            #expect(gzipped.headers.first(name: "Content-Encoding") == "gzip" && gzipped.body.contains("<gatehouse-bar"))
+            #expect(gzipped.headers["Vary"].joined().lowercased().contains("accept-encoding"))
             // The upgrade from the app host comes back to the app, through its loading page on the gateway.
             #expect(onHost.body.contains("\(gateway.origin)/upgrade?from=banner&amp;return_to=%2Fopen%2Fspa\""))
         }

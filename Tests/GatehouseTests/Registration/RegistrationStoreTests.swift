@@ -46,6 +46,10 @@ import Testing
             #expect(try await !registrations.isRegistered(sub: "b"))
             #expect(try await registrations.isRegistered(sub: "a"))
             #expect(try await registrations.isUsernameTaken("ada"))
+            // What the member chose, as they chose it (the first registration's, not the refused ones').
+            let account = try await registrations.account(sub: "a")
+            #expect(account == RegisteredAccount(username: "Ada", phoneNumber: PhoneNumber.stored("+15550100001")))
+            #expect(try await registrations.account(sub: "b") == nil)
         }
     }
 

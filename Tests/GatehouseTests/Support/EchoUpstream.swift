@@ -68,7 +68,11 @@ struct EchoUpstream {
             Response(status: .found, headers: [.location: request.uri.queryParameters.get("to") ?? "/"])
         }
         router.get("html") { request, _ -> Response in
-            let html = request.uri.queryParameters.get("doc") ?? "<html><body><p id=\"x\">hello</p></body></html>"
+            // `lines=N`: a page of N lines, as big as a test needs without a URL that long.
+            let lines = Int(request.uri.queryParameters.get("lines") ?? "").map { String(repeating: EchoUpstream.line, count: $0) }
+            let html =
+                request.uri.queryParameters.get("doc") ?? lines.map { "<html><body>\($0)</body></html>" }
+                ?? "<html><body><p id=\"x\">hello</p></body></html>"
             let csp = request.uri.queryParameters.get("csp")
             var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
             if let csp { headers[.contentSecurityPolicy] = csp }
@@ -165,6 +169,8 @@ struct EchoUpstream {
         }
         return router
     }
+
+    static let line = "<p>a line of the app's page</p>"
 
     /// 32 MiB of one byte, gzipped to a few tens of KiB: a ratio no page has.
     static let bomb: ByteBuffer = {

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CompressNIO
 import Foundation
 import GatehouseCore
 import Hummingbird
@@ -118,7 +119,10 @@ struct LiveGateway {
     struct Reply {
         var status: Int
         var headers: HTTPHeaders
+        /// The body as text, gunzipped when it came with `Content-Encoding: gzip` (as a browser reads it)…
         var body: String
+        /// …and how many bytes it took on the wire.
+        var wireBytes = 0
         var location: String? { headers.first(name: "Location") }
         var setCookies: [String] { headers["Set-Cookie"] }
     }
@@ -142,8 +146,10 @@ struct LiveGateway {
         if !cookies.isEmpty { request.headers.add(name: "Cookie", value: cookies.map { "\($0)=\($1)" }.joined(separator: "; ")) }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
         let response = try await client.execute(request, timeout: .seconds(60))
-        let buffer = try await response.body.collect(upTo: limit)
-        return Reply(status: Int(response.status.code), headers: response.headers, body: String(buffer: buffer))
+        var buffer = try await response.body.collect(upTo: limit)
+        let wireBytes = buffer.readableBytes
+        if response.headers.first(name: "Content-Encoding") == "gzip" { buffer = try buffer.decompress(with: .gzip()) }
+        return Reply(status: Int(response.status.code), headers: response.headers, body: String(buffer: buffer), wireBytes: wireBytes)
     }
 }
 

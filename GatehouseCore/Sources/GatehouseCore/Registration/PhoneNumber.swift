@@ -25,6 +25,42 @@ public struct PhoneNumber: Sendable, Equatable, Hashable, Codable, CustomStringC
         guard (7...15).contains(digits.count), digits.first != "0" else { return .failure(.wrongLength) }
         return .success(PhoneNumber(e164: "+" + digits))
     }
+
+    /// A number read back from the store, which holds only what `parse` made; anything else is not a number.
+    public static func stored(_ e164: String) -> PhoneNumber? {
+        guard case .success(let number) = parse(e164), number.e164 == e164 else { return nil }
+        return number
+    }
+
+    /// The number as people read it: the country code, then the rest in groups of three with a last group of up to
+    /// four (`+1 555 010 0123`, `+44 770 090 0123`, `+49 301 234 567`). Without a numbering plan per country this is
+    /// not each country's own grouping, but every digit is there and none runs into the next.
+    public var display: String {
+        let digits = Array(e164.dropFirst())
+        let codeLength = Self.countryCodeLength(digits)
+        var groups = [String(digits[..<codeLength])]
+        var rest = digits[codeLength...]
+        while rest.count > 4 {
+            let size = rest.count == 5 ? 2 : 3
+            groups.append(String(rest.prefix(size)))
+            rest = rest.dropFirst(size)
+        }
+        if !rest.isEmpty { groups.append(String(rest)) }
+        return "+" + groups.joined(separator: " ")
+    }
+
+    /// ITU-T E.164 country codes are prefix-free: 1 and 7 alone, these two-digit ones, and three digits otherwise.
+    static func countryCodeLength(_ digits: [Character]) -> Int {
+        guard let first = digits.first else { return 0 }
+        if first == "1" || first == "7" { return 1 }
+        let two = String(digits.prefix(2))
+        return twoDigitCountryCodes.contains(two) ? 2 : min(3, digits.count)
+    }
+
+    static let twoDigitCountryCodes: Set = [
+        "20", "27", "30", "31", "32", "33", "34", "36", "39", "40", "41", "43", "44", "45", "46", "47", "48", "49", "51", "52", "53", "54",
+        "55", "56", "57", "58", "60", "61", "62", "63", "64", "65", "66", "81", "82", "84", "86", "90", "91", "92", "93", "94", "95", "98",
+    ]
 }
 
 extension Character {

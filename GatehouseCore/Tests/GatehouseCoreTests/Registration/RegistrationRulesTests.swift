@@ -23,6 +23,18 @@ import Testing
         #expect(PhoneNumber.parse(input) == .failure(problem))
     }
 
+    @Test(arguments: [
+        ("+15550100123", "+1 555 010 0123"), ("+447700900123", "+44 770 090 0123"), ("+493012345678", "+49 301 234 5678"),
+        ("+79161234567", "+7 916 123 4567"), ("+2901234", "+290 1234"), ("+35312345", "+353 12 345"), ("+123456789012345", "+1 234 567 890 12 345"),
+        ("+8613800138000", "+86 138 001 38 000"),
+    ])
+    func phoneNumbersAreShownInGroupsWithEveryDigit(_ e164: String, _ shown: String) throws {
+        let number = try PhoneNumber.parse(e164).get()
+        #expect(number.display == shown)
+        #expect(number.display.filter { $0 != " " } == number.e164)
+        #expect(PhoneNumber.stored(e164) == number && PhoneNumber.stored("+1 555 010 0123") == nil && PhoneNumber.stored("x") == nil)
+    }
+
     @Test(arguments: ["ada", "Ada.Lovelace", "a_b.c9", String(repeating: "a", count: 32)])
     func usernamesWithinTheRules(_ name: String) {
         #expect(UsernameRules.problem(with: name, productName: "Signal") == nil)
