@@ -16,6 +16,7 @@
   }
   var bar = root.getElementById("bar");
   var space = document.getElementById("gatehouse-bar-space");
+  var roomBelow = document.getElementById("gatehouse-handle-space");
   placeAtDeviceScale();
   followThePagesScheme();
   var toasts = root.getElementById("toasts");
@@ -43,6 +44,8 @@
     if (collapsed) { host.setAttribute("data-collapsed", ""); } else { host.removeAttribute("data-collapsed"); }
     // Room above the page only for a bar that is open and not laid over an app that wants the whole screen.
     if (space) { space.media = collapsed || overlay ? "not all" : "screen"; }
+    // Room below the page for the handle, so that the page's end can be scrolled clear of it.
+    if (roomBelow) { roomBelow.media = collapsed ? "screen" : "not all"; }
     root.getElementById(collapsed ? "handle" : "collapse").focus();
     // On an app with the bar off, opening it is for this page only.
     if (!overlay) { remember("bar", collapsed ? "collapsed" : "expanded"); }
@@ -164,15 +167,19 @@
     window.addEventListener("load", check);
   }
 
-  // The room above the page: the bar's 40 px at the page's scale (CSSOM, which the page's CSP does not govern).
+  // The room above the page (the bar's 40 px) and below it (the handle's 44 px and its 12 px from the edge, and 8
+  // more) at the page's scale (CSSOM, which the page's CSP does not govern).
   function reserve(pageScale) {
-    if (!space || !space.sheet || !space.sheet.cssRules.length || !(pageScale > 0)) { return; }
-    var height = (Math.round(4000 / pageScale) / 100) + "px";
-    var style = space.sheet.cssRules[0].style;
-    if (style.getPropertyValue("padding-top") !== height) {
-      style.setProperty("padding-top", height, "important");
-      style.setProperty("scroll-padding-top", height, "important");
-    }
+    if (!(pageScale > 0)) { return; }
+    var scaled = function (px) { return (Math.round(px * 100 / pageScale) / 100) + "px"; };
+    var set = function (sheet, properties, px) {
+      if (!sheet || !sheet.sheet || !sheet.sheet.cssRules.length) { return; }
+      var style = sheet.sheet.cssRules[0].style;
+      if (style.getPropertyValue(properties[0]) === scaled(px)) { return; }
+      properties.forEach(function (property) { style.setProperty(property, scaled(px), "important"); });
+    };
+    set(space, ["padding-top", "scroll-padding-top"], 40);
+    set(roomBelow, ["padding-bottom"], 64);
   }
 
   // A request of the app's that the gateway answers with 502/504 means the app failed to load something.

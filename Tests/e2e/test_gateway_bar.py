@@ -299,6 +299,10 @@ def test_collapsing_is_remembered_for_the_session(browser, dev_gateway, checker)
     assert not shown(browser, ".row") and focused_in_bar(browser) == "handle"
     assert reserved_space(browser) == "0px"
     assert rect(browser, ".handle")["height"] <= 44
+    # Room below the page for the handle: scrolled to its end, the page's last line is clear of it.
+    browser.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+    last = browser.execute_script("return [...document.body.querySelectorAll('p, a, li, h1, h2')].pop().getBoundingClientRect().bottom")
+    assert last <= rect(browser, ".handle")["top"], (last, rect(browser, ".handle"))
     checker.page("bar-collapsed")
     # Another page, another app, another tab: still folded, from the first paint (the gateway knows).
     for slug in ("visits", "styled"):
@@ -310,6 +314,7 @@ def test_collapsing_is_remembered_for_the_session(browser, dev_gateway, checker)
     in_bar(browser, "#handle").click()
     wait(browser, lambda b: shown(b, ".row"))
     assert reserved_space(browser) == "40px" and focused_in_bar(browser) == "collapse"
+    assert browser.execute_script("return getComputedStyle(document.documentElement).paddingBottom") == "0px"
     open_app(browser, gw, "links")
     assert shown(browser, ".row")
 

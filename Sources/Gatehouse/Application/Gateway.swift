@@ -109,7 +109,7 @@ struct Gateway {
             catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver), configuration: configuration
         )
         jars = SharedCookieJars(store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
-        let bar = GatewayBar(renderer: renderer, catalog: catalog, events: events)
+        let bar = GatewayBar(renderer: renderer, catalog: catalog, features: configuration.features, events: events)
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
             configuration: configuration, metrics: metrics, renderer: renderer)

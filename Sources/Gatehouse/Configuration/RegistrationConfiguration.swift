@@ -77,4 +77,14 @@ public struct FeaturesConfiguration: Sendable, Equatable {
         self.calls = calls
         self.stories = stories
     }
+
+    /// The app behind a chat feature's tab (none behind Web Apps).
+    public func slug(for tab: FeatureTab) -> String? {
+        switch tab {
+        case .webApps: nil
+        case .chats: chats
+        case .calls: calls
+        case .stories: stories
+        }
+    }
 }

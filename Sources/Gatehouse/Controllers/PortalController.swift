@@ -153,14 +153,7 @@ public struct PortalController: Sendable {
     }
 
     func app(for tab: FeatureTab) -> AppConfiguration? {
-        let slug: String? =
-            switch tab {
-            case .webApps: nil
-            case .chats: features.chats
-            case .calls: features.calls
-            case .stories: features.stories
-            }
-        return slug.flatMap(catalog.app)
+        features.slug(for: tab).flatMap(catalog.app)
     }
 
     /// The member's roles as the member knows them: without the identity provider's own (`offline_access`,

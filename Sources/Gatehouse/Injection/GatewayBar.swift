@@ -12,6 +12,8 @@ import NIOCore
 public struct GatewayBar: Sendable {
     let renderer: PageRenderer
     let catalog: AppCatalog
+    /// Which apps are the chat features' (the bar marks the section the member is in).
+    let features: FeaturesConfiguration
     let events: EventRecorder
     /// The rendered bar, cut at its per-response placeholders, by the page's base, the member's level and apps,
     /// and the app the page belongs to.
@@ -19,9 +21,10 @@ public struct GatewayBar: Sendable {
     /// Enough for every combination of roles an organization has; past it the cache starts over.
     static let renderingLimit = 1024
 
-    public init(renderer: PageRenderer, catalog: AppCatalog, events: EventRecorder) {
+    public init(renderer: PageRenderer, catalog: AppCatalog, features: FeaturesConfiguration, events: EventRecorder) {
         self.renderer = renderer
         self.catalog = catalog
+        self.features = features
         self.events = events
     }
 
@@ -53,6 +56,8 @@ public struct GatewayBar: Sendable {
                 if overlay { html += " data-overlay".utf8 }
                 if session.frame?.bannerDismissed == true { html += " data-banner-dismissed".utf8 }
             case .space: html += (collapsed ? "not all" : "screen").utf8  // printed pages keep no room for it
+            // Below the page, room for the handle: the end of the page can always be scrolled clear of it.
+            case .roomBelow: html += (collapsed ? "screen" : "not all").utf8
             }
         }
         return html
@@ -74,14 +79,17 @@ public struct GatewayBar: Sendable {
         static let upgradeURL = "GATEHOUSE-UPGRADE-URL"
         static let state = "GATEHOUSE-STATE"
         static let space = "GATEHOUSE-SPACE"
-        static let all: [(String, Segments.Part)] = [(nonce, .nonce), (upgradeURL, .upgradeURL), (state, .state), (space, .space)]
+        static let roomBelow = "GATEHOUSE-ROOM-BELOW"
+        static let all: [(String, Segments.Part)] = [
+            (nonce, .nonce), (upgradeURL, .upgradeURL), (state, .state), (space, .space), (roomBelow, .roomBelow),
+        ]
     }
 
     /// A rendered bar cut at its per-response places.
     struct Segments: Sendable {
         enum Part: Sendable {
             case text([UInt8])
-            case nonce, upgradeURL, state, space
+            case nonce, upgradeURL, state, space, roomBelow
         }
 
         var parts: [Part] = []
@@ -126,6 +134,7 @@ public struct GatewayBar: Sendable {
         let current = AppIcon(app)
         return [
             "nonce": Placeholder.nonce, "upgradeURL": Placeholder.upgradeURL, "state": Placeholder.state, "space": Placeholder.space,
+            "roomBelow": Placeholder.roomBelow,
             "style": gatewayBase + renderer.assets.url(for: Paths.barStyle), "script": gatewayBase + renderer.assets.url(for: Paths.barScript),
             "toastsScript": gatewayBase + renderer.assets.url(for: Paths.toastsScript),
             "portal": gatewayBase + Paths.portal, "signOut": gatewayBase + Paths.signOut,
@@ -138,8 +147,12 @@ public struct GatewayBar: Sendable {
                     "monogram": icon.monogram, "tone": icon.tone, "current": listedApp.slug == app.slug,
                 ]
             },
+            // The section the member is in: the chat feature whose app this is.
             "features": [FeatureTab.chats, .calls, .stories].map { tab -> [String: Any] in
-                ["id": tab.rawValue, "href": gatewayBase + tab.path, "label": strings["tab_\(tab.rawValue)"], "locked": level == .sso]
+                [
+                    "id": tab.rawValue, "href": gatewayBase + tab.path, "label": strings["tab_\(tab.rawValue)"], "locked": level == .sso,
+                    "current": features.slug(for: tab) == app.slug,
+                ]
             },
             "sso": level == .sso,
         ]

@@ -22,7 +22,10 @@ import Testing
             AppConfiguration(slug: "chat", name: "Chat", upstream: upstream, minimumLevel: .registered),
         ]
         try await SessionLifecycleTests.Harness.with(.sqlite) { harness in
-            try await body(GatewayBar(renderer: renderer, catalog: AppCatalog(apps: apps), events: harness.recorder), apps)
+            try await body(
+                GatewayBar(
+                    renderer: renderer, catalog: AppCatalog(apps: apps), features: FeaturesConfiguration(chats: "chat"), events: harness.recorder),
+                apps)
         }
     }
 
@@ -73,6 +76,18 @@ import Testing
             // The bar off for this app: only the handle, opening over the page, whatever the member chose elsewhere.
             let off = try state(Self.member(level: .sso, frame: FramePreferences(barCollapsed: false)), apps[2])
             #expect(off == " data-collapsed data-overlay | not all")
+        }
+    }
+
+    @Test func theBarMarksTheSectionTheMemberIsIn() async throws {
+        try await Self.withBar { bar, apps in
+            let registered = Self.member(level: .registered)
+            let chat = try bar.html(nonce: "N", session: registered, app: apps[3], returnTo: "/", gatewayBase: "")
+            #expect(chat.contains(#"id="bar-chats" href="/chats" aria-current="page">"#))
+            #expect(chat.contains(#"<li><a href="/chats" aria-current="page">"#))  // the narrow menu's entry too
+            #expect(!chat.contains(#"id="bar-calls" href="/calls" aria-current"#))
+            let wiki = try bar.html(nonce: "N", session: registered, app: apps[0], returnTo: "/", gatewayBase: "")
+            #expect(!wiki.contains(#"href="/chats" aria-current"#) && wiki.contains(#"data-app="wiki" aria-current="page""#))
         }
     }
 
