@@ -31,9 +31,9 @@ struct HTMLResponseTransform {
     /// What the member gets instead when the body turns out empty (an app's empty error page, `AnswerMapping`).
     private let emptyBody: [UInt8]?
     private var sawBytes = false
-    /// Set when what the member gets is gzipped: fastest level, flushed at the end of every chunk so that a page
-    /// still arrives as the app sends it.
-    private let compressor: ZlibCompressor?
+    /// Set when what the member gets is gzipped (`PageCompressors`), flushed at the end of every chunk so that a page
+    /// still arrives as the app sends it; handed back when the page is finished.
+    private var compressor: ZlibCompressor?
 
     init(rewriter: HTMLStreamRewriter, encoding: Encoding, limits: InflationLimits, emptyBody: [UInt8]? = nil, compresses: Bool = false)
         throws
@@ -42,12 +42,8 @@ struct HTMLResponseTransform {
         self.encoding = encoding
         self.limits = limits
         self.emptyBody = emptyBody
-        compressor = compresses ? try ZlibCompressor(algorithm: .gzip, configuration: Self.compression) : nil
+        compressor = compresses ? try PageCompressors.shared.take() : nil
     }
-
-    /// zlib's fastest level (nginx's default `gzip_comp_level`) with a 16 KiB hash: a third of the default's time
-    /// for pages within a few percent of its size (bench/peers.sh measures the cost).
-    static let compression = ZlibConfiguration(compressionLevel: .fastestCompression, memoryLevel: .memory16K)
 
     /// `gzip`, `x-gzip`, `deflate` or none; any other coding is not something the gateway may rewrite.
     static func encoding(of contentEncoding: String?) -> Encoding? {
@@ -68,8 +64,23 @@ struct HTMLResponseTransform {
     /// The body's last bytes (and the end of the gzip stream). A failure to compress them (zlib out of memory) ends
     /// the member's body incomplete, which the browser tells as such.
     mutating func finish() -> ByteBuffer {
-        let rest = !sawBytes && emptyBody != nil ? emptyBody! : rewriter.finish()
-        return (try? compress(rest, flush: .finish)) ?? ByteBuffer()
+        var rest = !sawBytes && emptyBody != nil ? emptyBody! : rewriter.finish()
+        guard let stream = compressor else { return ByteBuffer(bytes: rest) }
+        rest += Self.randomLengthPadding()
+        let last = (try? compress(rest, flush: .finish)) ?? ByteBuffer()
+        compressor = nil
+        PageCompressors.shared.giveBack(stream)
+        return last
+    }
+
+    /// A comment of 0–32 random letters at a compressed page's end, as Heal-the-BREACH pads: the page's compressed
+    /// length no longer follows its content byte for byte, so guessing a secret in it by the sizes of many answers
+    /// (BREACH) needs many times the requests. (Cross-site requests carry no session to begin with: `SameSite=Lax`.)
+    static func randomLengthPadding() -> [UInt8] {
+        let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var padding = Array("<!--".utf8)
+        for _ in 0..<Int.random(in: 0...32) { padding.append(letters.randomElement()!) }
+        return padding + Array("-->".utf8)
     }
 
     private func compress(_ bytes: [UInt8], flush: CompressNIOFlush) throws(ProxyError) -> ByteBuffer {
