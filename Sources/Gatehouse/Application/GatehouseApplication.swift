@@ -23,6 +23,8 @@ public enum GatehouseApplication {
         public let metrics: GatewayMetrics
         /// Set when a graceful shutdown begins.
         public let draining: Draining
+        /// The members' listener's certificate, when it serves HTTPS.
+        let listenerTLS: ListenerTLS?
         let drain: Duration
         let shutdownGrace: Duration
         let logger: Logger
@@ -74,7 +76,7 @@ public enum GatehouseApplication {
         return Built(
             application: buildApplication(gateway, router: buildRouter(gateway)),
             developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue,
-            metrics: gateway.metrics, draining: gateway.draining,
+            metrics: gateway.metrics, draining: gateway.draining, listenerTLS: gateway.listenerTLS,
             drain: .seconds(Int64(configuration.listen.drainSeconds)), shutdownGrace: .seconds(Int64(configuration.listen.shutdownGraceSeconds)),
             logger: logger)
     }
@@ -101,6 +103,7 @@ public enum GatehouseApplication {
                 maximumProvisioningAttempts: configuration.registration.provisioning.maximumAttempts, metrics: gateway.metrics,
                 logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }
+        if let tls = gateway.listenerTLS { services.append(TLSReloader(tls: tls)) }
         if let endpoint = configuration.registration.provisioning.endpoint {
             services.append(
                 ProvisioningWebhook(
@@ -126,7 +129,7 @@ public enum GatehouseApplication {
     }
 
     /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard and the data
-    /// plane after it.
+    /// plane after it; behind TLS when the listener has a certificate.
     static func server(_ configuration: GatehouseConfiguration, gateway: Gateway) -> HTTPServerBuilder {
         let listen = configuration.listen
         let webSockets = gateway.webSockets
@@ -136,7 +139,7 @@ public enum GatehouseApplication {
             headerTimeout: .seconds(Int64(listen.headerTimeoutSeconds)), idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
             bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
         return HTTPServerBuilder { responder in
-            GuardedHTTPChannel(
+            let http = GuardedHTTPChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, configuration: .init(http1: .init(httpDecoderConfiguration: decoder))
                 ) { head, channel, _ in
@@ -145,6 +148,8 @@ public enum GatehouseApplication {
                 limits: limits, draining: gateway.draining,
                 dataPlane: .init(
                     routes: gateway.dataPlane, pools: gateway.upstreamPools, readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds))))
+            guard let tls = gateway.listenerTLS else { return http }
+            return ListenerTLSChannel(base: http, tls: tls)
         }
     }
 

@@ -43,6 +43,8 @@ struct Gateway {
     let webSockets: WebSocketProxy
     let developmentProvider: DevelopmentIdentityProvider?
     let inbox: DevelopmentInbox?
+    /// HTTPS on the members' listener (`listen.tls`), its certificate read again on `SIGHUP`.
+    let listenerTLS: ListenerTLS?
 
     init(configuration: GatehouseConfiguration, stores uncached: Stores, renderer: PageRenderer, logger: Logger, hostResolver: any HostResolver)
         async throws
@@ -55,6 +57,13 @@ struct Gateway {
         eventQueue = EventQueue(store: stores.events, logger: logger)
         let metrics = GatewayMetrics()
         self.metrics = metrics
+        listenerTLS = try configuration.listen.tls.map { try ListenerTLS(configuration: $0, logger: logger) }
+        if let tls = listenerTLS {
+            // When the certificate expires (for the alert in `deploy/`) and how its reloads went.
+            metrics.gauge("gatehouse_tls_certificate_expiry_timestamp_seconds") { tls.notValidAfter.timeIntervalSince1970 }
+            metrics.follow("gatehouse_tls_reloads_total", [("result", "succeeded")]) { tls.reloadCounts.succeeded }
+            metrics.follow("gatehouse_tls_reloads_total", [("result", "failed")]) { tls.reloadCounts.failed }
+        }
         events = EventRecorder(queue: eventQueue, logger: logger, metrics: metrics)
         rateLimiter = RateLimiter(store: stores.rateLimits, configuration: configuration.rateLimits, metrics: metrics)
         let (cache, eventQueue) = (cache, eventQueue)

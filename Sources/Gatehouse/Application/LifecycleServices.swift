@@ -5,6 +5,7 @@ import GatehouseDataPlane
 import GatehouseStorage
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// Keeps the shared HTTP clients and the data plane's upstream connections until graceful shutdown, then shuts them
 /// down.
@@ -166,6 +167,36 @@ func repeatUntilShutdown(every interval: Duration, startingNow: Bool, _ work: @e
         while !Task.isCancelled {
             try await Task.sleep(for: interval)
             await work()
+        }
+    }
+}
+
+/// Reads the members' listener's certificate and key again on `SIGHUP`, and when their files change (looked at every
+/// few seconds: renewals by an ACME client or a secret mount need no signal).
+struct TLSReloader: Service {
+    let tls: ListenerTLS
+    var interval: Duration = .seconds(5)
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        let (tls, interval) = (tls, interval)
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await _ in signals.cancelOnGracefulShutdown() { tls.reload() }
+            }
+            group.addTask {
+                var seen = tls.filesState()
+                while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                    try? await Task.sleep(for: interval)
+                    let now = tls.filesState()
+                    if now != seen {
+                        seen = now
+                        tls.reload()
+                    }
+                }
+            }
+            try? await gracefulShutdown()
+            group.cancelAll()
         }
     }
 }

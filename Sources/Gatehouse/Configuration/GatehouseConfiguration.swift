@@ -116,12 +116,14 @@ public struct ListenConfiguration: Sendable {
     public var shutdownGraceSeconds: Int
     /// Load balancers (addresses or CIDR blocks) whose `X-Forwarded-For` names the client; nobody else's is believed.
     public var trustedProxies: [String]
+    /// HTTPS on the members' listener; plain HTTP without it.
+    public var tls: ListenTLSConfiguration?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, headerTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 75,
         bodyTimeoutSeconds: Int = 30, maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, drainSeconds: Int = 5,
         shutdownGraceSeconds: Int = 30,
-        trustedProxies: [String] = []
+        trustedProxies: [String] = [], tls: ListenTLSConfiguration? = nil
     ) {
         self.host = host
         self.port = port
@@ -133,6 +135,27 @@ public struct ListenConfiguration: Sendable {
         self.drainSeconds = drainSeconds
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.trustedProxies = trustedProxies
+        self.tls = tls
+    }
+}
+
+/// The members' listener's certificate and key (PEM), read again on `SIGHUP`.
+public struct ListenTLSConfiguration: Sendable, Equatable {
+    public enum MinimumVersion: String, Sendable, CaseIterable {
+        case tls12 = "1.2"
+        case tls13 = "1.3"
+    }
+
+    /// The leaf certificate first, then the chain that leads to the members' trusted roots.
+    public var certificateFile: String
+    /// The key's PEM file (RSA, ECDSA or Ed25519): the key itself is never in the configuration.
+    public var privateKeyFile: String
+    public var minimumVersion: MinimumVersion
+
+    public init(certificateFile: String, privateKeyFile: String, minimumVersion: MinimumVersion = .tls12) {
+        self.certificateFile = certificateFile
+        self.privateKeyFile = privateKeyFile
+        self.minimumVersion = minimumVersion
     }
 }
 

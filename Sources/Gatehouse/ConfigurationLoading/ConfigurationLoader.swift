@@ -108,7 +108,8 @@ public struct ConfigurationLoader {
             // Development mode stops at once: nobody balances over a laptop.
             drainSeconds: reader.int("listen.drain_seconds", default: development ? 0 : listenDefaults.drainSeconds, range: 0...3600),
             shutdownGraceSeconds: reader.int("listen.shutdown_grace_seconds", default: listenDefaults.shutdownGraceSeconds, range: 1...3600),
-            trustedProxies: reader.stringList("listen.trusted_proxies", default: listenDefaults.trustedProxies)
+            trustedProxies: reader.stringList("listen.trusted_proxies", default: listenDefaults.trustedProxies),
+            tls: Self.readListenTLS(&reader)
         )
         for entry in ClientAddressResolver.invalidEntries(listen.trustedProxies) {
             reader.report("listen.trusted_proxies", "\"\(entry)\" is not an address or a CIDR block")
@@ -276,5 +277,20 @@ public struct ConfigurationLoader {
             return nil
         }
         return HTTPEndpointConfiguration(url: url, authorizationHeader: header, authorization: authorization, timeoutSeconds: timeout)
+    }
+
+    /// `listen.tls.*`: set when a certificate file is named. The key is read from its own file (its path in the file or
+    /// in `GATEHOUSE_LISTEN_TLS_PRIVATE_KEY_FILE`, as a secret's): never written into the configuration.
+    static func readListenTLS(_ reader: inout ConfigurationReader) -> ListenTLSConfiguration? {
+        let keyFile = reader.optionalString("listen.tls.private_key_file")
+        let versionText = reader.string("listen.tls.minimum_version", default: ListenTLSConfiguration.MinimumVersion.tls12.rawValue)
+        guard let certificateFile = reader.optionalString("listen.tls.certificate_file") else {
+            if keyFile != nil { reader.report("listen.tls.certificate_file", "is required with listen.tls.private_key_file") }
+            return nil
+        }
+        let version = ListenTLSConfiguration.MinimumVersion(rawValue: versionText)
+        if version == nil { reader.report("listen.tls.minimum_version", "must be 1.2 or 1.3, got \"\(versionText)\"") }
+        if keyFile == nil { reader.report("listen.tls.private_key_file", "is required with listen.tls.certificate_file") }
+        return ListenTLSConfiguration(certificateFile: certificateFile, privateKeyFile: keyFile ?? "", minimumVersion: version ?? .tls12)
     }
 }

@@ -19,6 +19,8 @@ extension GatehouseConfiguration {
         check(publicURL.query == nil && publicURL.fragment == nil, "public_url", "must not have a query or fragment")
         check(scheme != "http" || Self.isLoopback(publicURL.host), "public_url", "must be https unless the host is loopback")
         check(!listen.host.isEmpty, "listen.host", "must not be empty")
+        // The listener's certificate and key: readable, a pair, in date (all of it, with the key path of each).
+        if let tls = listen.tls, case .failure(let error) = TLSIdentity.load(tls) { problems += error.problems }
         check(
             registration.codeSender != .log || developmentMode, "registration.code_sender.kind",
             "log is for development mode only (its codes are read from the development inbox); use http")

@@ -19,7 +19,7 @@ public struct GatewayAssets: Sendable {
         /// A strong tag: the hash of the bytes, quoted.
         let tag: String
         /// Named by its hash: the same name never means other bytes.
-        let isImmutable: Bool
+        var isImmutable = false
     }
 
     private let byPath: [String: Asset]
@@ -40,12 +40,12 @@ public struct GatewayAssets: Sendable {
             let type = Self.fileExtension(path)
             let identity = ByteBuffer(bytes: bytes)
             let gzip = Self.compressibleTypes.contains(type) ? try Self.gzip(identity) : nil
-            let asset = Asset(
+            var asset = Asset(
                 contentType: MediaType.getMediaType(forExtension: type)?.description ?? "application/octet-stream", identity: identity,
-                gzip: gzip.flatMap { $0.readableBytes < identity.readableBytes ? $0 : nil }, tag: "\"\(digest.prefix(32))\"", isImmutable: false)
+                gzip: gzip.flatMap { $0.readableBytes < identity.readableBytes ? $0 : nil }, tag: "\"\(digest.prefix(32))\"")
             byPath[Paths.publicAssets + path] = asset
-            byPath[Paths.publicAssets + name] = Asset(
-                contentType: asset.contentType, identity: asset.identity, gzip: asset.gzip, tag: asset.tag, isImmutable: true)
+            asset.isImmutable = true
+            byPath[Paths.publicAssets + name] = asset
             hashedPaths[Paths.publicAssets + path] = Paths.publicAssets + name
         }
         self.byPath = byPath

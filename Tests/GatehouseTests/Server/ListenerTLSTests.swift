@@ -1,0 +1,167 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseCore
+import Logging
+import NIOCore
+import NIOSSL
+import Testing
+
+@testable import Gatehouse
+
+/// HTTPS on the members' listener: the pair checked with every problem named at once, served to clients that trust
+/// its authority (and to no others), and replaced without a restart, a bad replacement keeping the pair in use.
+@Suite struct ListenerTLSTests {
+    /// A folder with a certificate and key written as the configuration names them.
+    struct Files {
+        let folder: URL
+        var certificate: String { folder.appendingPathComponent("cert.pem").path }
+        var key: String { folder.appendingPathComponent("key.pem").path }
+
+        init() throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tls-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+
+        func write(_ pair: DevelopmentCertificates, key: String? = nil) throws {
+            try pair.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+            try (key ?? pair.privateKeyPEM).write(toFile: self.key, atomically: true, encoding: .utf8)
+        }
+
+        var configuration: ListenTLSConfiguration { ListenTLSConfiguration(certificateFile: certificate, privateKeyFile: key) }
+    }
+
+    @Test func everyProblemOfThePairIsNamedWithItsKey() throws {
+        let files = try Files()
+        let unreadable = TLSIdentity.load(ListenTLSConfiguration(certificateFile: "/nonexistent/cert.pem", privateKeyFile: "/nonexistent/key.pem"))
+        #expect(unreadable.problems.map(\.keyPath) == ["listen.tls.certificate_file", "listen.tls.private_key_file"])
+        #expect(unreadable.problems[0].message.contains("/nonexistent/cert.pem"))
+
+        let one = try DevelopmentCertificates.make()
+        let other = try DevelopmentCertificates.make()
+        try files.write(one, key: other.privateKeyPEM)
+        let mismatched = TLSIdentity.load(files.configuration)
+        #expect(mismatched.problems.map(\.keyPath) == ["listen.tls.private_key_file"])
+        #expect(mismatched.problems.first?.message.contains("is not the key of the certificate") == true)
+
+        try files.write(try DevelopmentCertificates.make(days: 1, now: Date().addingTimeInterval(-3 * 86_400)))
+        #expect(TLSIdentity.load(files.configuration).problems.first?.message.contains("expired on") == true)
+
+        try files.write(one, key: "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n")
+        try "no certificate here".write(toFile: files.certificate, atomically: true, encoding: .utf8)
+        #expect(TLSIdentity.load(files.configuration).problems.map(\.keyPath) == ["listen.tls.certificate_file", "listen.tls.private_key_file"])
+
+        try files.write(one)
+        #expect(TLSIdentity.load(files.configuration).problems.isEmpty)
+    }
+
+    /// The key paths of the problems with a configuration file holding `listen.tls` = `file`.
+    static func problems(_ file: [String: Any], _ environment: [String: String] = [:]) throws -> [String] {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tls-config-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: ["listen": ["tls": file]]).write(to: path)
+        do {
+            _ = try ConfigurationLoader(environment: environment, developmentDefaults: .standard).load(path: path.path, development: true)
+            return []
+        } catch {
+            return (error as? ConfigurationError)?.problems.map(\.keyPath) ?? ["\(error)"]
+        }
+    }
+
+    @Test func theConfigurationNamesOneKeyAndAKnownVersion() throws {
+        #expect(try Self.problems(["private_key_file": "/k.pem"]) == ["listen.tls.certificate_file"])
+        #expect(try Self.problems(["certificate_file": "/c.pem"]).contains("listen.tls.private_key_file"))
+        // The key's path may come from the environment, as a secret's file does; the files must exist.
+        #expect(
+            try Self.problems(["certificate_file": "/c.pem"], ["GATEHOUSE_LISTEN_TLS_PRIVATE_KEY_FILE": "/k.pem"])
+                == ["listen.tls.certificate_file", "listen.tls.private_key_file"])
+        #expect(
+            try Self.problems(["certificate_file": "/c.pem", "private_key_file": "/k.pem", "minimum_version": "1.1"]).contains(
+                "listen.tls.minimum_version"))
+        // The key itself has no key: only its file.
+        #expect(
+            try Self.problems(["certificate_file": "/c.pem", "private_key_file": "/k.pem", "private_key": "-----BEGIN"]).contains(
+                "listen.tls.private_key"))
+    }
+
+    @Test func servedOverHTTPSAndReplacedWithoutARestart() async throws {
+        let files = try Files()
+        let first = try DevelopmentCertificates.make()
+        let second = try DevelopmentCertificates.make()
+        try files.write(first)
+        let port = try await LiveGateway.freePort()
+        var configuration = try LiveGateway.developmentConfiguration(port: port)
+        configuration.listen.tls = files.configuration
+        var logger = Logger(label: "tls-test")
+        logger.logLevel = .critical
+        let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
+        let group = built.serviceGroup(signals: [])
+        let trustsFirst = try Self.client(trusting: first)
+        let trustsSecond = try Self.client(trusting: second)
+        let url = "https://localhost:\(port)/healthz"
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            defer { Task { await group.triggerGracefulShutdown() } }
+            var answered = false
+            for _ in 0..<100 where !answered {
+                answered = (try? await Self.status(trustsFirst, url)) == 200
+                if !answered { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(answered)
+            // A client that does not trust the authority gets no answer; plain HTTP on the TLS port neither.
+            #expect((try? await Self.status(trustsSecond, url)) == nil)
+            #expect((try? await Self.status(trustsFirst, "http://localhost:\(port)/healthz")) == nil)
+
+            // The second pair in the files, read again: new handshakes use it; the connection open before goes on.
+            try files.write(second)
+            #expect(try #require(built.listenerTLS).reload())
+            #expect(try await Self.status(trustsSecond, url) == 200)
+            #expect(try await Self.status(trustsFirst, url) == 200)  // its kept-alive connection, from before
+            let fresh = try Self.client(trusting: first)
+            #expect((try? await Self.status(fresh, url)) == nil)  // a new handshake gets the second pair
+
+            // A broken pair keeps the one in use, and says so in the metrics.
+            try "garbage".write(toFile: files.key, atomically: true, encoding: .utf8)
+            #expect(try #require(built.listenerTLS).reload() == false)
+            let afterward = try Self.client(trusting: second)
+            #expect(try await Self.status(afterward, url) == 200)
+            // (The files are watched too: the changes above may have been read a second time.)
+            let samples = MetricsTests.samples(built.metrics.exposition())
+            #expect((samples[#"gatehouse_tls_reloads_total{result="failed"}"#] ?? 0) >= 1)
+            #expect((samples[#"gatehouse_tls_reloads_total{result="succeeded"}"#] ?? 0) >= 1)
+            #expect(
+                (samples["gatehouse_tls_certificate_expiry_timestamp_seconds"] ?? 0) > Date().addingTimeInterval(300 * 86_400).timeIntervalSince1970)
+
+            // A renewal written to the files is picked up without a signal.
+            let third = try DevelopmentCertificates.make()
+            try files.write(third)
+            let trustsThird = try Self.client(trusting: third)
+            var renewed = false
+            for _ in 0..<60 where !renewed {
+                try await Task.sleep(for: .milliseconds(250))
+                renewed = (try? await Self.status(trustsThird, url)) == 200
+            }
+            #expect(renewed)
+            for client in [trustsFirst, trustsSecond, fresh, afterward, trustsThird] { try await client.shutdown() }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    static func client(trusting pair: DevelopmentCertificates) throws -> HTTPClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pair.authorityPEM.utf8)))
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+    }
+
+    static func status(_ client: HTTPClient, _ url: String) async throws -> Int {
+        let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        return Int(response.status.code)
+    }
+}
+
+extension Result where Failure == ConfigurationError {
+    var problems: [ConfigurationProblem] {
+        if case .failure(let error) = self { return error.problems }
+        return []
+    }
+}
