@@ -78,7 +78,24 @@ struct Development: AsyncParsableCommand {
     @Option(name: .long, help: "Optional JSON configuration file layered over the development defaults.")
     var config: String?
 
+    @Flag(name: .long, help: "Serve https://localhost:8443 with a certificate of a development authority kept in ./data/tls.")
+    var tls = false
+
     func run() async throws {
+        if tls {
+            let files = try DevelopmentCertificates.prepare(in: DirectoriesConfiguration().data + "/tls")
+            // Only what the environment does not set already: `--tls` with another port or host still works.
+            setenv("GATEHOUSE_PUBLIC_URL", "https://localhost:8443", 0)
+            setenv("GATEHOUSE_LISTEN_TLS_CERTIFICATE_FILE", files.certificate, 0)
+            setenv("GATEHOUSE_LISTEN_TLS_PRIVATE_KEY_FILE", files.privateKey, 0)
+            print(
+                """
+                HTTPS with a development certificate authority: \(files.authority)
+                  Trust it once in your browser (Chromium: Settings > Privacy and security > Security > Manage certificates >
+                  Authorities > Import; Firefox: Settings > Privacy & Security > Certificates > View Certificates > Authorities
+                  > Import), or for curl: curl --cacert \(files.authority) https://localhost:8443/healthz
+                """)
+        }
         try await serveGateway(loadConfiguration(path: config, development: true), file: config)
     }
 }

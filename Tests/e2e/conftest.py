@@ -225,13 +225,13 @@ def dev_gateway(tmp_path):
     gw.running.stop()
 
 
-def start_browser():
+def start_browser(extra_arguments=()):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900", *extra_arguments):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")), options=options)
     driver.set_page_load_timeout(30)

@@ -4,6 +4,7 @@ import GatehouseCore
 import GatehouseDataPlane
 import GatehouseStorage
 import Logging
+import NIOSSL
 import ServiceLifecycle
 
 /// Every part of the gateway, each made once and wired to the parts it needs. `GatehouseApplication` turns them
@@ -89,6 +90,13 @@ struct Gateway {
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = proxy.maximumConnectionsPerHost
         // A refused connection fails at once instead of being retried until the connect timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        if configuration.developmentMode, let tls = listenerTLS, !tls.chainAboveLeaf.isEmpty {
+            // `gatehouse dev --tls`: the built-in provider is at the gateway's own https origin, under the development
+            // authority its certificate file ends with; the gateway trusts that authority (in development mode only).
+            var trusting = TLSConfiguration.makeClientConfiguration()
+            trusting.additionalTrustRoots = [.certificates(tls.chainAboveLeaf)]
+            clientConfiguration.tlsConfiguration = trusting
+        }
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         self.http = http
         upstreamClients = UpstreamClients(

@@ -43,3 +43,33 @@ public struct DevelopmentCertificates: Sendable {
             privateKeyPEM: try Certificate.PrivateKey(key).serializeAsPEM().pemString)
     }
 }
+
+extension DevelopmentCertificates {
+    /// Where `gatehouse dev --tls` keeps its authority and certificate.
+    public struct Files: Sendable {
+        public let authority: String
+        public let certificate: String
+        public let privateKey: String
+    }
+
+    /// The authority and a certificate for `localhost` in `folder`, made the first time (or again when the
+    /// certificate has less than 30 days left); the certificate file holds the authority after the leaf, so that the
+    /// gateway in development mode can trust its own listener. The key is readable by its owner only.
+    public static func prepare(in folder: String, now: Date = Date()) throws -> Files {
+        let files = Files(
+            authority: folder + "/development-ca.pem", certificate: folder + "/localhost.pem", privateKey: folder + "/localhost-key.pem")
+        let manager = FileManager.default
+        if let text = manager.contents(atPath: files.certificate).flatMap({ String(data: $0, encoding: .utf8) }),
+            let leaf = try? Certificate(pemEncoded: text), leaf.notValidAfter > now.addingTimeInterval(30 * 86_400),
+            manager.fileExists(atPath: files.privateKey), manager.fileExists(atPath: files.authority)
+        {
+            return files
+        }
+        try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = try make(names: ["localhost"], days: 365, now: now)
+        try made.authorityPEM.write(toFile: files.authority, atomically: true, encoding: .utf8)
+        try (made.certificatePEM + "\n" + made.authorityPEM + "\n").write(toFile: files.certificate, atomically: true, encoding: .utf8)
+        manager.createFile(atPath: files.privateKey, contents: Data(made.privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600])
+        return files
+    }
+}

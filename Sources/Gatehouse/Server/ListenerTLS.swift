@@ -85,6 +85,8 @@ final class ListenerTLS: Sendable {
 
     let configuration: ListenTLSConfiguration
     private let current: NIOLockedValueBox<(context: NIOSSLContext, notValidAfter: Date)>
+    /// The certificates after the leaf in the file first read (its chain, and a development authority's own root).
+    let chainAboveLeaf: [NIOSSLCertificate]
     private let reloads: NIOLockedValueBox<(succeeded: Int, failed: Int)> = .init((0, 0))
     private let logger: Logger
 
@@ -92,6 +94,7 @@ final class ListenerTLS: Sendable {
         self.configuration = configuration
         self.logger = logger
         let identity = try TLSIdentity.load(configuration).get()
+        chainAboveLeaf = Array(identity.chain.dropFirst())
         current = NIOLockedValueBox(
             (try identity.context(minimumVersion: configuration.minimumVersion, protocols: Self.protocols), identity.notValidAfter))
     }

@@ -23,7 +23,7 @@ import Testing
         }
 
         func write(_ pair: DevelopmentCertificates, key: String? = nil) throws {
-            try pair.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+            try (pair.certificatePEM + "\n").write(toFile: certificate, atomically: true, encoding: .utf8)
             try (key ?? pair.privateKeyPEM).write(toFile: self.key, atomically: true, encoding: .utf8)
         }
 
