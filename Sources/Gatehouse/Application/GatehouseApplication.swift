@@ -104,6 +104,11 @@ public enum GatehouseApplication {
                 logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }
         if let tls = gateway.listenerTLS { services.append(TLSReloader(tls: tls)) }
+        if let port = configuration.listen.redirectHTTPPort {
+            services.append(
+                HTTPRedirectServer.application(
+                    publicOrigin: configuration.publicOrigin, host: configuration.listen.host, port: port, logger: gateway.logger))
+        }
         if let endpoint = configuration.registration.provisioning.endpoint {
             services.append(
                 ProvisioningWebhook(

@@ -118,12 +118,14 @@ public struct ListenConfiguration: Sendable {
     public var trustedProxies: [String]
     /// HTTPS on the members' listener; plain HTTP without it.
     public var tls: ListenTLSConfiguration?
+    /// With TLS: a plain-HTTP port that sends everything to https (and answers `/healthz`).
+    public var redirectHTTPPort: Int?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, headerTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 75,
         bodyTimeoutSeconds: Int = 30, maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, drainSeconds: Int = 5,
         shutdownGraceSeconds: Int = 30,
-        trustedProxies: [String] = [], tls: ListenTLSConfiguration? = nil
+        trustedProxies: [String] = [], tls: ListenTLSConfiguration? = nil, redirectHTTPPort: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -136,6 +138,7 @@ public struct ListenConfiguration: Sendable {
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.trustedProxies = trustedProxies
         self.tls = tls
+        self.redirectHTTPPort = redirectHTTPPort
     }
 }
 

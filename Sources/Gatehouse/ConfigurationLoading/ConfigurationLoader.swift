@@ -109,7 +109,8 @@ public struct ConfigurationLoader {
             drainSeconds: reader.int("listen.drain_seconds", default: development ? 0 : listenDefaults.drainSeconds, range: 0...3600),
             shutdownGraceSeconds: reader.int("listen.shutdown_grace_seconds", default: listenDefaults.shutdownGraceSeconds, range: 1...3600),
             trustedProxies: reader.stringList("listen.trusted_proxies", default: listenDefaults.trustedProxies),
-            tls: Self.readListenTLS(&reader)
+            tls: Self.readListenTLS(&reader),
+            redirectHTTPPort: reader.optionalInt("listen.redirect_http_port", range: 1...65535)
         )
         for entry in ClientAddressResolver.invalidEntries(listen.trustedProxies) {
             reader.report("listen.trusted_proxies", "\"\(entry)\" is not an address or a CIDR block")

@@ -69,10 +69,14 @@ struct ConfigurationReader {
     }
 
     func int(_ keyPath: String, default defaultValue: Int, range: ClosedRange<Int>) -> Int {
-        guard let value = settings.int(forKey: ConfigKey(keyPath)) else { return defaultValue }
+        optionalInt(keyPath, range: range) ?? defaultValue
+    }
+
+    func optionalInt(_ keyPath: String, range: ClosedRange<Int>) -> Int? {
+        guard let value = settings.int(forKey: ConfigKey(keyPath)) else { return nil }
         guard range.contains(value) else {
             report(keyPath, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
-            return defaultValue
+            return nil
         }
         return value
     }

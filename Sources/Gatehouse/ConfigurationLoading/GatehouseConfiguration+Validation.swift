@@ -21,6 +21,12 @@ extension GatehouseConfiguration {
         check(!listen.host.isEmpty, "listen.host", "must not be empty")
         // The listener's certificate and key: readable, a pair, in date (all of it, with the key path of each).
         if let tls = listen.tls, case .failure(let error) = TLSIdentity.load(tls) { problems += error.problems }
+        if let redirect = listen.redirectHTTPPort {
+            check(listen.tls != nil, "listen.redirect_http_port", "needs listen.tls: it sends plain HTTP to the https listener")
+            check(redirect != listen.port, "listen.redirect_http_port", "must differ from listen.port (\(listen.port))")
+            check(redirect != metrics?.port, "listen.redirect_http_port", "must differ from metrics.port")
+            check(isHTTPS, "listen.redirect_http_port", "needs an https public_url to send members to")
+        }
         check(
             registration.codeSender != .log || developmentMode, "registration.code_sender.kind",
             "log is for development mode only (its codes are read from the development inbox); use http")

@@ -1,8 +1,10 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import Testing
 
@@ -66,6 +68,17 @@ import Testing
         }
     }
 
+    @Test func theRedirectGoesToThePublicOriginWhateverTheRequestSays() {
+        typealias Redirect = HTTPRedirectServer.RedirectToHTTPS<BasicRequestContext>
+        let origin = "https://gate.example"
+        #expect(Redirect.location(publicOrigin: origin, target: "/a/b?c=d#e") == "https://gate.example/a/b?c=d#e")
+        for hostile in ["http://evil.example/x", "*", "evil.example", "", "/x\r\nSet-Cookie: a=b", "/x y"] {
+            #expect(Redirect.location(publicOrigin: origin, target: hostile) == "https://gate.example/", "\(hostile)")
+        }
+        // A path that looks like another host stays a path on the gateway's.
+        #expect(Redirect.location(publicOrigin: origin, target: "//evil.example/x") == "https://gate.example//evil.example/x")
+    }
+
     @Test func theConfigurationNamesOneKeyAndAKnownVersion() throws {
         #expect(try Self.problems(["private_key_file": "/k.pem"]) == ["listen.tls.certificate_file"])
         #expect(try Self.problems(["certificate_file": "/c.pem"]).contains("listen.tls.private_key_file"))
@@ -76,6 +89,9 @@ import Testing
         #expect(
             try Self.problems(["certificate_file": "/c.pem", "private_key_file": "/k.pem", "minimum_version": "1.1"]).contains(
                 "listen.tls.minimum_version"))
+        #expect(
+            try Self.problems(["certificate_file": "/c.pem", "private_key_file": "/k.pem"], ["GATEHOUSE_LISTEN_REDIRECT_HTTP_PORT": "0"]).contains(
+                "listen.redirect_http_port"))
         // The key itself has no key: only its file.
         #expect(
             try Self.problems(["certificate_file": "/c.pem", "private_key_file": "/k.pem", "private_key": "-----BEGIN"]).contains(
@@ -88,8 +104,11 @@ import Testing
         let second = try DevelopmentCertificates.make()
         try files.write(first)
         let port = try await LiveGateway.freePort()
+        let redirectPort = try await LiveGateway.freePort()
         var configuration = try LiveGateway.developmentConfiguration(port: port)
         configuration.listen.tls = files.configuration
+        configuration.listen.redirectHTTPPort = redirectPort
+        configuration.publicURL = URL(string: "https://localhost:\(port)")!
         var logger = Logger(label: "tls-test")
         logger.logLevel = .critical
         let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
@@ -106,6 +125,22 @@ import Testing
                 if !answered { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(answered)
+
+            // The plain-HTTP port sends members to https, the same path and query; it still answers /healthz.
+            let plain = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+            defer { Task { try? await plain.shutdown() } }
+            for (method, path, status) in [
+                (HTTPMethod.GET, "/apps/wiki/page?x=1", 301), (.HEAD, "/", 301), (.POST, "/upgrade/phone", 308), (.GET, "/healthz/x", 301),
+            ] {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(redirectPort)\(path)")
+                request.method = method
+                let response = try await plain.execute(request, timeout: .seconds(5))
+                #expect(Int(response.status.code) == status, "\(method) \(path)")
+                #expect(response.headers.first(name: "Location") == "https://localhost:\(port)\(path)")
+                #expect(response.headers["Strict-Transport-Security"].isEmpty && response.headers["Set-Cookie"].isEmpty)
+            }
+            let health = try await plain.execute(HTTPClientRequest(url: "http://127.0.0.1:\(redirectPort)/healthz"), timeout: .seconds(5))
+            #expect(health.status == .ok)
             // A client that does not trust the authority gets no answer; plain HTTP on the TLS port neither.
             #expect((try? await Self.status(trustsSecond, url)) == nil)
             #expect((try? await Self.status(trustsFirst, "http://localhost:\(port)/healthz")) == nil)
