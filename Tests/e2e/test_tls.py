@@ -1,6 +1,8 @@
 """HTTPS on the members' listener, as `gatehouse dev --tls` serves it: a development authority made under ./data,
-curl over HTTP/1.1 trusting it (and refused without it), and the whole journey in Chromium over HTTPS (sign-in, a
-proxied app with its bar, the upgrade flow to the end), the browser trusting exactly the listener's key."""
+curl over HTTP/1.1 and HTTP/2 trusting it (and refused without it), the whole journey in Chromium over HTTP/2
+(sign-in, a proxied app with its bar, the upgrade flow to the end), the browser trusting exactly the listener's key;
+and HTTP/2's hazards by hand-written frames: too many streams, huge header lists, rapid resets, CONTINUATION and
+PING floods, HTTP/1.1 framing smuggled in fields, each refused while other members are served."""
 
 import base64
 import hashlib
@@ -82,6 +84,8 @@ def test_the_journey_over_https_in_a_browser(tls_gateway):
     try:
         sign_in(browser, gw, "alice")
         assert browser.current_url.startswith(gw.url)
+        # Chromium takes HTTP/2 when offered: the journey below runs over it.
+        assert browser.execute_script("return performance.getEntriesByType('navigation')[0].nextHopProtocol") == "h2"
         browser.get(gw.url + "/apps/links/")
         wait(browser, lambda b: in_bar(b, "#gatehouse-banner-button").is_displayed())
         in_bar(browser, "#gatehouse-banner-button").click()
@@ -111,3 +115,232 @@ def test_the_journey_over_https_in_a_browser(tls_gateway):
         assert session["secure"] and session["httpOnly"]
     finally:
         browser.quit()
+
+
+# ---------------------------------------------------------------- HTTP/2 and its hazards
+
+
+import hpack  # noqa: E402  (installed with h2)
+import hyperframe.frame  # noqa: E402
+
+
+def h2_connection(gw):
+    """A raw HTTP/2 connection (TLS with ALPN h2, the preface and settings exchanged) to frame by hand."""
+    import socket
+    import ssl
+
+    import h2.config
+    import h2.connection
+
+    context = ssl.create_default_context(cafile=str(gw.authority))
+    context.set_alpn_protocols(["h2"])
+    sock = context.wrap_socket(socket.create_connection(("localhost", gw.port), timeout=10), server_hostname="localhost")
+    assert sock.selected_alpn_protocol() == "h2"
+    connection = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    connection.initiate_connection()
+    sock.sendall(connection.data_to_send())
+    return sock, connection
+
+
+def request_headers(gw, path="/healthz", extra=()):
+    return [(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", f"localhost:{gw.port}"), *extra]
+
+
+def read_events(sock, connection, until, seconds=10):
+    """Reads frames until `until(events so far)` holds or the connection ends; returns the events."""
+    import h2.events
+
+    events, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline and not until(events):
+        try:
+            data = sock.recv(65536)
+        except (TimeoutError, OSError):
+            break
+        if not data:
+            events.append(h2.events.ConnectionTerminated())
+            break
+        try:
+            events += connection.receive_data(data)
+        except Exception as error:  # noqa: BLE001 (the server broke the protocol's rules for the client: a finding)
+            raise AssertionError(f"the server's frames did not parse: {error}")
+        sock.sendall(connection.data_to_send())
+    return events
+
+
+def raw_frames(sock, seconds):
+    """Frames as the server sends them, for `seconds` or until it closes: the streams it reset as refused (or as a
+    protocol error), and the GOAWAY it sent (its error code and last stream), if any."""
+    buffer, refused, goaway, deadline = b"", [], None, time.monotonic() + seconds
+    sock.settimeout(0.5)
+    while time.monotonic() < deadline and not goaway:
+        try:
+            data = sock.recv(65536)
+        except (TimeoutError, OSError):
+            continue
+        if not data:
+            break
+        buffer += data
+        while len(buffer) >= 9:
+            frame, length = hyperframe.frame.Frame.parse_frame_header(memoryview(buffer[:9]))
+            if len(buffer) < 9 + length:
+                break
+            frame.parse_body(memoryview(buffer[9 : 9 + length]))
+            buffer = buffer[9 + length :]
+            if isinstance(frame, hyperframe.frame.RstStreamFrame) and frame.error_code in (1, 7):
+                refused.append(frame.stream_id)
+            if isinstance(frame, hyperframe.frame.GoAwayFrame):
+                goaway = (frame.error_code, frame.last_stream_id)
+    return refused, goaway
+
+
+def terminated(events):
+    import h2.events
+
+    return any(isinstance(event, h2.events.ConnectionTerminated) for event in events)
+
+
+def open_streams(gw, count):
+    """Opens `count` streams at once on a fresh connection, by hand-written HEADERS frames that do not end them, and
+    returns what the server did (`raw_frames`); with `count` None, only the server's concurrent-stream limit."""
+    import h2.events
+
+    sock, connection = h2_connection(gw)
+    read_events(sock, connection, lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
+    if count is None:
+        sock.close()
+        return connection.remote_settings.max_concurrent_streams
+    encoder = hpack.Encoder()
+    sock.sendall(b"".join(
+        hyperframe.frame.HeadersFrame(stream, data=encoder.encode(request_headers(gw)), flags=["END_HEADERS"]).serialize()
+        for stream in range(1, 2 * count, 2)))
+    try:
+        return raw_frames(sock, seconds=2)
+    finally:
+        sock.close()
+
+
+def one_request(gw, headers):
+    """One request with exactly these header fields (HPACK by hand, so nothing is checked on the way): the status,
+    and whether the stream or the connection was reset instead."""
+    import h2.events
+
+    sock, connection = h2_connection(gw)
+    read_events(sock, connection, lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
+    block = hpack.Encoder().encode(headers)
+    sock.sendall(hyperframe.frame.HeadersFrame(1, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
+    buffer, deadline, status, reset = b"", time.monotonic() + 5, None, False
+    decoder = hpack.Decoder()
+    sock.settimeout(0.5)
+    while time.monotonic() < deadline and status is None and not reset:
+        try:
+            data = sock.recv(65536)
+        except (TimeoutError, OSError):
+            continue
+        if not data:
+            reset = True
+            break
+        buffer += data
+        while len(buffer) >= 9:
+            frame, length = hyperframe.frame.Frame.parse_frame_header(memoryview(buffer[:9]))
+            if len(buffer) < 9 + length:
+                break
+            frame.parse_body(memoryview(buffer[9 : 9 + length]))
+            buffer = buffer[9 + length :]
+            if isinstance(frame, hyperframe.frame.HeadersFrame) and frame.stream_id == 1:
+                status = dict((name.decode() if isinstance(name, bytes) else name, value.decode() if isinstance(value, bytes) else value)
+                              for name, value in decoder.decode(frame.data)).get(":status")
+            reset = reset or isinstance(frame, (hyperframe.frame.RstStreamFrame, hyperframe.frame.GoAwayFrame))
+    sock.close()
+    return status, reset
+
+
+def still_serving(gw):
+    """Another member, on a connection of their own, is served meanwhile."""
+    answer = gw.curl("/healthz", "--http2")
+    return answer.stdout == "ok\n"
+
+
+def test_http2_serves_the_same_gateway_and_holds_its_limits(tls_gateway):
+    import h2.events
+    import h2.exceptions
+
+    gw = tls_gateway
+    answer = gw.curl("/signin", "--http2", "-D", "-", "-o", "/dev/null")
+    assert re.search(r"^HTTP/2 200", answer.stdout, re.M) and "content-security-policy" in answer.stdout.lower(), answer.stdout
+
+    # More streams at once than the server allows: HEADERS frames written by hand (the client library would hold
+    # back by itself), none of them ended. As many as its SETTINGS allow are taken; 20 more and the server refuses
+    # them (RST_STREAM) or ends the connection (NIOHTTP2 sends GOAWAY PROTOCOL_ERROR); others are served meanwhile.
+    allowed = open_streams(gw, None)
+    assert allowed <= 128, allowed
+    assert open_streams(gw, allowed) == ([], None)
+    refused, goaway = open_streams(gw, allowed + 20)
+    assert goaway or len(refused) >= 20, (len(refused), goaway)
+    assert still_serving(gw)
+
+    # What HTTP/1.1 would read as framing or a second header has no place in HTTP/2: a field value with CR LF, a
+    # Transfer-Encoding, a Connection header. Each request is refused before the application (no downgrade smuggling).
+    for field in [("x-note", "a\r\nx-injected: 1"), ("transfer-encoding", "chunked"), ("connection", "keep-alive")]:
+        status, reset = one_request(gw, request_headers(gw, "/healthz", extra=[field]))
+        assert reset or status == "400", (field, status)
+    assert one_request(gw, request_headers(gw, "/healthz")) == ("200", False)
+
+    # A header list far over the limit: refused (the stream or the connection), nothing reaches the application.
+    sock, connection = h2_connection(gw)
+    connection.send_headers(1, request_headers(gw, extra=[("x-padding", "a" * 60000)]), end_stream=True)
+    sock.sendall(connection.data_to_send())
+    events = read_events(sock, connection, lambda events: terminated(events) or any(isinstance(e, (h2.events.StreamReset, h2.events.ResponseReceived)) for e in events))
+    responses = [e for e in events if isinstance(e, h2.events.ResponseReceived)]
+    assert terminated(events) or any(isinstance(e, h2.events.StreamReset) for e in events) or (
+        responses and dict(responses[0].headers).get(":status") == "431"), events
+    sock.close()
+    assert still_serving(gw)
+
+    # Rapid reset (CVE-2023-44487): streams opened and reset at once, by the thousand. The server ends the
+    # connection (GOAWAY) instead of working on every one.
+    sock, connection = h2_connection(gw)
+    ended = False
+    for _ in range(2000):
+        try:
+            stream = connection.get_next_available_stream_id()
+            connection.send_headers(stream, request_headers(gw), end_stream=True)
+            connection.reset_stream(stream)
+            sock.sendall(connection.data_to_send())
+        except (h2.exceptions.ProtocolError, OSError):
+            ended = True
+            break
+    events = read_events(sock, connection, terminated, seconds=5)
+    assert ended or terminated(events), "2000 reset streams did not end the connection"
+    sock.close()
+    assert still_serving(gw)
+
+    # A flood of CONTINUATION frames after a HEADERS frame that never ends its block: cut off.
+    sock, connection = h2_connection(gw)
+    read_events(sock, connection, lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
+    encoded = connection.encoder.encode(request_headers(gw))
+    first = hyperframe.frame.HeadersFrame(1, data=encoded)  # no END_HEADERS
+    sent = first.serialize()
+    try:
+        sock.sendall(sent)
+        for _ in range(5000):
+            frame = hyperframe.frame.ContinuationFrame(1, data=b"")
+            sock.sendall(frame.serialize())
+    except OSError:
+        pass
+    events = read_events(sock, connection, terminated, seconds=5)
+    assert terminated(events) or sock.fileno() == -1 or not sock.recv(1), events
+    sock.close()
+
+    # A flood of PINGs the client never reads the answers to: the server stops before its buffers grow without end.
+    sock, connection = h2_connection(gw)
+    ping = hyperframe.frame.PingFrame(0, opaque_data=b"12345678").serialize()
+    sent_bytes = 0
+    try:
+        for _ in range(200000):
+            sock.sendall(ping)
+            sent_bytes += len(ping)
+    except OSError:
+        pass
+    sock.close()
+    assert still_serving(gw)
+    assert gw.running.process.poll() is None

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseStorage
 import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
@@ -154,7 +155,13 @@ public enum GatehouseApplication {
                 dataPlane: .init(
                     routes: gateway.dataPlane, pools: gateway.upstreamPools, readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds))))
             guard let tls = gateway.listenerTLS else { return http }
-            return ListenerTLSChannel(base: http, tls: tls)
+            // HTTP/2 streams go to the application (the data plane speaks HTTP/1.1); NIOHTTP2's limits hold them in:
+            // 100 concurrent streams, 16 KiB of headers, and its defences against floods of resets, CONTINUATION
+            // frames and control frames.
+            let http2 =
+                tls.configuration.http2
+                ? HTTP2Channel(responder: responder, configuration: .init(idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)))) : nil
+            return ListenerTLSChannel(http1: http, http2: http2, tls: tls)
         }
     }
 

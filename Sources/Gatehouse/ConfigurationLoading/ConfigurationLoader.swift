@@ -292,6 +292,8 @@ public struct ConfigurationLoader {
         let version = ListenTLSConfiguration.MinimumVersion(rawValue: versionText)
         if version == nil { reader.report("listen.tls.minimum_version", "must be 1.2 or 1.3, got \"\(versionText)\"") }
         if keyFile == nil { reader.report("listen.tls.private_key_file", "is required with listen.tls.certificate_file") }
-        return ListenTLSConfiguration(certificateFile: certificateFile, privateKeyFile: keyFile ?? "", minimumVersion: version ?? .tls12)
+        return ListenTLSConfiguration(
+            certificateFile: certificateFile, privateKeyFile: keyFile ?? "", minimumVersion: version ?? .tls12,
+            http2: reader.bool("listen.tls.http2", default: true))
     }
 }

@@ -81,7 +81,8 @@ enum TLSIdentityError: Error, CustomStringConvertible {
 /// after it use the new pair, connections already open go on with theirs, and a pair that does not load keeps the old
 /// one (said in the log and in `gatehouse_tls_reloads_total{result="failed"}`).
 final class ListenerTLS: Sendable {
-    static let protocols = ["http/1.1"]
+    /// What ALPN offers, in order of preference.
+    static func protocols(_ configuration: ListenTLSConfiguration) -> [String] { configuration.http2 ? ["h2", "http/1.1"] : ["http/1.1"] }
 
     let configuration: ListenTLSConfiguration
     private let current: NIOLockedValueBox<(context: NIOSSLContext, notValidAfter: Date)>
@@ -96,7 +97,7 @@ final class ListenerTLS: Sendable {
         let identity = try TLSIdentity.load(configuration).get()
         chainAboveLeaf = Array(identity.chain.dropFirst())
         current = NIOLockedValueBox(
-            (try identity.context(minimumVersion: configuration.minimumVersion, protocols: Self.protocols), identity.notValidAfter))
+            (try identity.context(minimumVersion: configuration.minimumVersion, protocols: Self.protocols(configuration)), identity.notValidAfter))
     }
 
     var context: NIOSSLContext { current.withLockedValue { $0.context } }
@@ -117,7 +118,7 @@ final class ListenerTLS: Sendable {
     func reload() -> Bool {
         do {
             let identity = try TLSIdentity.load(configuration).get()
-            let context = try identity.context(minimumVersion: configuration.minimumVersion, protocols: Self.protocols)
+            let context = try identity.context(minimumVersion: configuration.minimumVersion, protocols: Self.protocols(configuration))
             current.withLockedValue { $0 = (context, identity.notValidAfter) }
             reloads.withLockedValue { $0.succeeded += 1 }
             logger.notice(

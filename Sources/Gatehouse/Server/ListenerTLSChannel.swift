@@ -1,25 +1,55 @@
 import HummingbirdCore
+import HummingbirdHTTP2
 import Logging
 import NIOCore
+import NIOHTTP2
 import NIOSSL
+import NIOTLS
 
-/// A server child channel that speaks TLS before `base` (HTTP/1 with the framing guard and the data plane), with the
-/// context `ListenerTLS` holds when the connection arrives: a reloaded certificate is used from the next handshake.
-struct ListenerTLSChannel<Base: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Base.Value
+/// A server child channel that speaks TLS with the context `ListenerTLS` holds when the connection arrives (a
+/// reloaded certificate is used from the next handshake), then what ALPN settles: HTTP/2 (`h2`, offered first) through
+/// the application, or HTTP/1.1 through `http1` (the framing guard, the data plane and WebSocket upgrades).
+struct ListenerTLSChannel<HTTP1: ServerChildChannel>: ServerChildChannel {
+    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1.Value, HTTP2Channel.Value>
 
-    let base: Base
+    struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<Negotiated>
+        let channel: any Channel
+    }
+
+    let http1: HTTP1
+    /// Nil when the listener offers HTTP/1.1 only.
+    let http2: HTTP2Channel?
     let tls: ListenerTLS
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
-        }.flatMap {
-            base.setup(channel: channel, logger: logger)
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(NIOSSLServerHandler(context: tls.context))
+            let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
+                switch result {
+                case .negotiated("h2") where http2 != nil:
+                    return http2!.setup(channel: channel, logger: logger).map { .http2($0) }
+                case .negotiated("http/1.1"), .fallback:
+                    return http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
+                case .negotiated:
+                    // Nothing else is offered: a client that claims another protocol is not one of ours.
+                    return channel.close().flatMap { channel.eventLoop.makeFailedFuture(NIOHTTP2Errors.invalidALPNToken()) }
+                }
+            }
+            try pipeline.addHandler(negotiation)
+            return Value(negotiated: negotiation.protocolNegotiationResult, channel: channel)
         }
     }
 
     func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
+        do {
+            switch try await value.negotiated.get() {
+            case .http1_1(let connection): await http1.handle(value: connection, logger: logger)
+            case .http2(let connection): await http2?.handle(value: connection, logger: logger)
+            }
+        } catch {
+            logger.debug("TLS connection ended before its protocol was settled", metadata: ["error": .string("\(error)")])
+        }
     }
 }
