@@ -122,7 +122,7 @@ struct Gateway {
         let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
         catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain)
         let allowlist = Allowlist(configuration.allowlist)
-        access = AppAccess(
+        access = try AppAccess(
             catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver), configuration: configuration
         )
         jars = SharedCookieJars(store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))

@@ -275,13 +275,15 @@ public struct AppConfiguration: Sendable, Equatable {
     /// What of the browser's request, beyond what browsers send anyway, reaches this app, and how the gateway tells
     /// it who the member is.
     public var headers: AppHeaderConfiguration
+    /// TLS towards an https app: the authorities its certificate is checked against, and a client certificate.
+    public var tls: AppTLSConfiguration?
     /// How long a description may be: one line on a tile.
     public static let descriptionLimit = 120
 
     public init(
         slug: String, name: String, description: String? = nil, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
         requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: Bool = true,
-        headers: AppHeaderConfiguration = .init()
+        headers: AppHeaderConfiguration = .init(), tls: AppTLSConfiguration? = nil
     ) {
         self.slug = slug
         self.name = name
@@ -294,6 +296,22 @@ public struct AppConfiguration: Sendable, Equatable {
         self.mount = mount
         self.gatewayBar = gatewayBar
         self.headers = headers
+        self.tls = tls
+    }
+}
+
+/// An app's own TLS settings (`apps[].tls`), each a PEM file.
+public struct AppTLSConfiguration: Sendable, Equatable {
+    /// The authorities the app's certificate must chain to, instead of the system's (an organization's own CA).
+    public var caFile: String?
+    /// The gateway's certificate and key for an app that asks for one (mutual TLS).
+    public var certificateFile: String?
+    public var privateKeyFile: String?
+
+    public init(caFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil) {
+        self.caFile = caFile
+        self.certificateFile = certificateFile
+        self.privateKeyFile = privateKeyFile
     }
 }
 

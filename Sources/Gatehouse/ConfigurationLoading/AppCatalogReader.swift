@@ -11,7 +11,7 @@ enum AppCatalogReader {
         }
         let known: Set = [
             "slug", "name", "description", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
-            "pass_headers", "identity_headers", "gateway_bar",
+            "pass_headers", "identity_headers", "gateway_bar", "tls",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
             let path = "apps[\(index)]"
@@ -59,9 +59,29 @@ enum AppCatalogReader {
                 slug: slug, name: name, description: description.flatMap { $0.isEmpty ? nil : $0 }, icon: text("icon"),
                 upstream: upstream ?? URL(string: "https://invalid.invalid")!,
                 minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
-                mount: mount ?? .path, gatewayBar: flag(app, "gateway_bar", path: path, reader: &reader) ?? true, headers: appHeaders
+                mount: mount ?? .path, gatewayBar: flag(app, "gateway_bar", path: path, reader: &reader) ?? true, headers: appHeaders,
+                tls: tls(app, path: path, reader: &reader)
             )
         }
+    }
+
+    /// `apps[].tls`: `ca_file`, `certificate_file` and `private_key_file`, each a path; the certificate and key together.
+    static func tls(_ app: [String: Any], path: String, reader: inout ConfigurationReader) -> AppTLSConfiguration? {
+        guard let value = app["tls"] else { return nil }
+        guard let object = value as? [String: Any], object.values.allSatisfy({ $0 is String }) else {
+            reader.report("\(path).tls", "must be an object of file paths: ca_file, certificate_file, private_key_file")
+            return nil
+        }
+        for key in object.keys.sorted() where !["ca_file", "certificate_file", "private_key_file"].contains(key) {
+            reader.report("\(path).tls.\(key)", "unknown key")
+        }
+        let tls = AppTLSConfiguration(
+            caFile: object["ca_file"] as? String, certificateFile: object["certificate_file"] as? String,
+            privateKeyFile: object["private_key_file"] as? String)
+        if (tls.certificateFile == nil) != (tls.privateKeyFile == nil) {
+            reader.report("\(path).tls", "certificate_file and private_key_file go together (a client certificate and its key)")
+        }
+        return tls
     }
 
     /// One app's `true`/`false` setting under `key`, `nil` when it is absent or reported as something else.

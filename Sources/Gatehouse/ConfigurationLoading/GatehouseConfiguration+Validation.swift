@@ -119,6 +119,10 @@ extension GatehouseConfiguration {
             if !host.isEmpty && !allowlist.isAllowed(host: host) {
                 problems.append(.init("\(path).upstream", "host \(host) is outside the allowlist"))
             }
+            if let tls = app.tls {
+                if scheme != "https" { problems.append(.init("\(path).tls", "is for an https upstream")) }
+                if case .failure(let error) = UpstreamTLS.load(tls, keyPath: "\(path).tls") { problems += error.problems }
+            }
         }
         return problems
     }

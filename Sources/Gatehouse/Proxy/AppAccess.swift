@@ -15,11 +15,14 @@ struct AppAccess: Sendable {
 
     /// Each app's header rules, worked out once.
     private let headerRules: [String: HeaderHygiene.Rules]
+    /// The apps with TLS settings of their own (`apps[].tls`), read once.
+    private let upstreamTLS: [String: UpstreamTLS]
 
-    init(catalog: AppCatalog, policy: UpstreamPolicy, configuration: GatehouseConfiguration) {
+    init(catalog: AppCatalog, policy: UpstreamPolicy, configuration: GatehouseConfiguration) throws {
         self.catalog = catalog
         self.policy = policy
         self.configuration = configuration
+        upstreamTLS = try UpstreamTLS.make(for: catalog.apps)
         headerRules = Dictionary(
             catalog.apps.map { ($0.slug, HeaderHygiene.Rules($0.headers, publicURL: configuration.publicURL)) },
             uniquingKeysWith: { first, _ in first })
@@ -65,7 +68,8 @@ struct AppAccess: Sendable {
     /// Access to `rest` (a path with its query) of `app` for `session`, or the error that refuses it.
     func open(_ app: AppConfiguration, rest: String, session: Session, returnTo: String) async throws -> Forwarding {
         let (url, origin, urls) = try admit(app, rest: rest, session: session, returnTo: returnTo)
-        let target = try await policy.check(url)
+        var target = try await policy.check(url)
+        target.tls = upstreamTLS[app.slug]
         return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app))
     }
 
@@ -75,7 +79,7 @@ struct AppAccess: Sendable {
     /// a resolution is trusted.
     func openWithoutWaiting(_ app: AppConfiguration, rest: String, session: Session) -> Forwarding? {
         guard let (url, origin, urls) = try? admit(app, rest: rest, session: session, returnTo: "") else { return nil }
-        let target: UpstreamTarget
+        var target: UpstreamTarget
         if let kept = verdicts.withLockedValue({ $0[app.slug] }), kept.until > .now {
             target = UpstreamTarget(url: url, host: kept.host, address: kept.address)
         } else {
@@ -83,6 +87,7 @@ struct AppAccess: Sendable {
             verdicts.withLockedValue { $0[app.slug] = (checked.host, checked.address, .now + UpstreamPolicy.recentLifetime) }
             target = checked
         }
+        target.tls = upstreamTLS[app.slug]
         return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app))
     }
 

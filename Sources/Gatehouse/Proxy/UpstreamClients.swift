@@ -3,7 +3,8 @@ import Foundation
 
 /// The pooled HTTP clients requests to apps go through, one per (name, checked address): each connects a name only
 /// to the address `UpstreamPolicy` checked, while `Host` and the TLS server name stay the name (async-http-client's
-/// DNS override). Literal addresses need no override and share the plain client.
+/// DNS override). Literal addresses need no override and share the plain client. An app with TLS settings of its own
+/// (`UpstreamTLS`: its authorities, a client certificate) has clients of its own, never shared with another app.
 public actor UpstreamClients {
     let plain: HTTPClient
     let configuration: HTTPClient.Configuration
@@ -21,13 +22,14 @@ public actor UpstreamClients {
     }
 
     public func client(for target: UpstreamTarget) -> HTTPClient {
-        guard let address = target.address else { return plain }
-        let key = target.host + " " + address
+        guard target.address != nil || target.tls != nil else { return plain }
+        let key = [target.tls?.app ?? "", target.host, target.address ?? ""].joined(separator: " ")
         recentlyUsed.removeAll { $0 == key }
         recentlyUsed.append(key)
         if let client = pinned[key] { return client }
         var configuration = configuration
-        configuration.dnsOverride = [target.host: address]
+        if let address = target.address { configuration.dnsOverride = [target.host: address] }
+        if let tls = target.tls { configuration.tlsConfiguration = tls.configuration }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         pinned[key] = client
         if recentlyUsed.count > Self.maximumPinned {

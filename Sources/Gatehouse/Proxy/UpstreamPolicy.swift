@@ -8,6 +8,8 @@ public struct UpstreamTarget: Sendable, Equatable {
     public var url: URL
     public var host: String
     public var address: String?
+    /// The app's own TLS settings, if it has any.
+    public var tls: UpstreamTLS? = nil
 }
 
 /// Whether the gateway may send a request to a URL: scheme, allowlist, and the addresses the name resolves to.

@@ -39,7 +39,7 @@ struct UpstreamWebSocket {
         let secure = target.url.scheme?.lowercased() == "https"
         let port = target.url.port ?? (secure ? 443 : 80)
         let address = try SocketAddress(ipAddress: target.address ?? Self.literal(target.host), port: port)
-        let sslContext = secure ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        let sslContext = secure ? try target.tls?.context ?? NIOSSLContext(configuration: .makeClientConfiguration()) : nil
         // A name goes into SNI; an address literal must not (RFC 6066 §3).
         let serverName = target.address == nil ? nil : target.host
         let head = HTTPRequestHead(

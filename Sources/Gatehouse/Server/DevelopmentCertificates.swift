@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 import X509
 
-/// A certificate authority of one's own and a server certificate it signed (ECDSA P-256, PEM): what
-/// `gatehouse dev --tls` serves `https://localhost` with, and what the tests trust. Never for production.
+/// A certificate authority of one's own and a certificate it signed for servers and clients (ECDSA P-256, PEM): what
+/// `gatehouse dev --tls` serves `https://localhost` with, and what the tests trust and present. Never for production.
 public struct DevelopmentCertificates: Sendable {
     public let authorityPEM: String
     public let certificatePEM: String
@@ -34,7 +34,7 @@ public struct DevelopmentCertificates: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
-                try ExtendedKeyUsage([.serverAuth])
+                try ExtendedKeyUsage([.serverAuth, .clientAuth])
                 SubjectAlternativeNames(names.map { .dnsName($0) })
             },
             issuerPrivateKey: .init(authorityKey))
