@@ -19,16 +19,20 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from replicas import Process, answers, free_port, wait_until  # noqa: E402,F401  (re-exported for the benchmarks)
 
 
-def start(binary, directory, name, upstream_url, kind="sqlite", database_url=None, settings=None):
+def start(binary, directory, name, upstream_url, kind="sqlite", database_url=None, settings=None, tls=None):
     """Gatehouse (`binary`) on a free port with one app, `bench`, proxying `upstream_url`, and `settings` (more keys of
-    the configuration file); waits until it is ready. Returns the process, its origin and the development provider's
-    password of this run."""
+    the configuration file); with `tls` = (certificate file, key file) for `localhost`, over HTTPS (HTTP/2 and
+    HTTP/1.1). Waits until it is ready. Returns the process, its origin and the development provider's password of
+    this run."""
     port = free_port()
+    origin = f"https://localhost:{port}" if tls else f"http://127.0.0.1:{port}"
+    if tls:
+        settings = {**(settings or {}), "listen": {"tls": {"certificate_file": str(tls[0]), "private_key_file": str(tls[1])}}}
     configuration = directory / f"{name}.json"
     configuration.write_text(
         json.dumps(
             {
-                "public_url": f"http://127.0.0.1:{port}",
+                "public_url": origin,
                 "storage": {"kind": kind, "sqlite_path": str(directory / f"{name}.sqlite")},
                 "development": {"demo_apps_port": free_port()},
                 "log_level": "warning",
@@ -48,17 +52,26 @@ def start(binary, directory, name, upstream_url, kind="sqlite", database_url=Non
     process = Process(
         [str(Path(binary).resolve()), "dev", "--config", str(configuration)], directory / f"{name}.log", env=environment, cwd=directory
     )
-    origin = f"http://127.0.0.1:{port}"
-    wait_until(lambda: answers(origin + "/readyz") == 200, f"Gatehouse ({name}) was not ready")
+    wait_until(lambda: ready(origin + "/readyz", tls[0] if tls else True), f"Gatehouse ({name}) was not ready")
     wait_until(lambda: "this run: " in process.output(), "no development password in the log")
     password = process.output().split("this run: ", 1)[1].split(")", 1)[0]
     return process, origin, password
 
 
-def sign_in(origin, password, account="alice", register=None):
+def ready(url, verify):
+    try:
+        return requests.get(url, verify=verify, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def sign_in(origin, password, account="alice", register=None, verify=True):
     """A member signed in through the development provider; with `register` = (username, phone number) then taken
     through the whole upgrade flow to level `registered`. Returns the browser's session (its cookies)."""
     http = requests.Session()
+    http.verify = verify
+    # A REQUESTS_CA_BUNDLE in the environment would override the session's own `verify` (requests' merge rules).
+    http.trust_env = False
     start = http.get(origin + "/signin/start", allow_redirects=False)
     form = {key: values[0] for key, values in parse_qs(urlparse(start.headers["Location"]).query).items()}
     form.update(account=account, password=password, action="continue")
@@ -103,6 +116,27 @@ def wrk(url, cookie, threads, connections, duration, headers=()):
         return number / 1000 if unit == "us" else number * 1000 if unit == "s" else number
 
     return float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)), milliseconds("50%"), milliseconds("99%")
+
+
+def h2load(url, cookie, threads, connections, duration, headers=()):
+    """One h2load run over HTTP/2 (one stream at a time per connection, as wrk's): req/s, and the mean and the
+    slowest request's time in ms (h2load reports no percentiles)."""
+    command = ["h2load", f"-t{threads}", f"-c{connections}", "-m1", f"-D{duration.rstrip('s')}", "-H", "sec-fetch-dest: document"]
+    if cookie:
+        command += ["-H", f"cookie: {cookie}"]
+    for header in headers:
+        command += ["-H", header.lower()]
+    output = subprocess.run(command + [url], check=True, capture_output=True, text=True).stdout
+    done = re.search(r"requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored", output)
+    if not done or done.group(3) != "0" or done.group(4) != "0" or re.search(r"status codes: \d+ 2xx, \d+ 3xx, [1-9]", output):
+        raise RuntimeError(f"{url} had errors:\n{output}")
+
+    def milliseconds(text):
+        number, unit = float(re.match(r"([\d.]+)(us|ms|s)", text).group(1)), re.match(r"[\d.]+(us|ms|s)", text).group(1)
+        return number / 1000 if unit == "us" else number * 1000 if unit == "s" else number
+
+    timing = re.search(r"time for request:\s+(\S+)\s+(\S+)\s+(\S+)", output)
+    return float(re.search(r"finished in [\d.]+s, ([\d.]+) req/s", output).group(1)), milliseconds(timing.group(3)), milliseconds(timing.group(2))
 
 
 def memory_mib(pid):

@@ -10,6 +10,9 @@ Targets, each asked as a browser navigation (`Sec-Fetch-Dest: document`) through
   caddy           Caddy reverse_proxy with a CSP header, no banner (Debian's Caddy has no body rewriting), no sign-in
   nginx-gzip, gatehouse-sso-gzip  the same two asked with `Accept-Encoding: gzip`: nginx gzips at `gzip_comp_level 1`,
                   Gatehouse compresses the page it rewrote (`proxy.compress_pages`); the table gives the bytes on the wire
+  nginx-tls, caddy-tls, gatehouse-tls  the same over HTTPS/1.1 (wrk), one ECDSA P-256 certificate for all
+  nginx-h2, gatehouse-h2  nginx and Gatehouse over HTTP/2 (h2load, one stream per connection as wrk's; its latency
+                  columns are the mean and the slowest request, h2load has no percentiles)
   ceiling-hummingbird  what the design Gatehouse serves with today allows: a minimal Hummingbird + async-http-client
                   streaming proxy (bench/ceilings), nothing else
   ceiling-nio     what a channel-level design allows: a minimal NIO proxy, the browser's connection glued to a kept-alive
@@ -50,9 +53,11 @@ THREADS = os.environ.get("THREADS", "2")
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 TARGETS = os.environ.get(
     "TARGETS",
-    "direct nginx nginx-gzip apache-oidc caddy ceiling-hummingbird ceiling-nio gatehouse-sso gatehouse-sso-gzip gatehouse-reg",
+    "direct nginx nginx-gzip nginx-tls nginx-h2 apache-oidc caddy caddy-tls ceiling-hummingbird ceiling-nio gatehouse-sso "
+    "gatehouse-sso-gzip gatehouse-reg gatehouse-tls gatehouse-h2",
 ).split()
 GZIP = ("Accept-Encoding: gzip",)
+CERTIFICATE = [None]  # the run's certificate, which the checks trust
 PAGES = os.environ.get("PAGES", "page10k.html data1m.json").split()
 USER = {
     "sub": "f3b1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
@@ -75,8 +80,10 @@ class Run:
         self.processes = []
         self.stops = []
         self.ports = {
-            name: free_port() for name in ["upstream", "nginx", "apache", "idp", "caddy", "ceiling-hummingbird", "ceiling-nio"]
+            name: free_port()
+            for name in ["upstream", "nginx", "nginx-tls", "apache", "idp", "caddy", "caddy-tls", "ceiling-hummingbird", "ceiling-nio"]
         }
+        self.certificate, self.key = self.work / "localhost.pem", self.work / "localhost-key.pem"
 
     def close(self):
         for stop in reversed(self.stops):
@@ -168,11 +175,23 @@ http {{
 
     # ---------------------------------------------------------------- peers
 
+    def certificates(self):
+        """One ECDSA P-256 certificate for localhost, for every target over TLS."""
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+             "-keyout", str(self.key), "-out", str(self.certificate)],
+            check=True, capture_output=True)
+        self.key.chmod(0o644)  # nginx's workers read it as another user
+
     def nginx_proxy(self):
         server = f"""
     upstream app {{ server 127.0.0.1:{self.ports["upstream"]}; keepalive 64; keepalive_requests 1000000; }}
     server {{
         listen 127.0.0.1:{self.ports["nginx"]};
+        listen 127.0.0.1:{self.ports["nginx-tls"]} ssl http2;
+        ssl_certificate {self.certificate}; ssl_certificate_key {self.key};
+        ssl_session_cache shared:tls:10m;
         location / {{
             proxy_pass http://app;
             proxy_http_version 1.1;
@@ -206,6 +225,22 @@ http {{
 }}
 http://127.0.0.1:{self.ports["caddy"]} {{
     bind 127.0.0.1
+    reverse_proxy 127.0.0.1:{self.ports["upstream"]} {{
+        header_up -Accept-Encoding
+        header_down Content-Security-Policy "{CSP}"
+        transport http {{
+            keepalive 65s
+            keepalive_idle_conns 64
+            keepalive_idle_conns_per_host 64
+        }}
+    }}
+}}
+""")
+        with open(path, "a") as caddyfile:
+            caddyfile.write(f"""
+https://localhost:{self.ports["caddy-tls"]} {{
+    bind 127.0.0.1
+    tls {self.certificate} {self.key}
     reverse_proxy 127.0.0.1:{self.ports["upstream"]} {{
         header_up -Accept-Encoding
         header_down Content-Security-Policy "{CSP}"
@@ -319,22 +354,25 @@ OIDCStripCookies mod_auth_openidc_session mod_auth_openidc_session_chunks
             sys.exit(f"peers: signing in through Apache failed ({reply.status_code}); see {self.work}/apache-error.log")
         return f"mod_auth_openidc_session={session}"
 
-    def gatehouse(self, binary, name):
+    def gatehouse(self, binary, name, tls=False):
         """Gatehouse in front of the upstream, with a member at level `sso` and a registered one, each with the app's
-        own session cookie in their jar (every measured request carries it upstream)."""
-        process, origin, password = gatehouse.start(binary, self.work, name, f"http://127.0.0.1:{self.ports['upstream']}/")
+        own session cookie in their jar (every measured request carries it upstream); with `tls`, over HTTPS."""
+        process, origin, password = gatehouse.start(
+            binary, self.work, name, f"http://127.0.0.1:{self.ports['upstream']}/", tls=(self.certificate, self.key) if tls else None)
         self.processes.append(process)
 
         def member(*arguments):
-            http = gatehouse.sign_in(origin, password, *arguments)
+            http = gatehouse.sign_in(origin, password, *arguments, verify=str(self.certificate) if tls else True)
             http.get(f"{origin}/apps/bench/setcookie").raise_for_status()
             return f"gatehouse_session={http.cookies['gatehouse_session']}"
 
         return process, f"{origin}/apps/bench/", member("alice"), member("bob", ("bob.bench", "+15550100123"))
 
 
-def wrk(url, cookie, headers):
-    return gatehouse.wrk(url, cookie, THREADS, CONNECTIONS, DURATION, headers)
+def load(name, url, cookie, headers, duration=None):
+    """wrk, or h2load for the HTTP/2 targets."""
+    measure = gatehouse.h2load if name.endswith("-h2") else gatehouse.wrk
+    return measure(url, cookie, THREADS, CONNECTIONS, duration or DURATION, headers)
 
 
 def check(name, url, cookie, banner, headers):
@@ -342,9 +380,10 @@ def check(name, url, cookie, banner, headers):
     Returns the body's size on the wire (gzipped where the target compressed it)."""
     asked = {"Cookie": cookie or "", "Sec-Fetch-Dest": "document", "Accept-Encoding": "identity"}
     asked.update(header.split(": ", 1) for header in headers)
-    reply = requests.get(url, headers=asked, allow_redirects=False, stream=True)
+    verify = str(CERTIFICATE[0]) if url.startswith("https:") else True
+    reply = requests.get(url, headers=asked, allow_redirects=False, stream=True, verify=verify)
     wire = reply.raw.read(decode_content=False)
-    reply = requests.get(url, headers=asked, allow_redirects=False)
+    reply = requests.get(url, headers=asked, allow_redirects=False, verify=verify)
     if reply.status_code != 200:
         sys.exit(f"peers: {name}: {url} answered {reply.status_code}")
     if name != "direct" and not name.startswith("ceiling-") and "content-security-policy" not in reply.headers:
@@ -362,17 +401,22 @@ def main():
     run = Run()
     try:
         run.content()
+        run.certificates()
+        CERTIFICATE[0] = run.certificate
         run.upstream()
         ports = run.ports
         # name: (base URL, cookie, banner marker and whether it is expected, more request headers)
         targets = {"direct": (f"http://127.0.0.1:{ports['upstream']}/", None, None, ())}
-        if "nginx" in TARGETS or "nginx-gzip" in TARGETS:
+        if any(name.startswith("nginx") for name in TARGETS):
             run.nginx_proxy()
             targets["nginx"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True), ())
             targets["nginx-gzip"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True), GZIP)
-        if "caddy" in TARGETS:
+            targets["nginx-tls"] = (f"https://localhost:{ports['nginx-tls']}/", None, (BANNER, True), ())
+            targets["nginx-h2"] = (f"https://localhost:{ports['nginx-tls']}/", None, (BANNER, True), ())
+        if any(name.startswith("caddy") for name in TARGETS):
             run.caddy()
             targets["caddy"] = (f"http://127.0.0.1:{ports['caddy']}/", None, None, ())
+            targets["caddy-tls"] = (f"https://localhost:{ports['caddy-tls']}/", None, None, ())
         for name in ("ceiling-hummingbird", "ceiling-nio"):
             if name in TARGETS:
                 run.ceiling(name)
@@ -391,6 +435,10 @@ def main():
             targets["gatehouse-sso" + suffix] = (base, sso, ("gatehouse-banner", True), ())
             targets["gatehouse-sso-gzip" + suffix] = (base, sso, ("gatehouse-banner", True), GZIP)
             targets["gatehouse-reg" + suffix] = (base, registered, ("gatehouse-banner", False), ())
+            if not suffix and ("gatehouse-tls" in TARGETS or "gatehouse-h2" in TARGETS):
+                _, tls_base, tls_sso, _ = run.gatehouse(binary, "gatehouse-tls", tls=True)
+                targets["gatehouse-tls"] = (tls_base, tls_sso, ("gatehouse-banner", True), ())
+                targets["gatehouse-h2"] = (tls_base, tls_sso, ("gatehouse-banner", True), ())
         targets = {name: value for name, value in targets.items() if name == "direct" or name.removesuffix("-baseline") in TARGETS}
         wire = {}
         for page in PAGES:
@@ -398,7 +446,7 @@ def main():
                 wire[(page, name)] = check(name, base + page, cookie, banner, headers)
                 # A warm-up for every target, as ../shared/peers does: pools, caches and the first connections are
                 # made before anything is measured.
-                gatehouse.wrk(base + page, cookie, THREADS, CONNECTIONS, "2s", headers)
+                load(name, base + page, cookie, headers, "2s")
 
         cores = os.cpu_count()
         memory = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) // (1 << 20)
@@ -411,7 +459,7 @@ def main():
                 order = names[round % len(names) :] + names[: round % len(names)]
                 for name in order:
                     base, cookie, _, headers = targets[name]
-                    rps, p50, p99 = wrk(base + page, cookie, headers)
+                    rps, p50, p99 = load(name, base + page, cookie, headers)
                     results.setdefault((page, name), []).append((rps, p50, p99))
                     print(f"RUN page={page} round={round + 1} target={name} rps={rps:.0f} p50_ms={p50:.2f} p99_ms={p99:.2f}", flush=True)
         print()
@@ -424,7 +472,9 @@ def main():
                 rps = statistics.median(r[0] for r in runs)
                 p50 = statistics.median(r[1] for r in runs)
                 p99 = statistics.median(r[2] for r in runs)
-                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {p50:.2f} ms | {p99:.2f} ms | {wire[(page, name)]:,} |")
+                # h2load gives the mean and the slowest request instead of percentiles.
+                shown = f"{p50:.2f} ms (mean) | {p99:.2f} ms (max)" if name.endswith("-h2") else f"{p50:.2f} ms | {p99:.2f} ms"
+                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {shown} | {wire[(page, name)]:,} |")
 
         # The 100 MB page streamed through the injector: how much the gateway's peak memory grows.
         process, base, sso = measured

@@ -8,11 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-for tool in nginx apache2 caddy wrk curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+for tool in nginx apache2 caddy wrk curl h2load openssl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 [[ -f /usr/lib/apache2/modules/mod_auth_openidc.so ]] || missing+=(libapache2-mod-auth-openidc)
 if ((${#missing[@]})); then
-  echo "installing: nginx apache2 libapache2-mod-auth-openidc caddy wrk curl"
-  apt-get install -y -qq nginx apache2 libapache2-mod-auth-openidc caddy wrk curl >/dev/null
+  echo "installing: nginx apache2 libapache2-mod-auth-openidc caddy wrk curl nghttp2-client openssl"
+  apt-get install -y -qq nginx apache2 libapache2-mod-auth-openidc caddy wrk curl nghttp2-client openssl >/dev/null
 fi
 python3 -c "import requests, oidc_provider_mock" 2>/dev/null || python3 -m pip install --quiet requests oidc-provider-mock
 scripts/setup

@@ -133,6 +133,14 @@ def test_the_readmes_deployment_example_passes_check_config(tmp_path):
 
     readme = (ROOT / "README.md").read_text()
     example = re.search(r"A configuration for the first deployment:\n\n```json\n(.*?)\n```", readme, re.S).group(1)
+    # It serves HTTPS: a certificate and key where it names them (check-config reads them).
+    assert '"tls"' in example
+    certificate, key = tmp_path / "fullchain.pem", tmp_path / "privkey.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+         "-subj", "/CN=gate.homesteadheritage.org", "-keyout", str(key), "-out", str(certificate)],
+        check=True, capture_output=True)
+    example = example.replace("/etc/gatehouse/tls/fullchain.pem", str(certificate)).replace("/etc/gatehouse/tls/privkey.pem", str(key))
     path = tmp_path / "gatehouse.json"
     path.write_text(example)
     environment = {key: value for key, value in os.environ.items() if not key.startswith("GATEHOUSE_")}

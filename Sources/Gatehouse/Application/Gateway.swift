@@ -90,11 +90,11 @@ struct Gateway {
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = proxy.maximumConnectionsPerHost
         // A refused connection fails at once instead of being retried until the connect timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        if configuration.developmentMode, let tls = listenerTLS, !tls.chainAboveLeaf.isEmpty {
-            // `gatehouse dev --tls`: the built-in provider is at the gateway's own https origin, under the development
-            // authority its certificate file ends with; the gateway trusts that authority (in development mode only).
+        if configuration.developmentMode, let tls = listenerTLS {
+            // Development over https (`gatehouse dev --tls`, a self-signed certificate): the built-in provider is at
+            // the gateway's own origin, so the gateway trusts its own certificate file (in development mode only).
             var trusting = TLSConfiguration.makeClientConfiguration()
-            trusting.additionalTrustRoots = [.certificates(tls.chainAboveLeaf)]
+            trusting.additionalTrustRoots = [.certificates(tls.chain)]
             clientConfiguration.tlsConfiguration = trusting
         }
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)

@@ -13,8 +13,9 @@ final class ListenerTLS: Sendable {
 
     let configuration: ListenTLSConfiguration
     private let current: NIOLockedValueBox<(context: NIOSSLContext, notValidAfter: Date)>
-    /// The certificates after the leaf in the file first read (its chain, and a development authority's own root).
-    let chainAboveLeaf: [NIOSSLCertificate]
+    /// The certificates of the file first read: the leaf (which may sign itself), then its chain (and a development
+    /// authority's own root).
+    let chain: [NIOSSLCertificate]
     private let reloads: NIOLockedValueBox<(succeeded: Int, failed: Int)> = .init((0, 0))
     private let logger: Logger
 
@@ -22,7 +23,7 @@ final class ListenerTLS: Sendable {
         self.configuration = configuration
         self.logger = logger
         let identity = try TLSIdentity.load(configuration).get()
-        chainAboveLeaf = Array(identity.chain.dropFirst())
+        chain = identity.chain
         current = NIOLockedValueBox(
             (try identity.context(minimumVersion: configuration.minimumVersion, protocols: Self.protocols(configuration)), identity.notValidAfter))
     }

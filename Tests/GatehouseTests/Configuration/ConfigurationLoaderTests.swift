@@ -22,33 +22,6 @@ import Testing
         }
     }
 
-    /// The README's "Running it for real" configuration, as `check-config` reads it, with a certificate and key where
-    /// it names them: HTTPS out of the box.
-    @Test func theReadmesProductionExamplePassesCheckConfig() throws {
-        let readme = try String(contentsOfFile: LiveGateway.root + "/README.md", encoding: .utf8)
-        let section = try #require(readme.range(of: "## Running it for real"))
-        let start = try #require(readme.range(of: "```json\n", range: section.upperBound..<readme.endIndex))
-        let end = try #require(readme.range(of: "\n```", range: start.upperBound..<readme.endIndex))
-        var json = String(readme[start.upperBound..<end.lowerBound])
-        #expect(json.contains("\"tls\""))
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-readme-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let pair = try DevelopmentCertificates.make(names: ["gate.homesteadheritage.org"])
-        for (path, text) in [("/etc/gatehouse/tls/fullchain.pem", pair.certificatePEM), ("/etc/gatehouse/tls/privkey.pem", pair.privateKeyPEM)] {
-            let copy = folder.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path
-            try text.write(toFile: copy, atomically: true, encoding: .utf8)
-            #expect(json.contains(path))
-            json = json.replacingOccurrences(of: path, with: copy)
-        }
-        let file = folder.appendingPathComponent("gatehouse.json").path
-        try json.write(toFile: file, atomically: true, encoding: .utf8)
-        let configuration = try ConfigurationLoader(
-            environment: ["GATEHOUSE_OIDC_CLIENT_SECRET": "s3cret", "GATEHOUSE_REGISTRATION_CODE_SENDER_AUTHORIZATION": "sms-key"],
-            developmentDefaults: .standard
-        ).load(path: file, development: false)
-        #expect(configuration.listen.tls != nil && configuration.listen.port == 443 && configuration.isHTTPS)
-    }
-
     @Test func readsAHomesteadHeritageStyleFile() throws {
         let json = """
             {"public_url": "https://gate.homesteadheritage.org",

@@ -3,6 +3,7 @@ import GatehouseCore
 import HTTPTypes
 import HummingbirdWSClient
 import Logging
+import NIOSSL
 import Testing
 
 @testable import Gatehouse
@@ -417,8 +418,15 @@ import Testing
         headers[.cookie] = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
         if let extraOrigin { headers[.origin] = extraOrigin }
         let received = Box()
+        let secure = gateway.configuration.listen.tls
         try await WebSocketClient.connect(
-            url: "ws://127.0.0.1:\(gateway.port)/apps/\(app)/\(path)", configuration: .init(additionalHeaders: headers),
+            url: secure == nil ? "ws://127.0.0.1:\(gateway.port)/apps/\(app)/\(path)" : "wss://localhost:\(gateway.port)/apps/\(app)/\(path)",
+            configuration: .init(additionalHeaders: headers),
+            tlsConfiguration: try secure.map { tls in
+                var trusting = TLSConfiguration.makeClientConfiguration()
+                trusting.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(tls.certificateFile))
+                return trusting
+            },
             logger: Logger(label: "ws-test")
         ) { inbound, outbound, _ in
             for message in messages { try await outbound.write(.text(message)) }

@@ -25,7 +25,7 @@ import Testing
         }
 
         func write(_ pair: DevelopmentCertificates, key: String? = nil) throws {
-            try (pair.certificatePEM + "\n").write(toFile: certificate, atomically: true, encoding: .utf8)
+            try (pair.certificatePEM + "\n" + pair.authorityPEM + "\n").write(toFile: certificate, atomically: true, encoding: .utf8)
             try (key ?? pair.privateKeyPEM).write(toFile: self.key, atomically: true, encoding: .utf8)
         }
 
@@ -178,6 +178,25 @@ import Testing
             for client in [trustsFirst, trustsSecond, fresh, afterward, trustsThird] { try await client.shutdown() }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
+        }
+    }
+
+    /// Over HTTPS/1.1 a proxied page is the data plane's, as over plain HTTP, and WebSockets are relayed (`wss`).
+    @Test func proxiedPagesAndWebSocketsOverHTTPS() async throws {
+        let files = try Files()
+        try files.write(try DevelopmentCertificates.make())
+        try await EchoUpstream.run { upstream in
+            let closedPort = try await LiveGateway.freePort()
+            try await LiveGateway.run(tls: files.configuration, configure: { $0.apps = ProxyTests.apps(upstream, unreachablePort: closedPort) }) {
+                gateway in
+                #expect(gateway.origin.hasPrefix("https://"))
+                let cookies = try await ProxyTests.signedIn(gateway)
+                let page = try await gateway.get("/apps/echo/html", cookies: cookies, headers: [("Sec-Fetch-Dest", "document")])
+                #expect(page.status == 200 && page.body.contains("<gatehouse-bar"))
+                #expect(gateway.servedByDataPlane("echo") == 1)
+                let messages = try await ProxyTests.webSocket(gateway, cookies: cookies, send: ["over TLS"])
+                #expect(messages.last == "echo: over TLS")
+            }
         }
     }
 

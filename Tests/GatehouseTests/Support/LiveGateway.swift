@@ -8,6 +8,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 
 @testable import Gatehouse
@@ -22,7 +23,8 @@ struct LiveGateway {
     /// Begins the gateway's graceful shutdown, as `SIGTERM` does.
     let beginShutdown: @Sendable () async -> Void
 
-    var origin: String { "http://127.0.0.1:\(port)" }
+    /// Over HTTPS when the configuration gives the listener a certificate (for `localhost`).
+    var origin: String { configuration.listen.tls == nil ? "http://127.0.0.1:\(port)" : "https://localhost:\(port)" }
 
     /// A loopback port for a test server, never handed out twice in one run. Binding port 0 and closing it again is
     /// not enough: the kernel may give the same port to the next caller before the first server listens on it (two
@@ -47,8 +49,9 @@ struct LiveGateway {
     static let portRange = 20_000..<32_000
     static let portCounter = NIOLockedValueBox(Int.random(in: 0..<portRange.count))
 
-    static func developmentConfiguration(port: Int, databasePath: String = ":memory:") throws -> GatehouseConfiguration {
-        var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": "http://127.0.0.1:\(port)"], developmentDefaults: .standard)
+    static func developmentConfiguration(port: Int, databasePath: String = ":memory:", https: Bool = false) throws -> GatehouseConfiguration {
+        let publicURL = https ? "https://localhost:\(port)" : "http://127.0.0.1:\(port)"
+        var configuration = try ConfigurationLoader(environment: ["GATEHOUSE_PUBLIC_URL": publicURL], developmentDefaults: .standard)
             .load(
                 path: nil, development: true)
         configuration.storage.sqlitePath = databasePath
@@ -69,17 +72,28 @@ struct LiveGateway {
         return FileManager.default.currentDirectoryPath
     }()
 
+    /// With `tls`, the gateway serves https://localhost:<port> (its public URL too) with that certificate.
     static func run<T>(
-        configure: (inout GatehouseConfiguration) -> Void = { _ in }, hostResolver: any HostResolver = SystemHostResolver(),
-        _ body: (LiveGateway) async throws -> T
+        tls: ListenTLSConfiguration? = nil, configure: (inout GatehouseConfiguration) -> Void = { _ in },
+        hostResolver: any HostResolver = SystemHostResolver(), _ body: (LiveGateway) async throws -> T
     ) async throws -> T {
         let port = try await freePort()
-        var configuration = try developmentConfiguration(port: port)
+        var configuration = try developmentConfiguration(port: port, https: tls != nil)
+        configuration.listen.tls = tls
         configure(&configuration)
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .warning
         let built = try await GatehouseApplication.build(configuration: configuration, logger: logger, hostResolver: hostResolver)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        if let tls = configuration.listen.tls {
+            // Trusting the listener's own certificate file, and over HTTP/1.1: the data plane's way (HTTP/2 goes to
+            // the application, and has tests of its own).
+            var trusting = TLSConfiguration.makeClientConfiguration()
+            trusting.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(tls.certificateFile))
+            clientConfiguration.tlsConfiguration = trusting
+            clientConfiguration.httpVersion = .http1Only
+        }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let group = built.serviceGroup(signals: [])
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
