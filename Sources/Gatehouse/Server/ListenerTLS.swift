@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOSSL
-import X509
 
 /// The TLS context new connections of the members' listener use, replaced by `reload()` (on `SIGHUP`): handshakes
 /// after it use the new pair, connections already open go on with theirs, and a pair that does not load keeps the old
@@ -24,8 +23,11 @@ final class ListenerTLS: Sendable {
         self.logger = logger
         let identity = try TLSIdentity.load(configuration).get()
         chain = identity.chain
-        current = NIOLockedValueBox(
-            (try identity.context(minimumVersion: configuration.minimumVersion, protocols: Self.protocols(configuration)), identity.notValidAfter))
+        current = NIOLockedValueBox((try Self.context(identity, configuration), identity.notValidAfter))
+    }
+
+    private static func context(_ identity: TLSIdentity, _ configuration: ListenTLSConfiguration) throws -> NIOSSLContext {
+        try identity.context(minimumVersion: configuration.minimumVersion, protocols: protocols(configuration))
     }
 
     var context: NIOSSLContext { current.withLockedValue { $0.context } }
@@ -46,7 +48,7 @@ final class ListenerTLS: Sendable {
     func reload() -> Bool {
         do {
             let identity = try TLSIdentity.load(configuration).get()
-            let context = try identity.context(minimumVersion: configuration.minimumVersion, protocols: Self.protocols(configuration))
+            let context = try Self.context(identity, configuration)
             current.withLockedValue { $0 = (context, identity.notValidAfter) }
             reloads.withLockedValue { $0.succeeded += 1 }
             logger.notice(
