@@ -131,6 +131,7 @@ def h2_connection(gw):
 
     import h2.config
     import h2.connection
+    import h2.events
 
     context = ssl.create_default_context(cafile=str(gw.authority))
     context.set_alpn_protocols(["h2"])
@@ -139,6 +140,8 @@ def h2_connection(gw):
     connection = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
     connection.initiate_connection()
     sock.sendall(connection.data_to_send())
+    # The server's SETTINGS read and acknowledged: its limits are known before anything is sent.
+    read_events(sock, connection, lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
     return sock, connection
 
 
@@ -167,18 +170,18 @@ def read_events(sock, connection, until, seconds=10):
     return events
 
 
-def raw_frames(sock, seconds):
-    """Frames as the server sends them, for `seconds` or until it closes: the streams it reset as refused (or as a
-    protocol error), and the GOAWAY it sent (its error code and last stream), if any."""
-    buffer, refused, goaway, deadline = b"", [], None, time.monotonic() + seconds
+def server_frames(sock, seconds):
+    """The frames the server sends, parsed as they arrive, for `seconds`; None once when it closes the connection."""
+    buffer, deadline = b"", time.monotonic() + seconds
     sock.settimeout(0.5)
-    while time.monotonic() < deadline and not goaway:
+    while time.monotonic() < deadline:
         try:
             data = sock.recv(65536)
         except (TimeoutError, OSError):
             continue
         if not data:
-            break
+            yield None
+            return
         buffer += data
         while len(buffer) >= 9:
             frame, length = hyperframe.frame.Frame.parse_frame_header(memoryview(buffer[:9]))
@@ -186,10 +189,19 @@ def raw_frames(sock, seconds):
                 break
             frame.parse_body(memoryview(buffer[9 : 9 + length]))
             buffer = buffer[9 + length :]
-            if isinstance(frame, hyperframe.frame.RstStreamFrame) and frame.error_code in (1, 7):
-                refused.append(frame.stream_id)
-            if isinstance(frame, hyperframe.frame.GoAwayFrame):
-                goaway = (frame.error_code, frame.last_stream_id)
+            yield frame
+
+
+def raw_frames(sock, seconds):
+    """What the server does, for `seconds` or until it closes: the streams it reset as refused (or as a protocol
+    error), and the GOAWAY it sent (its error code and last stream), if any."""
+    refused, goaway = [], None
+    for frame in server_frames(sock, seconds):
+        if isinstance(frame, hyperframe.frame.RstStreamFrame) and frame.error_code in (1, 7):
+            refused.append(frame.stream_id)
+        if isinstance(frame, hyperframe.frame.GoAwayFrame):
+            goaway = (frame.error_code, frame.last_stream_id)
+            break
     return refused, goaway
 
 
@@ -202,10 +214,7 @@ def terminated(events):
 def open_streams(gw, count):
     """Opens `count` streams at once on a fresh connection, by hand-written HEADERS frames that do not end them, and
     returns what the server did (`raw_frames`); with `count` None, only the server's concurrent-stream limit."""
-    import h2.events
-
     sock, connection = h2_connection(gw)
-    read_events(sock, connection, lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
     if count is None:
         sock.close()
         return connection.remote_settings.max_concurrent_streams
@@ -222,34 +231,16 @@ def open_streams(gw, count):
 def one_request(gw, headers):
     """One request with exactly these header fields (HPACK by hand, so nothing is checked on the way): the status,
     and whether the stream or the connection was reset instead."""
-    import h2.events
-
     sock, connection = h2_connection(gw)
-    read_events(sock, connection, lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
     block = hpack.Encoder().encode(headers)
     sock.sendall(hyperframe.frame.HeadersFrame(1, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
-    buffer, deadline, status, reset = b"", time.monotonic() + 5, None, False
-    decoder = hpack.Decoder()
-    sock.settimeout(0.5)
-    while time.monotonic() < deadline and status is None and not reset:
-        try:
-            data = sock.recv(65536)
-        except (TimeoutError, OSError):
-            continue
-        if not data:
-            reset = True
+    status, reset, decoder = None, False, hpack.Decoder()
+    for frame in server_frames(sock, 5):
+        if isinstance(frame, hyperframe.frame.HeadersFrame) and frame.stream_id == 1:
+            status = dict(decoder.decode(frame.data)).get(":status")
+        reset = frame is None or isinstance(frame, (hyperframe.frame.RstStreamFrame, hyperframe.frame.GoAwayFrame))
+        if status is not None or reset:
             break
-        buffer += data
-        while len(buffer) >= 9:
-            frame, length = hyperframe.frame.Frame.parse_frame_header(memoryview(buffer[:9]))
-            if len(buffer) < 9 + length:
-                break
-            frame.parse_body(memoryview(buffer[9 : 9 + length]))
-            buffer = buffer[9 + length :]
-            if isinstance(frame, hyperframe.frame.HeadersFrame) and frame.stream_id == 1:
-                status = dict((name.decode() if isinstance(name, bytes) else name, value.decode() if isinstance(value, bytes) else value)
-                              for name, value in decoder.decode(frame.data)).get(":status")
-            reset = reset or isinstance(frame, (hyperframe.frame.RstStreamFrame, hyperframe.frame.GoAwayFrame))
     sock.close()
     return status, reset
 
@@ -316,7 +307,6 @@ def test_http2_serves_the_same_gateway_and_holds_its_limits(tls_gateway):
 
     # A flood of CONTINUATION frames after a HEADERS frame that never ends its block: cut off.
     sock, connection = h2_connection(gw)
-    read_events(sock, connection, lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
     encoded = connection.encoder.encode(request_headers(gw))
     first = hyperframe.frame.HeadersFrame(1, data=encoded)  # no END_HEADERS
     sent = first.serialize()
