@@ -213,6 +213,16 @@ http {{
 
     def caddy(self):
         """Peer C of ../shared/peers: Caddy's reverse_proxy with pooled connections, the CSP replacing the upstream's."""
+        proxy = f"""
+    reverse_proxy 127.0.0.1:{self.ports["upstream"]} {{
+        header_up -Accept-Encoding
+        header_down Content-Security-Policy "{CSP}"
+        transport http {{
+            keepalive 65s
+            keepalive_idle_conns 64
+            keepalive_idle_conns_per_host 64
+        }}
+    }}"""
         path = self.work / "Caddyfile"
         path.write_text(f"""{{
     admin off
@@ -224,32 +234,11 @@ http {{
     }}
 }}
 http://127.0.0.1:{self.ports["caddy"]} {{
-    bind 127.0.0.1
-    reverse_proxy 127.0.0.1:{self.ports["upstream"]} {{
-        header_up -Accept-Encoding
-        header_down Content-Security-Policy "{CSP}"
-        transport http {{
-            keepalive 65s
-            keepalive_idle_conns 64
-            keepalive_idle_conns_per_host 64
-        }}
-    }}
+    bind 127.0.0.1{proxy}
 }}
-""")
-        with open(path, "a") as caddyfile:
-            caddyfile.write(f"""
 https://localhost:{self.ports["caddy-tls"]} {{
     bind 127.0.0.1
-    tls {self.certificate} {self.key}
-    reverse_proxy 127.0.0.1:{self.ports["upstream"]} {{
-        header_up -Accept-Encoding
-        header_down Content-Security-Policy "{CSP}"
-        transport http {{
-            keepalive 65s
-            keepalive_idle_conns 64
-            keepalive_idle_conns_per_host 64
-        }}
-    }}
+    tls {self.certificate} {self.key}{proxy}
 }}
 """)
         self.spawn(["caddy", "run", "--config", str(path), "--adapter", "caddyfile"], "caddy.log.out")
