@@ -142,29 +142,6 @@ public struct ListenConfiguration: Sendable {
     }
 }
 
-/// The members' listener's certificate and key (PEM), read again on `SIGHUP`.
-public struct ListenTLSConfiguration: Sendable, Equatable {
-    public enum MinimumVersion: String, Sendable, CaseIterable {
-        case tls12 = "1.2"
-        case tls13 = "1.3"
-    }
-
-    /// The leaf certificate first, then the chain that leads to the members' trusted roots.
-    public var certificateFile: String
-    /// The key's PEM file (RSA, ECDSA or Ed25519): the key itself is never in the configuration.
-    public var privateKeyFile: String
-    public var minimumVersion: MinimumVersion
-    /// HTTP/2 offered by ALPN before HTTP/1.1.
-    public var http2: Bool
-
-    public init(certificateFile: String, privateKeyFile: String, minimumVersion: MinimumVersion = .tls12, http2: Bool = true) {
-        self.certificateFile = certificateFile
-        self.privateKeyFile = privateKeyFile
-        self.minimumVersion = minimumVersion
-        self.http2 = http2
-    }
-}
-
 /// How log lines are written: one JSON object per line (for a log pipeline), or plain text (for a terminal).
 public enum LogFormat: String, Sendable, CaseIterable {
     case json, text
@@ -297,21 +274,6 @@ public struct AppConfiguration: Sendable, Equatable {
         self.gatewayBar = gatewayBar
         self.headers = headers
         self.tls = tls
-    }
-}
-
-/// An app's own TLS settings (`apps[].tls`), each a PEM file.
-public struct AppTLSConfiguration: Sendable, Equatable {
-    /// The authorities the app's certificate must chain to, instead of the system's (an organization's own CA).
-    public var caFile: String?
-    /// The gateway's certificate and key for an app that asks for one (mutual TLS).
-    public var certificateFile: String?
-    public var privateKeyFile: String?
-
-    public init(caFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil) {
-        self.caFile = caFile
-        self.certificateFile = certificateFile
-        self.privateKeyFile = privateKeyFile
     }
 }
 
