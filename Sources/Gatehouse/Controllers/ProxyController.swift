@@ -74,7 +74,9 @@ public struct ProxyController: Sendable {
         let access = try await self.access.open(app, rest: rest, session: context.session, returnTo: returnTo)
         let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin)
         var headers = access.requestHeaders(from: request.headers, clientAddress: context.clientAddress, cookie: cookie)
-        if let encodings = HeaderHygiene.acceptEncoding(browser: request.headers[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
+        if let encodings = HeaderHygiene.acceptEncoding(browser: AcceptEncoding(request.headers[.acceptEncoding])) {
+            headers[.acceptEncoding] = encodings
+        }
 
         let upstream = try await forwarder.send(
             method: request.method, target: access.target, headers: headers, body: request.body,
@@ -95,7 +97,7 @@ public struct ProxyController: Sendable {
         let mapped = try mapping.map(
             status: upstream.status, upstream: upstream.headers, isHEAD: request.method == .head,
             isNavigation: GatewayBar.isDocumentNavigation(method: request.method, headers: request.headers),
-            acceptsGzip: AcceptEncoding.takesGzip(request.headers[.acceptEncoding]), url: url, urls: urls,
+            acceptsGzip: AcceptEncoding(request.headers[.acceptEncoding]).takesGzip, url: url, urls: urls,
             logger: context.logger)
         var headers = mapped.headers
 

@@ -157,8 +157,8 @@ public enum HeaderHygiene {
     static let droppedFromAnswers = hopByHop.union(handledByTheCaller)
 
     /// The encodings the gateway can decode, out of what the browser accepts: never advertise more than that.
-    public static func acceptEncoding(browser value: String?) -> String? {
-        let accepted = AcceptEncoding.codings(value).filter { ["gzip", "deflate"].contains($0) }
+    static func acceptEncoding(browser: AcceptEncoding) -> String? {
+        let accepted = browser.codings.filter { ["gzip", "deflate"].contains($0) }
         return accepted.isEmpty ? nil : accepted.joined(separator: ", ")
     }
 }

@@ -75,7 +75,9 @@ final class ProxyDataPlane: DataPlaneRoutes {
             ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
         var jarCopy = jar ?? CookieJar()
         var headers = forwarding.requestHeaders(from: browser, clientAddress: clientAddress, cookie: jarCopy.cookieHeader(for: forwarding.origin))
-        if let encodings = HeaderHygiene.acceptEncoding(browser: browser[.acceptEncoding]) { headers[.acceptEncoding] = encodings }
+        // Read once: what the app may send (never more than the gateway can inflate) and whether the page goes gzipped.
+        let acceptEncoding = AcceptEncoding(browser[.acceptEncoding])
+        if let encodings = HeaderHygiene.acceptEncoding(browser: acceptEncoding) { headers[.acceptEncoding] = encodings }
         var upstream = HTTPHeaders(headers)
         upstream.replaceOrAdd(name: "host", value: upstreamAuthorities[app.slug] ?? Self.authority(of: forwarding.url))
         return .proxy(
@@ -83,7 +85,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 plane: self, forwarding: forwarding, endpoint: endpoint,
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
                 memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
-                accept: browser[.accept], acceptsGzip: AcceptEncoding.takesGzip(browser[.acceptEncoding])))
+                accept: browser[.accept], acceptsGzip: acceptEncoding.takesGzip))
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the

@@ -1,16 +1,16 @@
 import Foundation
 
-/// What a browser's `Accept-Encoding` says it takes.
-enum AcceptEncoding {
-    /// Whether it takes a gzipped answer (`gzip`, `x-gzip` or `*`, not refused with `q=0`).
-    static func takesGzip(_ value: String?) -> Bool {
-        codings(value).contains { $0 == "gzip" || $0 == "x-gzip" || $0 == "*" }
-    }
-
+/// What a browser's `Accept-Encoding` says it takes, read once per request.
+struct AcceptEncoding {
     /// The codings it names, lowercased, without those it refuses (`q=0`).
-    static func codings(_ value: String?) -> [String] {
-        guard let value else { return [] }
-        return value.lowercased().split(separator: ",").compactMap { part -> String? in
+    let codings: [String]
+
+    init(_ value: String?) {
+        guard let value else {
+            codings = []
+            return
+        }
+        codings = value.lowercased().split(separator: ",").compactMap { part -> String? in
             let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             guard let coding = pieces.first, !coding.isEmpty else { return nil }
             let refused = pieces.dropFirst().contains { piece in
@@ -20,4 +20,7 @@ enum AcceptEncoding {
             return refused ? nil : coding
         }
     }
+
+    /// Whether it takes a gzipped answer (`gzip`, `x-gzip` or `*`).
+    var takesGzip: Bool { codings.contains { $0 == "gzip" || $0 == "x-gzip" || $0 == "*" } }
 }

@@ -98,7 +98,7 @@ public struct GatewayAssets: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         var body = asset.identity
-        if let gzip = asset.gzip, AcceptEncoding.takesGzip(acceptEncoding) {
+        if let gzip = asset.gzip, AcceptEncoding(acceptEncoding).takesGzip {
             body = gzip
             headers[.contentEncoding] = "gzip"
         }
