@@ -34,11 +34,11 @@ public struct PortalController: Sendable {
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.portal)) { request, context in
             let query = request.uri.queryParameters
-            let recent = RecentApps(cookie: request.cookies[RecentApps.cookieName]?.value, member: context.session.identity)
+            let recent = RecentApps(request, member: context.session.identity)
             return try await self.webApps(context, recent: recent, toast: query.get("toast"), reason: query.get("reason"))
         }
         group.get(RouterPath(stringLiteral: Paths.openPrefix + "/:slug")) { request, context in
-            let recent = RecentApps(cookie: request.cookies[RecentApps.cookieName]?.value, member: context.session.identity)
+            let recent = RecentApps(request, member: context.session.identity)
             return try self.loading(context.parameters.require("slug"), context, recent: recent)
         }
         for tab in [FeatureTab.chats, .calls, .stories] {

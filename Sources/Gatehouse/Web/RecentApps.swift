@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseCore
+import Hummingbird
 
 /// The apps a member opened last on this browser, newest first, in a cookie of the gateway's (`gatehouse_recent`):
 /// the portal lists them first. The cookie carries a tag of the member's subject, so that on a shared browser the
@@ -29,6 +30,11 @@ struct RecentApps: Equatable {
             slugs.append(String(slug))
         }
         self.init(slugs: slugs)
+    }
+
+    /// The history the request's cookie holds for `member`.
+    init(_ request: Request, member: MemberIdentity) {
+        self.init(cookie: request.cookies[Self.cookieName]?.value, member: member)
     }
 
     /// The history with `slug` in front.
