@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.15.0"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.45.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
         // The data plane: proxied requests as channel handlers on the member listener's event loops (NIO only, no
@@ -103,6 +104,7 @@ let package = Package(
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ]
         ),
         .executableTarget(

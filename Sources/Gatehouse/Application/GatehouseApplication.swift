@@ -144,6 +144,8 @@ public enum GatehouseApplication {
         let limits = RequestFramingGuard.Limits(
             headerTimeout: .seconds(Int64(listen.headerTimeoutSeconds)), idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
             bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
+        let dataPlane = MemberDataPlane(
+            routes: gateway.dataPlane, pools: gateway.upstreamPools, readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds)))
         return HTTPServerBuilder { responder in
             let http = GuardedHTTPChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
@@ -151,16 +153,18 @@ public enum GatehouseApplication {
                 ) { head, channel, _ in
                     await webSockets.shouldUpgrade(head, peer: channel.remoteAddress?.ipAddress)
                 },
-                limits: limits, draining: gateway.draining,
-                dataPlane: .init(
-                    routes: gateway.dataPlane, pools: gateway.upstreamPools, readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds))))
+                limits: limits, draining: gateway.draining, dataPlane: dataPlane)
             guard let tls = gateway.listenerTLS else { return http }
-            // HTTP/2 streams go to the application (the data plane speaks HTTP/1.1); NIOHTTP2's limits hold them in:
-            // 100 concurrent streams, 16 KiB of headers, and its defences against floods of resets, CONTINUATION
-            // frames and control frames.
+            // Each HTTP/2 stream passes the same data plane before the application; NIOHTTP2's limits hold the
+            // connection in: 100 concurrent streams, 16 KiB of headers, and its defences against floods of resets,
+            // CONTINUATION frames and control frames.
             let http2 =
                 tls.configuration.http2
-                ? HTTP2Channel(responder: responder, configuration: .init(idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)))) : nil
+                ? HTTP2Channel(
+                    responder: responder,
+                    configuration: .init(
+                        idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
+                        streamConfiguration: .init(additionalChannelHandlers: dataPlane.http2StreamHandlers()))) : nil
             return ListenerTLSChannel(http1: http, http2: http2, tls: tls)
         }
     }

@@ -10,16 +10,10 @@ import NIOHTTP1
 struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
-    struct DataPlane: Sendable {
-        let routes: any DataPlaneRoutes
-        let pools: UpstreamPools
-        let readTimeout: TimeAmount
-    }
-
     let inner: Inner
     let limits: RequestFramingGuard.Limits
     let draining: Draining
-    let dataPlane: DataPlane?
+    let dataPlane: MemberDataPlane?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
@@ -28,9 +22,7 @@ struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
             let guardHandler = RequestFramingGuard(limits: limits, draining: draining)
             try pipeline.addHandler(guardHandler, position: .after(decoder))
             if let dataPlane {
-                try pipeline.addHandler(
-                    DataPlaneHandler(routes: dataPlane.routes, pools: dataPlane.pools, readTimeout: dataPlane.readTimeout),
-                    position: .after(guardHandler))
+                try pipeline.addHandler(dataPlane.handler(), position: .after(guardHandler))
             }
             return value
         }

@@ -7,8 +7,9 @@ import NIOSSL
 import NIOTLS
 
 /// A server child channel that speaks TLS with the context `ListenerTLS` holds when the connection arrives (a
-/// reloaded certificate is used from the next handshake), then what ALPN settles: HTTP/2 (`h2`, offered first) through
-/// the application, or HTTP/1.1 through `http1` (the framing guard, the data plane and WebSocket upgrades).
+/// reloaded certificate is used from the next handshake), then what ALPN settles: HTTP/2 (`h2`, offered first), each
+/// stream through the data plane and the application (`MemberDataPlane.http2StreamHandlers`), or HTTP/1.1 through
+/// `http1` (the framing guard, the data plane and WebSocket upgrades).
 struct ListenerTLSChannel<HTTP1: ServerChildChannel>: ServerChildChannel {
     typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1.Value, HTTP2Channel.Value>
 

@@ -200,6 +200,52 @@ import Testing
         }
     }
 
+    /// Over HTTP/2 each stream passes the data plane too: a proxied page is its answer (the app hears the gateway's
+    /// own HTTP/1.1 request, nothing the client claimed), streams run side by side on one connection, a failure is
+    /// its page; sign-in and a request with a body go the application's way.
+    @Test func proxiedPagesOverHTTP2AreTheDataPlanes() async throws {
+        let files = try Files()
+        try files.write(try DevelopmentCertificates.make())
+        try await EchoUpstream.run { upstream in
+            let closedPort = try await LiveGateway.freePort()
+            try await LiveGateway.run(
+                tls: files.configuration, http2: true, configure: { $0.apps = ProxyTests.apps(upstream, unreachablePort: closedPort) }
+            ) {
+                gateway in
+                let cookies = try await ProxyTests.signedIn(gateway)
+                let reply = try await gateway.get("/apps/echo/echo/x?q=1", cookies: cookies, headers: ProxyTests.hostileRequestHeaders)
+                #expect(reply.status == 200 && reply.version == .http2)
+                #expect(gateway.servedByDataPlane("echo") == 1)
+                let received = try ProxyTests.report(reply)
+                #expect(received.path == "/echo/x?q=1")
+                #expect(received.headers["host"] == ["127.0.0.1:\(upstream.port)"])
+                #expect(received.headers["x-forwarded-proto"] == ["https"])
+                #expect(received.headers["x-forwarded-user"] == [DevelopmentAccounts.all[0].sub])
+                for (name, _) in ProxyTests.hostileRequestHeaders where !name.lowercased().hasPrefix("x-forwarded-") {
+                    #expect(received.headers[name.lowercased()] == nil, "\(name)")
+                }
+                #expect(received.headers["cookie"] == nil)
+
+                let page = try await gateway.get("/apps/echo/html", cookies: cookies, headers: [("Sec-Fetch-Dest", "document")])
+                #expect(page.status == 200 && page.version == .http2 && page.body.contains("<gatehouse-bar"))
+                let streams = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for index in 0..<24 { group.addTask { try await gateway.get("/apps/echo/echo/\(index)", cookies: cookies).status } }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+                #expect(streams == Array(repeating: 200, count: 24))
+                #expect(gateway.servedByDataPlane("echo") == 26)
+
+                let down = try await gateway.get("/apps/down/", cookies: cookies, headers: [("Accept", "text/html")])
+                #expect(down.status == 502 && down.version == .http2 && down.body.contains("The app cannot be reached"))
+                let posted = try await gateway.send(
+                    .POST, "/apps/echo/echo/", cookies: cookies, headers: [], body: String(repeating: "x", count: 5000))
+                #expect(posted.status == 200 && posted.version == .http2)
+                #expect(try ProxyTests.report(posted).bodyBytes == 5000)
+                #expect(gateway.servedByDataPlane("echo") == 26)
+            }
+        }
+    }
+
     static func client(trusting pair: DevelopmentCertificates) throws -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pair.authorityPEM.utf8)))

@@ -72,9 +72,10 @@ struct LiveGateway {
         return FileManager.default.currentDirectoryPath
     }()
 
-    /// With `tls`, the gateway serves https://localhost:<port> (its public URL too) with that certificate.
+    /// With `tls`, the gateway serves https://localhost:<port> (its public URL too) with that certificate, and the
+    /// client speaks HTTP/2 to it when `http2`, else HTTP/1.1.
     static func run<T>(
-        tls: ListenTLSConfiguration? = nil, configure: (inout GatehouseConfiguration) -> Void = { _ in },
+        tls: ListenTLSConfiguration? = nil, http2: Bool = false, configure: (inout GatehouseConfiguration) -> Void = { _ in },
         hostResolver: any HostResolver = SystemHostResolver(), _ body: (LiveGateway) async throws -> T
     ) async throws -> T {
         let port = try await freePort()
@@ -86,12 +87,11 @@ struct LiveGateway {
         let built = try await GatehouseApplication.build(configuration: configuration, logger: logger, hostResolver: hostResolver)
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         if let tls = configuration.listen.tls {
-            // Trusting the listener's own certificate file, and over HTTP/1.1: the data plane's way (HTTP/2 goes to
-            // the application, and has tests of its own).
+            // Trusting the listener's own certificate file.
             var trusting = TLSConfiguration.makeClientConfiguration()
             trusting.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(tls.certificateFile))
             clientConfiguration.tlsConfiguration = trusting
-            clientConfiguration.httpVersion = .http1Only
+            clientConfiguration.httpVersion = http2 ? .automatic : .http1Only
         }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let group = built.serviceGroup(signals: [])
@@ -132,6 +132,7 @@ struct LiveGateway {
 
     struct Reply {
         var status: Int
+        var version = HTTPVersion.http1_1
         var headers: HTTPHeaders
         /// The body as text, gunzipped when it came with `Content-Encoding: gzip` (as a browser reads it)…
         var body: String
@@ -163,7 +164,9 @@ struct LiveGateway {
         var buffer = try await response.body.collect(upTo: limit)
         let wireBytes = buffer.readableBytes
         if response.headers.first(name: "Content-Encoding") == "gzip" { buffer = try buffer.decompress(with: .gzip()) }
-        return Reply(status: Int(response.status.code), headers: response.headers, body: String(buffer: buffer), wireBytes: wireBytes)
+        return Reply(
+            status: Int(response.status.code), version: response.version, headers: response.headers, body: String(buffer: buffer),
+            wireBytes: wireBytes)
     }
 }
 
