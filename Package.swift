@@ -101,9 +101,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ]
         ),

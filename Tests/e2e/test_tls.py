@@ -20,7 +20,7 @@ from test_upgrade_journey import latest_code, replaced, sign_in, submit
 
 
 class TLSGateway:
-    def __init__(self, folder):
+    def __init__(self, folder, **settings):
         self.port = free_port()
         self.url = f"https://localhost:{self.port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
@@ -29,6 +29,7 @@ class TLSGateway:
             GATEHOUSE_DEVELOPMENT_DEMO_APPS_PORT=str(free_port()),
             GATEHOUSE_METRICS_PORT=str(free_port()),
             GATEHOUSE_LOG_LEVEL="info",
+            **settings,
         )
         self.running = Running([str(BINARY), "dev", "--tls"], folder / "gatehouse.log", env=env, cwd=folder)
         self.authority = folder / "data" / "tls" / "development-ca.pem"
@@ -334,3 +335,44 @@ def test_http2_serves_the_same_gateway_and_holds_its_limits(tls_gateway):
     sock.close()
     assert still_serving(gw)
     assert gw.running.process.poll() is None
+
+
+def test_http2_connections_end_when_idle_or_closed_by_the_client(tmp_path):
+    """An HTTP/2 connection without streams for `listen.idle_timeout_seconds` is ended by a graceful GOAWAY; one the
+    client closes its side of is closed at once, and neither holds the gateway's shutdown."""
+    import socket
+    import ssl
+
+    gw = TLSGateway(tmp_path, GATEHOUSE_LISTEN_IDLE_TIMEOUT_SECONDS="2")
+    try:
+        sock, connection = h2_connection(gw)
+        started, goaway, closed = time.monotonic(), None, False
+        for frame in server_frames(sock, 8):
+            if frame is None:
+                closed = True
+            elif isinstance(frame, hyperframe.frame.GoAwayFrame):
+                goaway = goaway or (frame.error_code, time.monotonic() - started)
+            elif isinstance(frame, hyperframe.frame.PingFrame) and "ACK" not in frame.flags:
+                acknowledgement = hyperframe.frame.PingFrame(0, opaque_data=frame.opaque_data, flags=["ACK"])
+                sock.sendall(acknowledgement.serialize())
+        sock.close()
+        assert goaway is not None and goaway[0] == 0 and 1.5 <= goaway[1] < 6 and closed, goaway
+
+        sock, connection = h2_connection(gw)
+        sock.sendall(hyperframe.frame.HeadersFrame(1, data=hpack.Encoder().encode(request_headers(gw)), flags=["END_HEADERS", "END_STREAM"]).serialize())
+        try:
+            sock.unwrap()  # TLS close_notify: the client's side closed, cleanly, the socket still open for reading
+        except ssl.SSLError:
+            pass  # the close_notify went out; the server's answer, sent before it saw it, is not read as TLS here
+        sock.settimeout(5)
+        started = time.monotonic()
+        while socket.socket.recv(sock, 65536):
+            pass
+        assert time.monotonic() - started < 1.5
+        sock.close()
+
+        stopping = time.monotonic()
+        gw.running.stop()
+        assert time.monotonic() - stopping < 10
+    finally:
+        gw.running.stop()

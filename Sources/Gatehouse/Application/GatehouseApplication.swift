@@ -2,7 +2,6 @@ import Foundation
 import GatehouseStorage
 import Hummingbird
 import HummingbirdCore
-import HummingbirdHTTP2
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
@@ -155,16 +154,9 @@ public enum GatehouseApplication {
                 },
                 limits: limits, draining: gateway.draining, dataPlane: dataPlane)
             guard let tls = gateway.listenerTLS else { return http }
-            // Each HTTP/2 stream passes the same data plane before the application; NIOHTTP2's limits hold the
-            // connection in: 100 concurrent streams, 16 KiB of headers, and its defences against floods of resets,
-            // CONTINUATION frames and control frames.
             let http2 =
                 tls.configuration.http2
-                ? HTTP2Channel(
-                    responder: responder,
-                    configuration: .init(
-                        idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
-                        streamConfiguration: .init(additionalChannelHandlers: dataPlane.http2StreamHandlers()))) : nil
+                ? MemberHTTP2Channel(responder: responder, dataPlane: dataPlane, idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds))) : nil
             return ListenerTLSChannel(http1: http, http2: http2, tls: tls)
         }
     }

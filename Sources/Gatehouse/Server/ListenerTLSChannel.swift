@@ -1,5 +1,4 @@
 import HummingbirdCore
-import HummingbirdHTTP2
 import Logging
 import NIOCore
 import NIOHTTP2
@@ -7,11 +6,10 @@ import NIOSSL
 import NIOTLS
 
 /// A server child channel that speaks TLS with the context `ListenerTLS` holds when the connection arrives (a
-/// reloaded certificate is used from the next handshake), then what ALPN settles: HTTP/2 (`h2`, offered first), each
-/// stream through the data plane and the application (`MemberDataPlane.http2StreamHandlers`), or HTTP/1.1 through
-/// `http1` (the framing guard, the data plane and WebSocket upgrades).
+/// reloaded certificate is used from the next handshake), then what ALPN settles: HTTP/2 (`h2`, offered first) through
+/// `MemberHTTP2Channel`, or HTTP/1.1 through `http1` (the framing guard, the data plane and WebSocket upgrades).
 struct ListenerTLSChannel<HTTP1: ServerChildChannel>: ServerChildChannel {
-    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1.Value, HTTP2Channel.Value>
+    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1.Value, MemberHTTP2Channel.Value>
 
     struct Value: ServerChildChannelValue {
         let negotiated: EventLoopFuture<Negotiated>
@@ -20,7 +18,7 @@ struct ListenerTLSChannel<HTTP1: ServerChildChannel>: ServerChildChannel {
 
     let http1: HTTP1
     /// Nil when the listener offers HTTP/1.1 only.
-    let http2: HTTP2Channel?
+    let http2: MemberHTTP2Channel?
     let tls: ListenerTLS
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {

@@ -1,5 +1,6 @@
 import GatehouseDataPlane
 import NIOCore
+import NIOHTTP2
 import NIOHTTPTypesHTTP1
 
 /// What the member listener needs to put the data plane into a pipeline: the gateway's routes, the upstream pools
@@ -13,12 +14,12 @@ struct MemberDataPlane: Sendable {
         DataPlaneHandler(routes: routes, pools: pools, readTimeout: readTimeout)
     }
 
-    /// An HTTP/2 stream's handlers, between its frames (already HTTP request parts) and the application: the stream's
-    /// request in HTTP/1.1's terms (`:authority` as `Host`, the cookies in one field) through the same handler as an
-    /// HTTP/1.1 connection's, one request per stream, so its ordering rules never wait. What the data plane sends the
-    /// app is the request the gateway builds from that head, never the stream's own fields; what it leaves to the
-    /// application goes back to HTTP request parts, `https` as the scheme.
-    func http2StreamHandlers() -> [any RemovableChannelHandler] {
-        [HTTPToHTTP1ServerCodec(), handler(), HTTP1ToHTTPServerCodec(secure: true)]
+    /// An HTTP/2 stream's handlers, from its frames to the application's request parts: the stream's request in
+    /// HTTP/1.1's terms (`:authority` as `Host`) through the same handler as an HTTP/1.1 connection's, one request per
+    /// stream, so its ordering rules never wait. What the data plane sends the app is the request the gateway builds
+    /// from that head, never the stream's own fields; what it leaves to the application goes on as HTTP request
+    /// parts, `https` their scheme.
+    func http2StreamHandlers() -> [any ChannelHandler] {
+        [HTTP2FramePayloadToHTTP1ServerCodec(), handler(), HTTP1ToHTTPServerCodec(secure: true)]
     }
 }

@@ -64,7 +64,7 @@ import Testing
             _ = try ConfigurationLoader(environment: environment, developmentDefaults: .standard).load(path: path.path, development: true)
             return []
         } catch {
-            return (error as? ConfigurationError)?.problems.map(\.keyPath) ?? ["\(error)"]
+            return error.problems.map(\.keyPath)
         }
     }
 
