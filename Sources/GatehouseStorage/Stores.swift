@@ -14,6 +14,7 @@ public struct Stores: Sendable {
     public var events: any EventStore
     public var logoutTokens: any LogoutTokenStore
     public var rateLimits: any RateLimitStore
+    public var assertionKeys: any AssertionKeyStore
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
     package var service: any Service
@@ -33,7 +34,7 @@ public struct Stores: Sendable {
             attempts: SQLiteLoginAttemptStore(database: database), hostMounts: SQLiteHostMountStore(database: database),
             registrations: SQLiteRegistrationStore(database: database), flows: SQLiteRegistrationFlowStore(database: database),
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
-            rateLimits: MemoryRateLimitStore(),
+            rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database),
             service: DatabaseService(database: database), prepare: {},
             answers: { await database.answers() }, statistics: database.statistics)
     }
@@ -44,7 +45,8 @@ public struct Stores: Sendable {
             attempts: PostgresLoginAttemptStore(database: database), hostMounts: PostgresHostMountStore(database: database),
             registrations: PostgresRegistrationStore(database: database), flows: PostgresRegistrationFlowStore(database: database),
             events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database),
-            rateLimits: PostgresRateLimitStore(database: database), service: database,
+            rateLimits: PostgresRateLimitStore(database: database), assertionKeys: PostgresAssertionKeyStore(database: database),
+            service: database,
             prepare: Once { try await database.migrate() }.run, answers: { await database.answers(within: .seconds(1)) },
             statistics: database.statistics,
             shared: database)

@@ -30,6 +30,14 @@ extension GatehouseApplication {
             }
             return PlainTextResponse.make("ready\n")
         }
+        let assertionKeys = gateway.assertionKeys
+        router.get(RouterPath(stringLiteral: Paths.assertionKeys)) { _, _ in
+            // Apps fetch the set again when an assertion names a key they do not know (a rotation announces the
+            // next key an hour before it signs), so five minutes of caching never leaves one behind.
+            Response(
+                status: .ok, headers: [.contentType: "application/jwk-set+json", .cacheControl: "public, max-age=300"],
+                body: .init(byteBuffer: ByteBuffer(bytes: assertionKeys.publishedSet)))
+        }
         if configuration.metrics?.onMembersListener == true {
             let metrics = gateway.metrics
             router.get("metrics") { _, _ in MetricsServer.response(metrics) }

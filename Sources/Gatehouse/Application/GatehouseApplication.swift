@@ -104,6 +104,7 @@ public enum GatehouseApplication {
                 logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }
         if let tls = gateway.listenerTLS { services.append(TLSReloader(tls: tls)) }
+        services.append(AssertionKeyRefresher(ring: gateway.assertionKeys, metrics: gateway.metrics, logger: gateway.logger))
         if let port = configuration.listen.redirectHTTPPort {
             services.append(
                 HTTPRedirectServer.application(
@@ -130,6 +131,8 @@ public enum GatehouseApplication {
             logger: gateway.logger
         )
         application.beforeServerStarts(perform: stores.prepare)
+        // Members are served with the keys in place: the first is made now if the store holds none.
+        application.beforeServerStarts { [ring = gateway.assertionKeys] in try await ring.refresh() }
         return application
     }
 

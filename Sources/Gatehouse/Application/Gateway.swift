@@ -32,6 +32,8 @@ struct Gateway {
     let catalog: AppCatalog
     /// The one gate every way into an app asks: paths, app hosts (through the proxy) and WebSocket upgrades.
     let access: AppAccess
+    /// The keys that sign identity assertions (refreshed from the store every minute).
+    let assertionKeys: AssertionKeyRing
     let jars: SharedCookieJars
     let proxy: ProxyController
     /// What the data plane answers on the member listener's event loops, and its per-loop upstream connections.
@@ -122,9 +124,12 @@ struct Gateway {
         let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
         catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain)
         let allowlist = Allowlist(configuration.allowlist)
+        assertionKeys = try AssertionKeyRing.make(configuration.assertions, store: stores.assertionKeys, logger: logger)
         access = try AppAccess(
-            catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver), configuration: configuration
-        )
+            catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver),
+            configuration: configuration,
+            assertions: AssertionSigner(ring: assertionKeys, issuer: configuration.publicOrigin))
+
         jars = SharedCookieJars(store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
         let bar = GatewayBar(renderer: renderer, catalog: catalog, features: configuration.features, events: events)
         self.proxy = ProxyController(

@@ -159,6 +159,28 @@ struct StoreGauges: Service {
     }
 }
 
+/// Reads the assertion signing keys from the store every minute: the next key made when due (by whichever replica
+/// comes first), retired keys dropped, the published set renewed. A store that does not answer leaves the keys as
+/// they were.
+struct AssertionKeyRefresher: Service {
+    let ring: AssertionKeyRing
+    let metrics: GatewayMetrics
+    let logger: Logger
+
+    func run() async throws {
+        let (ring, metrics, logger) = (ring, metrics, logger)
+        await repeatUntilShutdown(every: .seconds(60), startingNow: false) {
+            do {
+                try await ring.refresh()
+            } catch {
+                if Task.isCancelled { return }
+                metrics.counter("gatehouse_store_errors_total", [("operation", "assertion_keys")]).increment()
+                logger.warning("assertion keys unreadable", metadata: ["error": .string("\(error)")])
+            }
+        }
+    }
+}
+
 /// Runs `work` every `interval` (the first time at once when `startingNow`) until a graceful shutdown, which cancels
 /// the pause between runs: the normal way out, not a failure.
 func repeatUntilShutdown(every interval: Duration, startingNow: Bool, _ work: @escaping @Sendable () async -> Void) async {

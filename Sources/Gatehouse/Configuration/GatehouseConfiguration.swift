@@ -29,6 +29,7 @@ public struct GatehouseConfiguration: Sendable {
     /// Where Prometheus reads the metrics; `nil` when `metrics.enabled` is false.
     public var metrics: MetricsConfiguration?
     public var rateLimits: RateLimitsConfiguration
+    public var assertions: AssertionsConfiguration
 
     public init(
         publicURL: URL,
@@ -51,7 +52,8 @@ public struct GatehouseConfiguration: Sendable {
         features: FeaturesConfiguration = .init(),
         operatorRole: String = defaultOperatorRole,
         metrics: MetricsConfiguration? = nil,
-        rateLimits: RateLimitsConfiguration = .init()
+        rateLimits: RateLimitsConfiguration = .init(),
+        assertions: AssertionsConfiguration = .init()
     ) {
         self.publicURL = publicURL
         self.listen = listen
@@ -74,6 +76,7 @@ public struct GatehouseConfiguration: Sendable {
         self.operatorRole = operatorRole
         self.metrics = metrics
         self.rateLimits = rateLimits
+        self.assertions = assertions
     }
 
     public static let defaultLogLevel = "info"
@@ -302,11 +305,20 @@ public struct AppHeaderConfiguration: Sendable, Equatable {
     public var passHeaders: [String]
     /// Identity headers by name; an app trusting `X-Webauth-User` names it here and gets it from the gateway only.
     public var identity: [String: Claim]
+    /// The header that carries the signed identity assertion (`nil`: none for this app).
+    public var assertion: String?
+    /// The member's access token as `Authorization: Bearer`, to this app only.
+    public var passAccessToken: Bool
 
-    public init(passAuthorization: Bool = false, passHeaders: [String] = [], identity: [String: Claim] = Self.defaultIdentity) {
+    public init(
+        passAuthorization: Bool = false, passHeaders: [String] = [], identity: [String: Claim] = Self.defaultIdentity,
+        assertion: String? = AssertionsConfiguration.defaultHeader, passAccessToken: Bool = false
+    ) {
         self.passAuthorization = passAuthorization
         self.passHeaders = passHeaders
         self.identity = identity
+        self.assertion = assertion
+        self.passAccessToken = passAccessToken
     }
 }
 

@@ -11,7 +11,7 @@ enum AppCatalogReader {
         }
         let known: Set = [
             "slug", "name", "description", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
-            "pass_headers", "identity_headers", "gateway_bar", "tls",
+            "pass_headers", "identity_headers", "gateway_bar", "tls", "assertion", "assertion_header", "pass_access_token",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
             let path = "apps[\(index)]"
@@ -118,9 +118,23 @@ enum AppCatalogReader {
                 reader.report("\(path).identity_headers", "must be an object of header name to claim")
             }
         }
+        if flag(app, "assertion", path: path, reader: &reader) == false {
+            headers.assertion = nil
+        } else if let name = app["assertion_header"] {
+            if let name = name as? String, HeaderHygiene.problem(passing: name, identityNames: headers.identity.keys) == nil {
+                headers.assertion = name
+            } else {
+                reader.report("\(path).assertion_header", "must be a header name of the app's own, not one the gateway or the browser sets")
+            }
+        }
+        if let flag = flag(app, "pass_access_token", path: path, reader: &reader) { headers.passAccessToken = flag }
+        if headers.passAccessToken && headers.passAuthorization {
+            reader.report("\(path).pass_access_token", "cannot be set with pass_authorization: both would fill the Authorization header")
+        }
         headers.passHeaders = passHeaders
+        let gatewayNames = Array(headers.identity.keys) + (headers.assertion.map { [$0] } ?? [])
         for name in headers.passHeaders {
-            if let problem = HeaderHygiene.problem(passing: name, identityNames: headers.identity.keys) {
+            if let problem = HeaderHygiene.problem(passing: name, identityNames: gatewayNames) {
                 reader.report("\(path).pass_headers", "\(name) \(problem)")
             }
         }

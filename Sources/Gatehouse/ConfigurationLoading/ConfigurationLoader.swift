@@ -208,7 +208,10 @@ public struct ConfigurationLoader {
             ),
             operatorRole: reader.string("operator.role", default: GatehouseConfiguration.defaultOperatorRole),
             metrics: reader.bool("metrics.enabled", default: true) ? metrics : nil,
-            rateLimits: readRateLimits(&reader)
+            rateLimits: readRateLimits(&reader),
+            assertions: AssertionsConfiguration(
+                signingKeyFile: reader.optionalString("assertions.signing_key_file"),
+                rotationDays: reader.int("assertions.rotation_days", default: AssertionsConfiguration().rotationDays, range: 1...365))
         )
     }
 

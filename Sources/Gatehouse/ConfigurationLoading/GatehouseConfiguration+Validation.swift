@@ -21,6 +21,13 @@ extension GatehouseConfiguration {
         check(!listen.host.isEmpty, "listen.host", "must not be empty")
         // The listener's certificate and key: readable, a pair, in date (all of it, with the key path of each).
         if let tls = listen.tls, case .failure(let error) = TLSIdentity.load(tls) { problems += error.problems }
+        if let path = assertions.signingKeyFile,
+            case .failure(let error) = Result(catching: { () throws(ConfigurationError) in
+                try AssertionKeyRing.readKey(path)
+            })
+        {
+            problems += error.problems
+        }
         if let redirect = listen.redirectHTTPPort {
             check(listen.tls != nil, "listen.redirect_http_port", "needs listen.tls: it sends plain HTTP to the https listener")
             check(redirect != listen.port, "listen.redirect_http_port", "must differ from listen.port (\(listen.port))")

@@ -10,6 +10,7 @@ struct AppAccess: Sendable {
     let catalog: AppCatalog
     let policy: UpstreamPolicy
     let configuration: GatehouseConfiguration
+    let assertions: AssertionSigner
     /// The policy's verdict on each app's host (`openWithoutWaiting`), with when it runs out.
     private let verdicts = NIOLockedValueBox<[String: (host: String, address: String?, until: ContinuousClock.Instant)]>([:])
 
@@ -18,10 +19,11 @@ struct AppAccess: Sendable {
     /// The apps with TLS settings of their own (`apps[].tls`), read once.
     private let upstreamTLS: [String: UpstreamTLS]
 
-    init(catalog: AppCatalog, policy: UpstreamPolicy, configuration: GatehouseConfiguration) throws {
+    init(catalog: AppCatalog, policy: UpstreamPolicy, configuration: GatehouseConfiguration, assertions: AssertionSigner) throws {
         self.catalog = catalog
         self.policy = policy
         self.configuration = configuration
+        self.assertions = assertions
         upstreamTLS = try UpstreamTLS.make(for: catalog.apps)
         headerRules = Dictionary(
             catalog.apps.map { ($0.slug, HeaderHygiene.Rules($0.headers, publicURL: configuration.publicURL)) },
@@ -43,14 +45,18 @@ struct AppAccess: Sendable {
         let origin: CookieOrigin
         let urls: URLRewriter
         let rules: HeaderHygiene.Rules
+        /// The signed identity assertion, when the app takes one (held per session and app, not signed per request).
+        let assertion: String?
 
         /// The headers the app gets: the browser's allowed ones, then the gateway's forwarding and identity headers,
-        /// the same on every entry point.
+        /// the assertion and the access token as the app's configuration says, the same on every entry point.
         /// `cookie` is the jar's `Cookie` value for the app: one field, as HTTP/1.1 wants it (RFC 6265 §5.4), not split
         /// into one per cookie as setting it through `HTTPFields`' subscript would.
         func requestHeaders(from browser: HTTPFields, clientAddress: String?, cookie: String?) -> HTTPFields {
             var headers = HeaderHygiene.requestHeaders(from: browser, for: rules)
-            HeaderHygiene.addGatewayHeaders(&headers, identity: session.identity, clientAddress: clientAddress, rules: rules)
+            HeaderHygiene.addGatewayHeaders(
+                &headers, identity: session.identity, clientAddress: clientAddress, rules: rules, assertion: assertion,
+                accessToken: session.tokens.accessToken)
             if let cookie { headers.append(HTTPField(name: .cookie, value: cookie)) }
             return headers
         }
@@ -70,7 +76,7 @@ struct AppAccess: Sendable {
         let (url, origin, urls) = try admit(app, rest: rest, session: session, returnTo: returnTo)
         var target = try await policy.check(url)
         target.tls = upstreamTLS[app.slug]
-        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app))
+        return forwarding(app, session: session, url: url, target: target, origin: origin, urls: urls)
     }
 
     /// The same, decided at once (for the data plane): `nil` when access is refused or needs a name resolved first;
@@ -88,7 +94,15 @@ struct AppAccess: Sendable {
             target = checked
         }
         target.tls = upstreamTLS[app.slug]
-        return Forwarding(app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app))
+        return forwarding(app, session: session, url: url, target: target, origin: origin, urls: urls)
+    }
+
+    private func forwarding(
+        _ app: AppConfiguration, session: Session, url: URL, target: UpstreamTarget, origin: CookieOrigin, urls: URLRewriter
+    ) -> Forwarding {
+        let assertion = app.headers.assertion == nil ? nil : assertions.assertion(for: session, app: app.slug, upstream: app.upstream)
+        return Forwarding(
+            app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app), assertion: assertion)
     }
 
     /// Everything but the upstream's address: the app's rewriter, the member's grant, the path's shape.

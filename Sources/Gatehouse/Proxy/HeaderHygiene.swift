@@ -74,15 +74,21 @@ public enum HeaderHygiene {
         let passed: Set<String>
         let identityNames: Set<String>
         let identity: [(name: HTTPField.Name, claim: AppHeaderConfiguration.Claim)]
+        /// The header of the signed assertion, if the app gets one.
+        let assertion: HTTPField.Name?
         let passAuthorization: Bool
+        let passAccessToken: Bool
         let forwardedProto: String
         let forwardedHost: String
 
         init(_ rules: AppHeaderConfiguration, publicURL: URL) {
             passed = Set(rules.passHeaders.map(canonical))
-            identityNames = Set(rules.identity.keys.map(canonical))
+            // The assertion's name counts as an identity header: nobody but the gateway sets it.
+            identityNames = Set((Array(rules.identity.keys) + (rules.assertion.map { [$0] } ?? [])).map(canonical))
             identity = rules.identity.sorted { $0.key < $1.key }.compactMap { name, claim in HTTPField.Name(name).map { ($0, claim) } }
+            assertion = rules.assertion.flatMap { HTTPField.Name($0) }
             passAuthorization = rules.passAuthorization
+            passAccessToken = rules.passAccessToken
             forwardedProto = publicURL.scheme ?? "https"
             forwardedHost = publicURL.host ?? ""
         }
@@ -110,9 +116,14 @@ public enum HeaderHygiene {
     }
 
     /// The gateway's own headers for a request to an app: where the request came from and who the member is, named
-    /// as the app's configuration says. `headers` holds none of these names (`requestHeaders` never passes them), so
-    /// each is appended as one field.
-    static func addGatewayHeaders(_ headers: inout HTTPFields, identity member: MemberIdentity, clientAddress: String?, rules: Rules) {
+    /// as the app's configuration says, with the signed assertion and the access token where the app takes them.
+    /// `headers` holds none of these names (`requestHeaders` never passes them), so each is appended as one field.
+    static func addGatewayHeaders(
+        _ headers: inout HTTPFields, identity member: MemberIdentity, clientAddress: String?, rules: Rules, assertion: String? = nil,
+        accessToken: String? = nil
+    ) {
+        if let name = rules.assertion, let assertion { headers.append(HTTPField(name: name, value: assertion)) }
+        if rules.passAccessToken, let accessToken { headers.append(HTTPField(name: .authorization, value: "Bearer " + accessToken)) }
         headers.append(HTTPField(name: .xForwardedFor, value: clientAddress ?? "unknown"))
         headers.append(HTTPField(name: forwardedProto, value: rules.forwardedProto))
         headers.append(HTTPField(name: forwardedHost, value: rules.forwardedHost))

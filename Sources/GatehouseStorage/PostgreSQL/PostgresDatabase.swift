@@ -312,6 +312,8 @@ public final class PostgresDatabase: Service, Sendable {
         ],
         // Rate limits every replica counts against: unlogged, as a crash that forgets them loses nothing worth a WAL write.
         ["CREATE UNLOGGED TABLE rate_limits (key text PRIMARY KEY, used_until double precision NOT NULL)"],
+        // The keys that sign identity assertions, one per generation, the same for every replica.
+        ["CREATE TABLE assertion_keys (generation integer PRIMARY KEY, private_key text NOT NULL, signs_from timestamptz NOT NULL)"],
     ]
 }
 

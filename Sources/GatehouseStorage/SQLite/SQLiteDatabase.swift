@@ -165,6 +165,13 @@ public final class SQLiteDatabase: Sendable {
             PRIMARY KEY (issuer, jti)
         );
         """,
+        """
+        CREATE TABLE assertion_keys (
+            generation INTEGER PRIMARY KEY,
+            private_key TEXT NOT NULL,
+            signs_from REAL NOT NULL
+        );
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

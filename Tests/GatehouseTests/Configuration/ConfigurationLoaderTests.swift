@@ -104,7 +104,10 @@ import Testing
              "apps": [{"slug": "Bad Slug", "name": "", "upstream": "https://evil.example.net", "minimum_level": "none", "mount": "side"},
                       {"slug": "ok", "name": "OK", "upstream": "not a url", "pass_authorization": "yes", "gateway_bar": "off",
                        "pass_headers": ["Cookie", "X-Forwarded-For", "X-Webauth-User"], "identity_headers": {"X-Webauth-User": "password"}},
-                      "not an object"],
+                      "not an object",
+                      {"slug": "tokens", "name": "Tokens", "upstream": "https://tokens.example.org", "assertion_header": "Cookie",
+                       "pass_access_token": true, "pass_authorization": true, "assertion": "no"}],
+             "assertions": {"signing_key_file": "/nonexistent/assertion-key.pem", "rotation_days": 0},
              "log_level": "chatty",
              "log_format": "xml",
              "metrics": {"port": 70000, "on_members_listener": "sometimes"},
@@ -123,6 +126,8 @@ import Testing
             "features.chats", "features.calls", "registration.code_sender.kind", "registration.code_sender.authorization",
             "registration.pin_bcrypt_cost", "registration.provisioning.url", "operator.role", "log_format", "metrics.port",
             "metrics.on_members_listener", "listen.trusted_proxies", "rate_limits.sign_in_starts.limit", "rate_limits.callbacks.period_seconds",
+            "apps[3].assertion", "apps[3].assertion_header", "apps[3].pass_access_token", "assertions.signing_key_file",
+            "assertions.rotation_days",
         ] {
             #expect(keyPaths.contains(expected), "missing problem at \(expected); got \(keyPaths)")
         }

@@ -15,6 +15,8 @@ public enum Paths {
     public static let stories = "/stories"
     public static let health = "/healthz"
     public static let ready = "/readyz"
+    /// The public keys of identity assertions (a JWK set, RFC 7517 §5).
+    public static let assertionKeys = "/.well-known/jwks.json"
     public static let publicAssets = "/static"
 
     public static let appsPrefix = "/apps"

@@ -1,0 +1,55 @@
+import Foundation
+import GatehouseCore
+import NIOConcurrencyHelpers
+
+/// The signed identity assertion for a session and an app, made once and handed out until a minute before it
+/// expires (or the signing key changes, or the member's level): a proxied request looks it up, it never signs.
+final class AssertionSigner: Sendable {
+    let ring: AssertionKeyRing
+    /// `iss`: the gateway's public URL.
+    let issuer: String
+
+    private struct Held: Sendable {
+        let token: String
+        let kid: String
+        let renewAt: Date
+    }
+
+    private struct Holder: Hashable, Sendable {
+        let session: String
+        let app: String
+        let level: AuthLevel
+    }
+
+    private let held = NIOLockedValueBox<[Holder: Held]>([:])
+    /// Above this many held assertions, the expired ones are dropped at the next signing.
+    static let pruneAbove = 20_000
+
+    init(ring: AssertionKeyRing, issuer: String) {
+        self.ring = ring
+        self.issuer = issuer
+    }
+
+    /// The assertion for `session` towards an app whose upstream is `upstream` (its origin is the `aud`); `nil` while
+    /// there is no signing key (the store did not answer yet).
+    func assertion(for session: Session, app slug: String, upstream: URL, now: Date = Date()) -> String? {
+        guard let key = ring.signing(at: now) else { return nil }
+        let holder = Holder(session: session.id, app: slug, level: session.level)
+        if let kept = held.withLockedValue({ $0[holder] }), kept.kid == key.kid, kept.renewAt > now { return kept.token }
+        let claims = IdentityAssertion.Claims(
+            iss: issuer, aud: Self.audience(upstream), identity: session.identity, level: session.level, sessionID: session.id, issuedAt: now)
+        guard let token = try? IdentityAssertion.sign(claims, key: key.privateKey, kid: key.kid) else { return nil }
+        held.withLockedValue { held in
+            if held.count > Self.pruneAbove { held = held.filter { $0.value.renewAt > now } }
+            held[holder] = Held(token: token, kid: key.kid, renewAt: now.addingTimeInterval(IdentityAssertion.lifetime - 60))
+        }
+        return token
+    }
+
+    /// An app's origin, as its `aud`: `scheme://host[:port]`, the port only when the URL names one.
+    static func audience(_ upstream: URL) -> String {
+        let scheme = upstream.scheme?.lowercased() ?? "http"
+        let host = upstream.host?.lowercased() ?? ""
+        return scheme + "://" + (host.contains(":") ? "[\(host)]" : host) + (upstream.port.map { ":\($0)" } ?? "")
+    }
+}
