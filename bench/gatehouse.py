@@ -36,7 +36,11 @@ def start(binary, directory, name, upstream_url, kind="sqlite", database_url=Non
                 "storage": {"kind": kind, "sqlite_path": str(directory / f"{name}.sqlite")},
                 "development": {"demo_apps_port": free_port()},
                 "log_level": "warning",
-                "apps": [{"slug": "bench", "name": "Bench", "upstream": upstream_url}],
+                # The same app twice: with the signed identity assertion (the default) and without, to measure it.
+                "apps": [
+                    {"slug": "bench", "name": "Bench", "upstream": upstream_url},
+                    {"slug": "bench-plain", "name": "Bench without assertion", "upstream": upstream_url, "assertion": False},
+                ],
                 **(settings or {}),
             }
         )

@@ -7,6 +7,7 @@ Targets, each asked as a browser navigation (`Sec-Fetch-Dest: document`) through
                   banner by mod_substitute, CSP header
   gatehouse-sso   Gatehouse, a member at level sso: the app's cookie from the jar, CSP merge, URL rewriting, banner
   gatehouse-reg   Gatehouse, a registered member (no banner)
+  gatehouse-sso-noassertion  gatehouse-sso on an app with `assertion: false`: what the signed identity assertion costs
   caddy           Caddy reverse_proxy with a CSP header, no banner (Debian's Caddy has no body rewriting), no sign-in
   nginx-gzip, gatehouse-sso-gzip  the same two asked with `Accept-Encoding: gzip`: nginx gzips at `gzip_comp_level 1`,
                   Gatehouse compresses the page it rewrote (`proxy.compress_pages`); the table gives the bytes on the wire
@@ -54,7 +55,7 @@ ROUNDS = int(os.environ.get("ROUNDS", "3"))
 TARGETS = os.environ.get(
     "TARGETS",
     "direct nginx nginx-gzip nginx-tls nginx-h2 apache-oidc caddy caddy-tls ceiling-hummingbird ceiling-nio gatehouse-sso "
-    "gatehouse-sso-gzip gatehouse-reg gatehouse-tls gatehouse-h2",
+    "gatehouse-sso-gzip gatehouse-sso-noassertion gatehouse-reg gatehouse-tls gatehouse-h2",
 ).split()
 GZIP = ("Accept-Encoding: gzip",)
 CERTIFICATE = [None]  # the run's certificate, which the checks trust
@@ -423,6 +424,7 @@ def main():
                 measured = (process, base, sso)
             targets["gatehouse-sso" + suffix] = (base, sso, ("gatehouse-banner", True), ())
             targets["gatehouse-sso-gzip" + suffix] = (base, sso, ("gatehouse-banner", True), GZIP)
+            targets["gatehouse-sso-noassertion" + suffix] = (base.replace("/apps/bench/", "/apps/bench-plain/"), sso, ("gatehouse-banner", True), ())
             targets["gatehouse-reg" + suffix] = (base, registered, ("gatehouse-banner", False), ())
             if not suffix and ("gatehouse-tls" in TARGETS or "gatehouse-h2" in TARGETS):
                 _, tls_base, tls_sso, _ = run.gatehouse(binary, "gatehouse-tls", tls=True)

@@ -1,7 +1,7 @@
 """Two Gatehouse replicas on one PostgreSQL behind nginx (round robin, no sticky sessions), with a separate OIDC
 provider process: a member signs in through the balancer in a real browser and uses the jar demo app whichever
 replica answers; a sign-out is refused by the other replica within a second; a token refresh under load on both
-replicas reaches the provider once; a replica killed with SIGKILL leaves the other serving every session; a client
+replicas reaches the provider once; both replicas publish and sign with one assertion key; a replica killed with SIGKILL leaves the other serving every session; a client
 address's sign-in limit is one limit across the replicas."""
 
 import re
@@ -9,6 +9,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import jwt
 import pytest
 import requests
 from selenium.webdriver.common.by import By
@@ -108,6 +109,17 @@ def test_a_refresh_under_load_on_both_replicas_reaches_the_provider_once(replica
         statuses = list(pool.map(load, range(64)))
     assert statuses == [200] * 64
     assert token_requests(replicas) == before + 1
+
+
+def test_every_replica_publishes_and_signs_with_the_same_keys(replicas):
+    cookie = sign_in_over_http(replicas)
+    sets = [requests.get(replicas.replica_url(index) + "/.well-known/jwks.json", timeout=10).json() for index in range(replicas.count)]
+    assert sets[0] == sets[1] and len(sets[0]["keys"]) == 1
+    kid = sets[0]["keys"][0]["kid"]
+    for index in range(replicas.count):
+        page = requests.get(replicas.replica_url(index) + "/apps/whoami/", cookies={"gatehouse_session": cookie}, timeout=10)
+        token = re.search(r'<th scope="row">X-Gatehouse-Assertion</th><td><code>([^<]+)</code>', page.text, re.I).group(1)
+        assert jwt.get_unverified_header(token)["kid"] == kid and "Verified: signed with a key" in page.text, page.text
 
 
 def test_a_replica_killed_with_sigkill_leaves_the_others_serving(replicas):

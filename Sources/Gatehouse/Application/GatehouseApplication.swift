@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import GatehouseStorage
 import Hummingbird
 import HummingbirdCore
@@ -120,7 +121,9 @@ public enum GatehouseApplication {
             services.append(MetricsServer.application(gateway.metrics, configuration: metrics, logger: gateway.logger))
         }
         if let port = configuration.demoAppsPort {
-            services.append(DemoApps.application(port: port, logger: gateway.logger))
+            services.append(
+                DemoApps.application(
+                    port: port, keysURL: configuration.publicOrigin + Paths.assertionKeys, http: gateway.http, logger: gateway.logger))
         }
         var application = Application(
             router: router,

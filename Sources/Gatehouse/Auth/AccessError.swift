@@ -1,3 +1,4 @@
+import GatehouseCore
 import HTTPTypes
 
 /// A signed-in member asked for something their level, roles or groups do not open.
@@ -5,6 +6,8 @@ public enum AccessError: PresentableError, Equatable {
     /// `returnTo`: the gateway path the member asked for, reached after the upgrade.
     case registrationRequired(returnTo: String?)
     case appNotAllowed(String)
+    /// The app's rules per path refuse this path: closed to everyone, or the member lacks what its rule requires.
+    case pathNotAllowed(String, PathRules.Lack?)
 
     public var status: HTTPResponse.Status { .forbidden }
 
@@ -12,6 +15,8 @@ public enum AccessError: PresentableError, Equatable {
         switch self {
         case .registrationRequired: "registration_required"
         case .appNotAllowed(let slug): "app_not_allowed:\(slug)"
+        case .pathNotAllowed(let slug, nil): "path_denied:\(slug)"
+        case .pathNotAllowed(let slug, .some(let lack)): "path_not_allowed:\(slug):\(Self.kind(lack))"
         }
     }
 
@@ -19,6 +24,27 @@ public enum AccessError: PresentableError, Equatable {
         switch self {
         case .registrationRequired: "feature_locked"
         case .appNotAllowed: "error_app_not_allowed"
+        case .pathNotAllowed(_, nil): "error_path_denied"
+        case .pathNotAllowed(_, .some(let lack)): "error_path_\(Self.kind(lack))"
+        }
+    }
+
+    /// What fills the page's text: the role, the groups or the claim the member lacks.
+    public var messageArguments: [String: String] {
+        switch self {
+        case .pathNotAllowed(_, .role(let role)): ["role": role]
+        case .pathNotAllowed(_, .group(let groups)): ["groups": groups.joined(separator: ", ")]
+        case .pathNotAllowed(_, .claim(let claim)): ["claim": claim]
+        default: [:]
+        }
+    }
+
+    static func kind(_ lack: PathRules.Lack) -> String {
+        switch lack {
+        case .level: "level"
+        case .role: "role"
+        case .group: "group"
+        case .claim: "claim"
         }
     }
 }

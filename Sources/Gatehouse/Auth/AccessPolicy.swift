@@ -5,14 +5,7 @@ public enum AccessPolicy {
     public static func mayOpen(_ app: AppConfiguration, level: AuthLevel, roles: [String], groups: [String]) -> Bool {
         guard level >= app.minimumLevel else { return false }
         if !app.requiredRoles.allSatisfy(roles.contains) { return false }
-        if !app.requiredGroups.isEmpty
-            && !app.requiredGroups.contains(where: { required in
-                groups.contains { $0 == required || $0 == "/" + required || ($0.hasPrefix("/") && required == String($0.dropFirst())) }
-            })
-        {
-            return false
-        }
-        return true
+        return app.requiredGroups.isEmpty || app.requiredGroups.contains { PathRules.Requirement.isMember(groups, of: $0) }
     }
 
     /// Apps the member sees in the portal: those they may open, and those that only wait for registration.

@@ -11,7 +11,8 @@ enum AppCatalogReader {
         }
         let known: Set = [
             "slug", "name", "description", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
-            "pass_headers", "identity_headers", "gateway_bar", "tls", "assertion", "assertion_header", "pass_access_token",
+            "pass_headers", "identity_headers", "gateway_bar", "tls", "assertion", "assertion_header", "pass_access_token", "rules",
+            "case_insensitive_paths",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
             let path = "apps[\(index)]"
@@ -60,7 +61,7 @@ enum AppCatalogReader {
                 upstream: upstream ?? URL(string: "https://invalid.invalid")!,
                 minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
                 mount: mount ?? .path, gatewayBar: flag(app, "gateway_bar", path: path, reader: &reader) ?? true, headers: appHeaders,
-                tls: tls(app, path: path, reader: &reader)
+                tls: tls(app, path: path, reader: &reader), rules: PathRulesReader.read(app, path: path, reader: &reader)
             )
         }
     }

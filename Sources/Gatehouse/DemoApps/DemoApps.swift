@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import CompressNIO
 import Foundation
 import GatehouseCore
@@ -37,6 +38,9 @@ public enum DemoApps {
                 slug: "fullscreen", name: "Full-Screen App", description: "Its own full-screen interface, with the bar tucked away",
                 upstream: URL(string: base + "/fullscreen/")!, gatewayBar: false),
             AppConfiguration(
+                slug: whoAmISlug, name: "Who Am I", description: "What an app learns about you, and how it checks it",
+                upstream: URL(string: base + "/whoami/")!),
+            AppConfiguration(
                 slug: chatsSlug, name: "Chats", description: "Messages with your colleagues", upstream: URL(string: base + "/chat/")!,
                 minimumLevel: .registered),
             AppConfiguration(
@@ -56,8 +60,11 @@ public enum DemoApps {
     public static let slowSlug = "slow"
     public static let slowSeconds = 8
 
-    public static func application(port: Int, logger: Logger) -> some ApplicationProtocol {
+    /// `keysURL`: the gateway's published assertion keys, fetched with `http` by the Who Am I app.
+    public static func application(port: Int, keysURL: String, http: HTTPClient, logger: Logger) -> some ApplicationProtocol {
         let router = Router()
+        let whoAmI = WhoAmI(keysURL: keysURL, audience: "http://127.0.0.1:\(port)", http: http)
+        router.get("whoami/") { request, _ in await whoAmI.page(request) }
         router.get("visits/") { request, _ in try visits(request) }
         router.post("visits/login") { request, _ -> Response in
             let form = FormEncoding.decode(String(buffer: try await request.body.collect(upTo: 4096)))

@@ -72,8 +72,8 @@ struct AppAccess: Sendable {
     }
 
     /// Access to `rest` (a path with its query) of `app` for `session`, or the error that refuses it.
-    func open(_ app: AppConfiguration, rest: String, session: Session, returnTo: String) async throws -> Forwarding {
-        let (url, origin, urls) = try admit(app, rest: rest, session: session, returnTo: returnTo)
+    func open(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) async throws -> Forwarding {
+        let (url, origin, urls) = try admit(app, rest: rest, method: method, session: session, returnTo: returnTo)
         var target = try await policy.check(url)
         target.tls = upstreamTLS[app.slug]
         return forwarding(app, session: session, url: url, target: target, origin: origin, urls: urls)
@@ -83,8 +83,8 @@ struct AppAccess: Sendable {
     /// the application's path then decides, and answers a refusal with its page. Every path of an app is on the
     /// app's own host (`rest` starts with `/`), so the policy's verdict on that host is kept per app for as long as
     /// a resolution is trusted.
-    func openWithoutWaiting(_ app: AppConfiguration, rest: String, session: Session) -> Forwarding? {
-        guard let (url, origin, urls) = try? admit(app, rest: rest, session: session, returnTo: "") else { return nil }
+    func openWithoutWaiting(_ app: AppConfiguration, rest: String, method: String, session: Session) -> Forwarding? {
+        guard let (url, origin, urls) = try? admit(app, rest: rest, method: method, session: session, returnTo: "") else { return nil }
         var target: UpstreamTarget
         if let kept = verdicts.withLockedValue({ $0[app.slug] }), kept.until > .now {
             target = UpstreamTarget(url: url, host: kept.host, address: kept.address)
@@ -105,9 +105,19 @@ struct AppAccess: Sendable {
             app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app), assertion: assertion)
     }
 
-    /// Everything but the upstream's address: the app's rewriter, the member's grant, the path's shape.
-    private func admit(_ app: AppConfiguration, rest: String, session: Session, returnTo: String) throws -> (URL, CookieOrigin, URLRewriter) {
+    /// Everything but the upstream's address: the app's rewriter, its rules for this path and method, the member's
+    /// grant, the path's shape.
+    private func admit(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) throws -> (
+        URL, CookieOrigin, URLRewriter
+    ) {
         guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
+        switch app.rules.decide(path: rest, method: method, level: session.level, identity: session.identity) {
+        case .noRule, .allowed: break
+        case .denied: throw AccessError.pathNotAllowed(app.slug, nil)
+        case .lacking(.level): throw AccessError.registrationRequired(returnTo: returnTo)
+        case .lacking(let lack): throw AccessError.pathNotAllowed(app.slug, lack)
+        case .unreadable: throw RequestError.badRequest("a path the app's rules cannot read")
+        }
         try mayOpen(app, session: session, returnTo: returnTo)
         guard !Self.hasDotSegment(rest) else { throw RequestError.badRequest("dot segment in app path") }
         guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {

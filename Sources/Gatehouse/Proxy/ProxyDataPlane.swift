@@ -65,7 +65,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
             let cookie = Self.cookie(named: cookieName, in: head.headers), !cookie.isEmpty, cookie.utf8.count <= 128,
             let session = cache.session(SessionResolver.sessionID(forCookie: cookie)), resolver.isSettled(session),
             case .some(let jar) = cache.jar(session.id), cache.pendingJarChanges < Self.pendingJarLimit,
-            let forwarding = access.openWithoutWaiting(app, rest: rest, session: session),
+            let forwarding = access.openWithoutWaiting(app, rest: rest, method: "GET", session: session),
             let endpoint = Self.endpoint(forwarding.target)
         else { return .application }
 

@@ -59,7 +59,7 @@ public struct WebSocketProxy: Sendable {
         let (app, rest, session) = target
         let access: AppAccess.Forwarding
         do {
-            access = try await self.access.open(app, rest: rest, session: session, returnTo: rest)
+            access = try await self.access.open(app, rest: rest, method: "GET", session: session, returnTo: rest)
         } catch {
             // The fixed reason only: the error's text may hold the path's query.
             logger.notice("WebSocket refused", metadata: ["reason": .string((error as? any PresentableError)?.reason ?? "\(type(of: error))")])

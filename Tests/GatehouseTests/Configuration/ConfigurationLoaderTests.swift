@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Testing
 
 @testable import Gatehouse
@@ -106,7 +107,9 @@ import Testing
                        "pass_headers": ["Cookie", "X-Forwarded-For", "X-Webauth-User"], "identity_headers": {"X-Webauth-User": "password"}},
                       "not an object",
                       {"slug": "tokens", "name": "Tokens", "upstream": "https://tokens.example.org", "assertion_header": "Cookie",
-                       "pass_access_token": true, "pass_authorization": true, "assertion": "no"}],
+                       "pass_access_token": true, "pass_authorization": true, "assertion": "no", "case_insensitive_paths": "yes",
+                       "rules": [{"paths": ["admin"], "action": "block", "methods": ["FETCH"]}, {"paths": ["/x"], "action": "deny",
+                                 "require": {"roles": ["a"]}}, {"paths": ["/y/*"], "require": {"claims": {"department": "it"}, "level": "none"}}]}],
              "assertions": {"signing_key_file": "/nonexistent/assertion-key.pem", "rotation_days": 0},
              "log_level": "chatty",
              "log_format": "xml",
@@ -127,10 +130,37 @@ import Testing
             "registration.pin_bcrypt_cost", "registration.provisioning.url", "operator.role", "log_format", "metrics.port",
             "metrics.on_members_listener", "listen.trusted_proxies", "rate_limits.sign_in_starts.limit", "rate_limits.callbacks.period_seconds",
             "apps[3].assertion", "apps[3].assertion_header", "apps[3].pass_access_token", "assertions.signing_key_file",
+            "apps[3].case_insensitive_paths", "apps[3].rules[0].paths", "apps[3].rules[0].action", "apps[3].rules[0].methods",
+            "apps[3].rules[1].require", "apps[3].rules[2].require.claims.department", "apps[3].rules[2].require.level",
             "assertions.rotation_days",
         ] {
             #expect(keyPaths.contains(expected), "missing problem at \(expected); got \(keyPaths)")
         }
+    }
+
+    /// Rules per path, assertions and the access token, as an operator writes them.
+    @Test func readsRulesPerPathAndWhatAnAppLearnsOfTheMember() throws {
+        let json = """
+            {"public_url": "https://gate.example.org", "oidc": {"issuer": "https://idp.example.org", "client_id": "gate"},
+             "allowlist": ["wiki.example.org"], "assertions": {"rotation_days": 7},
+             "registration": {"code_sender": {"kind": "http", "url": "https://sms.example.org/send"}},
+             "apps": [{"slug": "wiki", "name": "Wiki", "upstream": "https://wiki.example.org", "case_insensitive_paths": true,
+                       "assertion_header": "X-Pomerium-Jwt-Assertion", "pass_access_token": true,
+                       "rules": [{"paths": ["/Admin/*", "//ops/./x"], "action": "deny"},
+                                 {"paths": ["/api/*"], "methods": ["post"], "require": {"level": "registered", "roles": ["editor"],
+                                  "groups": ["team"], "claims": {"email": ["a@example.org", "b@example.org"], "sub": "s1"}}}]}]}
+            """
+        let configuration = try loader(["g.json": json]).load(path: "g.json", development: false)
+        let wiki = try #require(configuration.apps.first)
+        #expect(configuration.assertions == AssertionsConfiguration(signingKeyFile: nil, rotationDays: 7))
+        #expect(wiki.headers.assertion == "X-Pomerium-Jwt-Assertion" && wiki.headers.passAccessToken)
+        let require = PathRules.Requirement(
+            level: .registered, roles: ["editor"], groups: ["team"], claims: ["email": ["a@example.org", "b@example.org"], "sub": ["s1"]])
+        #expect(
+            wiki.rules
+                == PathRules(
+                    [.init(paths: ["/admin/*", "/ops/x"], action: .deny), .init(paths: ["/api/*"], methods: ["POST"], require: require)],
+                    caseInsensitive: true))
     }
 
     /// The log sender has no inbox outside development mode: its codes would reach nobody.

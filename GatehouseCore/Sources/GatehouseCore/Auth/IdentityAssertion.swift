@@ -97,6 +97,23 @@ public enum IdentityAssertion {
         Base64URL.encode(Data(SHA256.hash(data: key.x963Representation)).prefix(16))
     }
 
+    /// The P-256 signing keys of a JWK set (`{"keys": [...]}`) by `kid`, as an app reads the published set; keys of
+    /// other kinds or uses are left out.
+    public static func publicKeys(jwkSet: Data) -> [String: P256.Signing.PublicKey] {
+        guard let set = try? JSONSerialization.jsonObject(with: jwkSet) as? [String: Any], let keys = set["keys"] as? [[String: Any]] else {
+            return [:]
+        }
+        var result: [String: P256.Signing.PublicKey] = [:]
+        for jwk in keys where jwk["kty"] as? String == "EC" && jwk["crv"] as? String == "P-256" && (jwk["use"] as? String ?? "sig") == "sig" {
+            guard let kid = jwk["kid"] as? String, let x = (jwk["x"] as? String).flatMap(Base64URL.decode),
+                let y = (jwk["y"] as? String).flatMap(Base64URL.decode), x.count == 32, y.count == 32,
+                let key = try? P256.Signing.PublicKey(x963Representation: Data([4]) + x + y)
+            else { continue }
+            result[kid] = key
+        }
+        return result
+    }
+
     /// The public key as a JWK (RFC 7517, RFC 7518 §6.2) for the published set.
     public static func jwk(of key: P256.Signing.PublicKey) -> [String: String] {
         let point = key.x963Representation  // 0x04 || x || y

@@ -62,11 +62,14 @@ import Testing
         let key = P256.Signing.PrivateKey()
         let jwk = IdentityAssertion.jwk(of: key.publicKey)
         #expect(jwk["kty"] == "EC" && jwk["crv"] == "P-256" && jwk["alg"] == "ES256" && jwk["use"] == "sig")
-        let x = try #require(jwk["x"].flatMap(Base64URL.decode))
-        let y = try #require(jwk["y"].flatMap(Base64URL.decode))
-        let rebuilt = try P256.Signing.PublicKey(x963Representation: Data([4]) + x + y)
-        #expect(rebuilt.rawRepresentation == key.publicKey.rawRepresentation)
+        // Read back as an app reads the published set; keys of other kinds and uses are left out.
+        let encryption = ["kty": "RSA", "use": "enc", "kid": "rsa", "n": "AQAB", "e": "AQAB"]
+        let set = try JSONSerialization.data(withJSONObject: ["keys": [encryption, jwk]])
+        let keys = IdentityAssertion.publicKeys(jwkSet: set)
+        let rebuilt = try #require(jwk["kid"].flatMap { keys[$0] })
+        #expect(keys.count == 1 && rebuilt.rawRepresentation == key.publicKey.rawRepresentation)
         #expect(jwk["kid"] == IdentityAssertion.keyID(of: rebuilt))
+        #expect(IdentityAssertion.publicKeys(jwkSet: Data("garbage".utf8)).isEmpty)
         #expect(IdentityAssertion.keyID(of: P256.Signing.PrivateKey().publicKey) != jwk["kid"])
     }
 
