@@ -82,7 +82,7 @@ def test_the_bar_on_every_demo_app(browser, dev_gateway, checker, scheme):
         in_bar(browser, "#switcher-button").click()
         wait(browser, lambda b: shown(b, "#switcher-menu"))
         apps = [a.get_attribute("data-app") for a in bar(browser).find_elements(By.CSS_SELECTOR, "#switcher-menu a[data-app]")]
-        assert apps == ["visits", "links", "gzip", "leave", "hosted", "slow", "styled", "fullscreen"]
+        assert apps == ["visits", "links", "gzip", "leave", "hosted", "slow", "styled", "fullscreen", "whoami"]
         assert shown(browser, "#switcher-menu .narrow") == (width == 390)
         checker.page(f"bar-switcher{suffix}" if scheme == "light" else None)
         in_bar(browser, "#switcher-menu a[data-app=visits]").click()

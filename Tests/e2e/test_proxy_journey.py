@@ -60,7 +60,7 @@ def visits(browser):
 def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser, dev_gateway):
     sign_in_as_alice(browser, dev_gateway, "/")
     app_links = [a.get_attribute("data-app") for a in browser.find_elements(By.CSS_SELECTOR, "#apps a")]
-    assert app_links == ["visits", "links", "gzip", "leave", "hosted", "slow", "styled", "fullscreen"]  # the chat app waits for registration
+    assert app_links == ["visits", "links", "gzip", "leave", "hosted", "slow", "styled", "fullscreen", "whoami"]  # the chat app waits for registration
 
     # The visit counter signs in with its own cookie, which lands in the server-side jar, not in the browser.
     browser.find_element(By.CSS_SELECTOR, 'a[data-app="visits"]').click()

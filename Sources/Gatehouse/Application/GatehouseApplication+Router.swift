@@ -52,6 +52,9 @@ extension GatehouseApplication {
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
             registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter
         ).addRoutes(to: withSession)
+        ForwardAuthController(
+            catalog: gateway.catalog, access: gateway.access, clientAddresses: gateway.clientAddresses, publicOrigin: configuration.publicOrigin
+        ).addRoutes(to: withSession)
 
         let signedIn = withSession.group(context: SignedInRequestContext.self)
         PortalController(

@@ -5,6 +5,9 @@ public struct AppConfiguration: Sendable, Equatable {
     public enum Mount: String, Sendable, CaseIterable {
         case path
         case host
+        /// Behind the organization's own ingress, which asks `/auth/verify` (forward-auth): `upstream` is the app's
+        /// public URL, and the gateway is not in its path.
+        case external
     }
     public var slug: String
     public var name: String

@@ -216,9 +216,13 @@ public struct CookieConfiguration: Sendable {
     public var name: String
     /// `nil` means: `Secure` exactly when the public URL is https.
     public var secure: Bool?
-    public init(name: String = "gatehouse_session", secure: Bool? = nil) {
+    /// A parent domain of the gateway's host (`example.org`): the session cookie then reaches the external apps'
+    /// hosts too, whose ingress passes it to `/auth/verify`. `nil`: the gateway's host only.
+    public var domain: String?
+    public init(name: String = "gatehouse_session", secure: Bool? = nil, domain: String? = nil) {
         self.name = name
         self.secure = secure
+        self.domain = domain
     }
 }
 

@@ -45,7 +45,7 @@ enum AppCatalogReader {
                 reader.report("\(path).minimum_level", "must be sso or registered, got \"\(levelText)\"")
             }
             let mount = AppConfiguration.Mount(rawValue: mountText)
-            if mount == nil { reader.report("\(path).mount", "must be path or host, got \"\(mountText)\"") }
+            if mount == nil { reader.report("\(path).mount", "must be path, host or external, got \"\(mountText)\"") }
             let upstream = URL(string: upstreamText)
             if upstream == nil || upstream?.host == nil {
                 reader.report("\(path).upstream", "must be an absolute URL, got \"\(upstreamText)\"")

@@ -127,7 +127,8 @@ public struct ConfigurationLoader {
         )
         let cookie = CookieConfiguration(
             name: reader.string("cookie.name", default: CookieConfiguration().name),
-            secure: reader.optionalBool("cookie.secure")
+            secure: reader.optionalBool("cookie.secure"),
+            domain: reader.optionalString("cookie.domain")?.lowercased()
         )
         let sessionDefaults = SessionConfiguration()
         let session = SessionConfiguration(

@@ -59,6 +59,20 @@ extension GatehouseConfiguration {
         if cookie.name.hasPrefix("__Secure-") || cookie.name.hasPrefix("__Host-") {
             check(cookieIsSecure, "cookie.name", "a __Secure- or __Host- cookie needs cookie.secure (an https public_url)")
         }
+        // The session cookie must reach the gateway and every external app's host (whose ingress hands it to
+        // `/auth/verify`): the gateway's own host, or a parent domain of all of them.
+        let gatewayHost = publicURL.host?.lowercased() ?? ""
+        if let domain = cookie.domain {
+            check(
+                Self.isWithin(gatewayHost, domain: domain) && domain.contains(".") && !domain.hasPrefix("."), "cookie.domain",
+                "must be a parent domain of the public URL's host \(gatewayHost) (like example.org)")
+        }
+        for (index, app) in apps.enumerated() where app.mount == .external {
+            let host = app.upstream.host?.lowercased() ?? ""
+            check(
+                host == gatewayHost || cookie.domain.map { Self.isWithin(host, domain: $0) } == true, "apps[\(index)].upstream",
+                "an external app's host must be the gateway's or under cookie.domain, or the session cookie never reaches it")
+        }
         check(
             session.absoluteTimeoutSeconds >= session.idleTimeoutSeconds, "session.absolute_timeout_seconds",
             "must not be shorter than session.idle_timeout_seconds")
@@ -132,6 +146,11 @@ extension GatehouseConfiguration {
             }
         }
         return problems
+    }
+
+    /// `host` is `domain` or a subdomain of it.
+    static func isWithin(_ host: String, domain: String) -> Bool {
+        host == domain || host.hasSuffix("." + domain)
     }
 
     static func isLoopback(_ host: String?) -> Bool {

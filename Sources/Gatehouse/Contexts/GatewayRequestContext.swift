@@ -12,9 +12,13 @@ public struct GatewayRequestContext: RequestContext {
     /// Who sent the request: the connection's peer, or the client a trusted load balancer names (`ClientAddressMiddleware`).
     /// It goes to apps in `X-Forwarded-For` and is what per-address rate limits count.
     public var clientAddress: String?
+    /// The connection's peer, whatever a load balancer says of the client: who is asking (forward-auth trusts the
+    /// original URL only from a trusted proxy).
+    public let peerAddress: String?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
-        self.clientAddress = source.channel.remoteAddress?.ipAddress
+        self.peerAddress = source.channel.remoteAddress?.ipAddress
+        self.clientAddress = peerAddress
     }
 }

@@ -17,6 +17,7 @@ public struct AuthController: Sendable {
     let renderer: PageRenderer
     let cookie: SessionCookie
     let limiter: RateLimiter
+    let returns: SignInReturns
 
     public init(
         configuration: GatehouseConfiguration, oidc: OIDCClient, attempts: any LoginAttemptStore, sessions: any SessionStore,
@@ -30,7 +31,8 @@ public struct AuthController: Sendable {
         self.events = events
         self.renderer = renderer
         self.limiter = limiter
-        self.cookie = SessionCookie(name: configuration.cookie.name, isSecure: configuration.cookieIsSecure)
+        self.cookie = SessionCookie(name: configuration.cookie.name, isSecure: configuration.cookieIsSecure, domain: configuration.cookie.domain)
+        returns = SignInReturns(apps: configuration.apps)
     }
 
     public func addRoutes(to router: RouterGroup<GatewayRequestContext>) {
@@ -56,12 +58,12 @@ public struct AuthController: Sendable {
     }
 
     @Sendable func signInPage(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let returnTo = request.uri.queryParameters.get("return_to").flatMap(ReturnTarget.init)
+        let returnTo = returns.accept(request.uri.queryParameters.get("return_to"))
         if context.session != nil {
-            return redirect(to: returnTo?.path ?? Paths.portal)
+            return redirect(to: returnTo ?? Paths.portal)
         }
         var values: [String: Any] = [:]
-        if let returnTo { values["returnTo"] = returnTo.path }
+        if let returnTo { values["returnTo"] = returnTo }
         if request.uri.queryParameters.get("expired") == "1" {
             values["notice"] = renderer.strings["session_expired"]
         }
@@ -79,7 +81,7 @@ public struct AuthController: Sendable {
     /// Creates the login attempt, binds it to this browser and sends the browser to the provider.
     @Sendable func start(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         try await limiter.admit(.signInStart, client: context.clientAddress)
-        let returnTo = request.uri.queryParameters.get("return_to").flatMap(ReturnTarget.init)?.path ?? Paths.portal
+        let returnTo = returns.accept(request.uri.queryParameters.get("return_to")) ?? Paths.portal
         let binding = RandomToken.make()
         let attempt = LoginAttempt(
             state: RandomToken.make(), browserBindingHash: TokenHash.hex(binding), nonce: RandomToken.make(),

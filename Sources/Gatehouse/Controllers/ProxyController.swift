@@ -46,7 +46,7 @@ public struct ProxyController: Sendable {
 
     func handle(_ request: Request, context: SignedInRequestContext) async throws -> Response {
         let slug = context.parameters.get("slug") ?? ""
-        guard let app = catalog.app(slug), app.mount == .path || catalog.appsDomain == nil else { throw ProxyError.unknownApp(slug) }
+        guard let app = catalog.app(slug), catalog.isProxiedOnPaths(app) else { throw ProxyError.unknownApp(slug) }
         let prefix = Paths.app(slug)
         let rest = String(request.uri.description.dropFirst(prefix.count))
         guard rest.hasPrefix("/") else {

@@ -105,12 +105,22 @@ struct AppAccess: Sendable {
             app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app), assertion: assertion)
     }
 
-    /// Everything but the upstream's address: the app's rewriter, its rules for this path and method, the member's
-    /// grant, the path's shape.
-    private func admit(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) throws -> (
-        URL, CookieOrigin, URLRewriter
-    ) {
-        guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
+    /// Forward-auth for an external app (its ingress asks): the same rules and requirements as `open`, and the headers
+    /// the ingress copies to the app: identity, the assertion (for the app's public origin), the access token.
+    func verify(_ app: AppConfiguration, path: String, method: String, session: Session, returnTo: String) throws -> HTTPFields {
+        try decide(app, rest: path, method: method, session: session, returnTo: returnTo)
+        let assertion = app.headers.assertion == nil ? nil : assertions.assertion(for: session, app: app.slug, upstream: app.upstream)
+        var headers = HTTPFields()
+        HeaderHygiene.addGatewayHeaders(
+            &headers, identity: session.identity, clientAddress: nil, rules: rules(app), assertion: assertion,
+            accessToken: session.tokens.accessToken)
+        // The ingress says where the request came from itself.
+        headers.removeAll { HeaderHygiene.forwardingNames.contains($0.name.canonicalName) }
+        return headers
+    }
+
+    /// The app's rules for this path and method, then its own requirements.
+    private func decide(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) throws {
         switch app.rules.decide(path: rest, method: method, level: session.level, identity: session.identity) {
         case .noRule, .allowed: break
         case .denied: throw AccessError.pathNotAllowed(app.slug, nil)
@@ -119,6 +129,15 @@ struct AppAccess: Sendable {
         case .unreadable: throw RequestError.badRequest("a path the app's rules cannot read")
         }
         try mayOpen(app, session: session, returnTo: returnTo)
+    }
+
+    /// Everything but the upstream's address: the app's rewriter, its rules for this path and method, the member's
+    /// grant, the path's shape.
+    private func admit(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) throws -> (
+        URL, CookieOrigin, URLRewriter
+    ) {
+        guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
+        try decide(app, rest: rest, method: method, session: session, returnTo: returnTo)
         guard !Self.hasDotSegment(rest) else { throw RequestError.badRequest("dot segment in app path") }
         guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
             throw RequestError.badRequest("unusable path")

@@ -24,7 +24,8 @@ public struct AppCatalog: Sendable {
         self.appsDomain = appsDomain
         var mounts: [String: URLRewriter.Mount] = [:]
         var absoluteMounts: [String: URLRewriter.Mount] = [:]
-        for app in apps {
+        // An external app is reached at its own URL, which pages keep as they are: it has no mount of the gateway's.
+        for app in apps where app.mount != .external {
             let prefix: String
             if app.mount == .host, let appsDomain {
                 prefix = appsDomain.origin(of: app.slug)
@@ -49,6 +50,27 @@ public struct AppCatalog: Sendable {
             }
         }
         self.rewriters = rewriters
+        externalApps = Dictionary(
+            apps.filter { $0.mount == .external }.map { (Self.origin($0.upstream), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The external apps by their public origin (`scheme://host[:port]`, lower case).
+    private let externalApps: [String: AppConfiguration]
+
+    /// The external app at `origin`, as forward-auth finds it from the ingress's original URL.
+    public func externalApp(origin: String) -> AppConfiguration? {
+        externalApps[origin.lowercased()]
+    }
+
+    /// The origins of the external apps: where a member may be sent back to after signing in.
+    public var externalOrigins: [String] { Array(externalApps.keys) }
+
+    /// `scheme://host[:port]` in lower case, the port only when the URL names a port other than the scheme's own.
+    public static func origin(_ url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? "https"
+        let port = url.port.flatMap { (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0 }
+        let host = url.host?.lowercased() ?? ""
+        return scheme + "://" + (host.contains(":") ? "[\(host)]" : host) + (port.map { ":\($0)" } ?? "")
     }
 
     /// The apps the portal and the bar's switcher list for a member: those open at level `sso` (the chat features'
@@ -80,8 +102,15 @@ public struct AppCatalog: Sendable {
 
     /// Where the portal links to an app.
     public func entryURL(for app: AppConfiguration) -> String {
+        if app.mount == .external { return app.upstream.absoluteString }
         if app.mount == .host, let appsDomain { return appsDomain.origin(of: app.slug) + "/" }
         return Paths.app(app.slug) + "/"
+    }
+
+    /// Whether `/apps/<slug>/…` proxies the app: path-mounted apps, and host-mounted ones while there is no apps
+    /// domain; never an external app (its ingress asks `/auth/verify` instead).
+    public func isProxiedOnPaths(_ app: AppConfiguration) -> Bool {
+        app.mount == .path || (app.mount == .host && appsDomain == nil)
     }
 
     /// The host-mounted app a request's `Host` names, if any.

@@ -61,7 +61,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
         guard head.method == .GET, head.headers["content-length"].allSatisfy({ $0 == "0" }), !head.headers.contains(name: "transfer-encoding"),
             !head.headers.contains(name: "upgrade"), catalog.hostMountedApp(authority: head.headers.first(name: "host")) == nil,
-            let (app, rest) = appPath(head.uri), app.mount == .path || catalog.appsDomain == nil,
+            let (app, rest) = appPath(head.uri), catalog.isProxiedOnPaths(app),
             let cookie = Self.cookie(named: cookieName, in: head.headers), !cookie.isEmpty, cookie.utf8.count <= 128,
             let session = cache.session(SessionResolver.sessionID(forCookie: cookie)), resolver.isSettled(session),
             case .some(let jar) = cache.jar(session.id), cache.pendingJarChanges < Self.pendingJarLimit,

@@ -101,7 +101,7 @@ public struct WebSocketProxy: Sendable {
         let afterPrefix = path.dropFirst(Paths.appsPrefix.count + 1)
         let slug = String(afterPrefix.prefix { $0 != "/" && $0 != "?" })
         let rest = String(afterPrefix.dropFirst(slug.count))
-        guard let app = catalog.app(slug), app.mount == .path || catalog.appsDomain == nil, rest.hasPrefix("/"),
+        guard let app = catalog.app(slug), catalog.isProxiedOnPaths(app), rest.hasPrefix("/"),
             case .active(let session)? = try? await resolver.resolve(cookie: Self.cookie(named: configuration.cookie.name, in: head.headerFields))
         else { return nil }
         return (app, rest, session)

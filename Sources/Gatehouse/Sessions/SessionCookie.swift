@@ -3,10 +3,13 @@
 public struct SessionCookie: Sendable, Equatable {
     public let name: String
     public let isSecure: Bool
+    /// `Domain`, for the session cookie when external apps' hosts must see it too.
+    public let domain: String?
 
-    public init(name: String, isSecure: Bool) {
+    public init(name: String, isSecure: Bool, domain: String? = nil) {
         self.name = name
         self.isSecure = isSecure
+        self.domain = domain
     }
 
     /// The browser-binding cookie of a sign-in in progress.
@@ -16,6 +19,7 @@ public struct SessionCookie: Sendable, Equatable {
     public func setting(_ value: String, maxAge: Int? = nil) -> String {
         var parts = ["\(name)=\(value)", "Path=/", "HttpOnly", "SameSite=Lax"]
         if let maxAge { parts.append("Max-Age=\(maxAge)") }
+        if let domain { parts.append("Domain=\(domain)") }
         if isSecure { parts.append("Secure") }
         return parts.joined(separator: "; ")
     }

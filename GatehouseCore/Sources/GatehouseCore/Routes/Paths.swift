@@ -17,6 +17,8 @@ public enum Paths {
     public static let ready = "/readyz"
     /// The public keys of identity assertions (a JWK set, RFC 7517 §5).
     public static let assertionKeys = "/.well-known/jwks.json"
+    /// Forward-auth for an organization's own ingress.
+    public static let forwardAuth = "/auth/verify"
     public static let publicAssets = "/static"
 
     public static let appsPrefix = "/apps"

@@ -37,19 +37,12 @@ final class AssertionSigner: Sendable {
         let holder = Holder(session: session.id, app: slug, level: session.level)
         if let kept = held.withLockedValue({ $0[holder] }), kept.kid == key.kid, kept.renewAt > now { return kept.token }
         let claims = IdentityAssertion.Claims(
-            iss: issuer, aud: Self.audience(upstream), identity: session.identity, level: session.level, sessionID: session.id, issuedAt: now)
+            iss: issuer, aud: AppCatalog.origin(upstream), identity: session.identity, level: session.level, sessionID: session.id, issuedAt: now)
         guard let token = try? IdentityAssertion.sign(claims, key: key.privateKey, kid: key.kid) else { return nil }
         held.withLockedValue { held in
             if held.count > Self.pruneAbove { held = held.filter { $0.value.renewAt > now } }
             held[holder] = Held(token: token, kid: key.kid, renewAt: now.addingTimeInterval(IdentityAssertion.lifetime - 60))
         }
         return token
-    }
-
-    /// An app's origin, as its `aud`: `scheme://host[:port]`, the port only when the URL names one.
-    static func audience(_ upstream: URL) -> String {
-        let scheme = upstream.scheme?.lowercased() ?? "http"
-        let host = upstream.host?.lowercased() ?? ""
-        return scheme + "://" + (host.contains(":") ? "[\(host)]" : host) + (upstream.port.map { ":\($0)" } ?? "")
     }
 }
