@@ -293,8 +293,15 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
         p.split("?")[0] for p in checker.checked
     )
 
+    # The identity assertion an app got (now at level registered).
+    browser.get(gw.url + "/apps/whoami/")
+    assertion = browser.find_element(By.XPATH, '//th[.="X-Gatehouse-Assertion"]/following-sibling::td').text
+    assert assertion.count(".") == 2 and browser.find_element(By.ID, "claim-level").text == "registered"
+    secrets.update({"assertion": assertion, "assertion's signature": assertion.rsplit(".", 1)[1]})
+
     # Nothing the journey used that could let somebody in is in the gateway's log: codes, the PIN, the password,
-    # session cookies, the provider's tokens and the sessions' CSRF tokens.
+    # session cookies, the provider's tokens (access tokens go to apps that ask), the sessions' CSRF tokens, the
+    # assertions apps get.
     secrets["second session"] = browser.get_cookie("gatehouse_session")["value"]
     stored += gw.stored_secrets()
     assert len(stored) >= 6

@@ -98,18 +98,18 @@ import Testing
              "listen": {"port": 70000, "trusted_proxies": ["10.0.0.0/8", "lb.internal"]},
              "rate_limits": {"sign_in_starts": {"limit": 0}, "callbacks": {"period_seconds": "60"}},
              "oidc": {"issuer": "http://idp.example.org", "client_secret": "in-the-file", "scopes": ["profile"], "redirect_path": "callback"},
-             "cookie": {"name": "bad name;"},
+             "cookie": {"name": "bad name;", "domain": "evil.example"},
              "session": {"idle_timeout_seconds": 7200, "absolute_timeout_seconds": 3600},
              "storage": {"kind": "mysql"},
              "allowlist": ["*.com", "good.example.org"],
              "apps": [{"slug": "Bad Slug", "name": "", "upstream": "https://evil.example.net", "minimum_level": "none", "mount": "side"},
                       {"slug": "ok", "name": "OK", "upstream": "not a url", "pass_authorization": "yes", "gateway_bar": "off",
                        "pass_headers": ["Cookie", "X-Forwarded-For", "X-Webauth-User"], "identity_headers": {"X-Webauth-User": "password"}},
-                      "not an object",
-                      {"slug": "tokens", "name": "Tokens", "upstream": "https://tokens.example.org", "assertion_header": "Cookie",
+                      {"slug": "tokens", "name": "Tokens", "upstream": "https://tokens.example.org", "assertion_header": "Cookie", "mount": "external",
                        "pass_access_token": true, "pass_authorization": true, "assertion": "no", "case_insensitive_paths": "yes",
                        "rules": [{"paths": ["admin"], "action": "block", "methods": ["FETCH"]}, {"paths": ["/x"], "action": "deny",
-                                 "require": {"roles": ["a"]}}, {"paths": ["/y/*"], "require": {"claims": {"department": "it"}, "level": "none"}}]}],
+                                 "require": {"roles": ["a"]}}, {"paths": ["/y/*"], "require": {"claims": {"department": "it"}, "level": "none"}}]},
+                      "not an object"],
              "assertions": {"signing_key_file": "/nonexistent/assertion-key.pem", "rotation_days": 0},
              "log_level": "chatty",
              "log_format": "xml",
@@ -125,13 +125,14 @@ import Testing
             "public_url", "listen.port", "oidc.issuer", "oidc.client_id", "oidc.client_secret", "oidc.scopes", "oidc.redirect_path",
             "cookie.name", "session.absolute_timeout_seconds", "storage.kind", "allowlist[0]", "apps[0].slug", "apps[0].name",
             "apps[0].upstream", "apps[0].minimum_level", "apps[0].mount", "apps[1].upstream", "apps[1].pass_authorization", "apps[1].gateway_bar",
-            "apps[1].pass_headers", "apps[1].identity_headers.X-Webauth-User", "apps[2]", "log_level", "typo_key",
+            "apps[1].pass_headers", "apps[1].identity_headers.X-Webauth-User", "apps[3]", "log_level", "typo_key",
             "features.chats", "features.calls", "registration.code_sender.kind", "registration.code_sender.authorization",
             "registration.pin_bcrypt_cost", "registration.provisioning.url", "operator.role", "log_format", "metrics.port",
             "metrics.on_members_listener", "listen.trusted_proxies", "rate_limits.sign_in_starts.limit", "rate_limits.callbacks.period_seconds",
-            "apps[3].assertion", "apps[3].assertion_header", "apps[3].pass_access_token", "assertions.signing_key_file",
-            "apps[3].case_insensitive_paths", "apps[3].rules[0].paths", "apps[3].rules[0].action", "apps[3].rules[0].methods",
-            "apps[3].rules[1].require", "apps[3].rules[2].require.claims.department", "apps[3].rules[2].require.level",
+            "apps[2].assertion", "apps[2].assertion_header", "apps[2].pass_access_token", "assertions.signing_key_file",
+            "apps[2].case_insensitive_paths", "cookie.domain", "apps[2].upstream", "apps[2].rules[0].paths", "apps[2].rules[0].action",
+            "apps[2].rules[0].methods",
+            "apps[2].rules[1].require", "apps[2].rules[2].require.claims.department", "apps[2].rules[2].require.level",
             "assertions.rotation_days",
         ] {
             #expect(keyPaths.contains(expected), "missing problem at \(expected); got \(keyPaths)")
@@ -161,6 +162,22 @@ import Testing
                 == PathRules(
                     [.init(paths: ["/admin/*", "/ops/x"], action: .deny), .init(paths: ["/api/*"], methods: ["POST"], require: require)],
                     caseInsensitive: true))
+    }
+
+    /// The session cookie must reach an external app's host: the gateway's own, or under `cookie.domain`.
+    @Test func anExternalAppNeedsTheSessionCookieToReachItsHost() {
+        func problems(domain: String?) -> [String] {
+            let cookie = domain.map { #", "cookie": {"domain": "\#($0)"}"# } ?? ""
+            return self.problems(
+                #"{"public_url": "https://gate.example.org", "oidc": {"issuer": "https://idp.example.org", "client_id": "gate"}, "#
+                    + #""registration": {"code_sender": {"kind": "http", "url": "https://sms.example.org/send"}}, "#
+                    + #""allowlist": ["wiki.example.org"], "apps": [{"slug": "wiki", "name": "Wiki", "upstream": "https://wiki.example.org", "#
+                    + #""mount": "external"}]\#(cookie)}"#)
+        }
+        #expect(problems(domain: nil) == ["apps[0].upstream"])
+        #expect(problems(domain: "example.org").isEmpty)
+        #expect(problems(domain: "other.example") == ["cookie.domain", "apps[0].upstream"])
+        #expect(problems(domain: "org") == ["cookie.domain"])
     }
 
     /// The log sender has no inbox outside development mode: its codes would reach nobody.

@@ -11,7 +11,9 @@ import Testing
             try await LiveGateway.run(configure: {
                 $0.appsDomain = "apps.localhost"
                 $0.apps = [
-                    AppConfiguration(slug: "spa", name: "SPA", upstream: URL(string: upstream.origin + "/")!, mount: .host),
+                    AppConfiguration(
+                        slug: "spa", name: "SPA", upstream: URL(string: upstream.origin + "/")!, mount: .host,
+                        rules: PathRules([.init(paths: ["/echo/admin/*"], action: .deny)])),
                     AppConfiguration(slug: "other", name: "Other", upstream: URL(string: upstream.origin + "/")!, mount: .host),
                     AppConfiguration(slug: "wiki", name: "Wiki", upstream: URL(string: upstream.origin + "/")!),
                 ]
@@ -53,6 +55,12 @@ import Testing
             let hostMounted = try ProxyTests.report(
                 try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway))
             ).headers
+            // The app's rules hold on its own host as on the gateway's.
+            for denied in ["/echo/admin/x", "/echo//admin/x", "/echo/%61dmin/x"] {
+                let reply = try await gateway.get(
+                    denied, cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway) + [("Accept", "text/html")])
+                #expect(reply.status == 403 && reply.body.contains("This part of the app is closed"), "\(denied)")
+            }
             // The upstream's first message on `/ws-headers` reports the upgrade request's headers.
             let messages = try await ProxyTests.webSocket(gateway, cookies: session, app: "wiki", path: "ws-headers", send: [])
             let upgrade = try ProxyTests.report(json: try #require(messages.first)).headers

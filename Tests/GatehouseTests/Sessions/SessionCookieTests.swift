@@ -18,6 +18,15 @@ import Testing
         #expect(SessionCookie(name: "gh", isSecure: true).clearing() == "gh=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure")
     }
 
+    /// With `cookie.domain`, the session cookie (set and cleared alike) reaches external apps' hosts; the sign-in's
+    /// browser binding stays on the gateway's host.
+    @Test func aParentDomainReachesExternalAppsAndOnlyTheSessionCookieTakesIt() {
+        let cookie = SessionCookie(name: "gh", isSecure: true, domain: "example.org")
+        #expect(cookie.setting("v") == "gh=v; Path=/; HttpOnly; SameSite=Lax; Domain=example.org; Secure")
+        #expect(cookie.clearing() == "gh=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Domain=example.org; Secure")
+        #expect(!cookie.loginCookie.setting("b").contains("Domain"))
+    }
+
     @Test func configurationDecidesSecureFromThePublicURL() throws {
         let https = try ConfigurationLoader(
             environment: [
