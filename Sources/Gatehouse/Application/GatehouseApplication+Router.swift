@@ -71,6 +71,8 @@ extension GatehouseApplication {
             strings: renderer.strings
         ).addRoutes(to: signedIn)
         gateway.frame.addRoutes(to: signedIn)
+        SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(
+            to: signedIn)
         gateway.proxy.addRoutes(to: signedIn)
         gateway.hostMounts.addRoutes(to: signedIn)
         return router

@@ -26,6 +26,8 @@ public enum GatehouseApplication {
         public let draining: Draining
         /// The members' listener's certificate, when it serves HTTPS.
         let listenerTLS: ListenerTLS?
+        /// The stores the gateway runs on, behind its state cache (for tests that look at what is stored).
+        let stores: Stores
         let drain: Duration
         let shutdownGrace: Duration
         let logger: Logger
@@ -77,7 +79,7 @@ public enum GatehouseApplication {
         return Built(
             application: buildApplication(gateway, router: buildRouter(gateway)),
             developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue,
-            metrics: gateway.metrics, draining: gateway.draining, listenerTLS: gateway.listenerTLS,
+            metrics: gateway.metrics, draining: gateway.draining, listenerTLS: gateway.listenerTLS, stores: gateway.stores,
             drain: .seconds(Int64(configuration.listen.drainSeconds)), shutdownGrace: .seconds(Int64(configuration.listen.shutdownGraceSeconds)),
             logger: logger)
     }

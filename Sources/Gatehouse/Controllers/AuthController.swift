@@ -135,7 +135,7 @@ public struct AuthController: Sendable {
             guard identity.sub == claims.subject else { throw OIDCError.invalidUserinfo("userinfo sub differs from the ID token's") }
             return try await startSession(
                 identity: identity, tokens: tokens, idToken: idToken, providerSessionID: claims.sessionID, returnTo: returnTo,
-                replacing: context.session, context: context
+                replacing: context.session, device: SessionDevice(userAgent: request.headers[.userAgent], address: context.clientAddress)
             )
         } catch let error as OIDCError {
             return await failure(error, returnTo: returnTo, request: request, context: context)
@@ -155,7 +155,7 @@ public struct AuthController: Sendable {
 
     func startSession(
         identity: MemberIdentity, tokens: TokenResponse, idToken: String, providerSessionID: String?, returnTo: String,
-        replacing previous: Session?, context: GatewayRequestContext
+        replacing previous: Session?, device: SessionDevice
     ) async throws -> Response {
         let isRegistered = try await registrations.isRegistered(sub: identity.sub)
         guard let level = events.transition(.signIn, from: .none, sub: identity.sub, isRegistered: isRegistered) else {
@@ -165,7 +165,7 @@ public struct AuthController: Sendable {
         if let previous { try await sessions.delete(id: previous.id) }
         let now = Date()
         let value = RandomToken.make()
-        let session = Session(
+        var session = Session(
             id: SessionResolver.sessionID(forCookie: value), identity: identity,
             tokens: TokenSet(
                 idToken: idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
@@ -175,6 +175,7 @@ public struct AuthController: Sendable {
             expiresAt: now.addingTimeInterval(TimeInterval(configuration.session.absoluteTimeoutSeconds)),
             providerSessionID: providerSessionID
         )
+        session.device = device
         try await sessions.insert(session)
         events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
         var response = redirect(to: returnTo)

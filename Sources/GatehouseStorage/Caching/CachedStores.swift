@@ -51,6 +51,10 @@ public struct CachedSessionStore: SessionStore {
         cache.invalidate(sessionID: sessionID)
     }
 
+    public func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session] {
+        try await store.sessions(subject: subject, now: now, idleCutoff: idleCutoff)
+    }
+
     public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
         try await store.countActive(now: now, idleCutoff: idleCutoff)
     }

@@ -53,6 +53,15 @@ public struct PostgresSessionStore: SessionStore {
         }
     }
 
+    public func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session] {
+        try await database.query(
+            """
+            SELECT body::text FROM sessions WHERE sub = \(subject) AND expires_at > \(now) AND last_seen_at > \(idleCutoff)
+            ORDER BY last_seen_at DESC
+            """
+        ).map { row in try RowCoding.decode(Session.self, text: PostgresDatabase.decoding { try row.decode(String.self) }) }
+    }
+
     public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
         guard let row = try await database.query("SELECT COUNT(*) FROM sessions WHERE expires_at > \(now) AND last_seen_at > \(idleCutoff)").first
         else { return 0 }

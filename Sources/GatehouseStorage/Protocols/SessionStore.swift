@@ -14,6 +14,8 @@ public protocol SessionStore: Sendable {
     func setFrame(_ change: FramePreferences, sessionID: String) async throws
     /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows; returns their ids.
     @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]
+    /// The live sessions of `subject` (neither expired nor idle since `idleCutoff`), the most recently active first.
+    func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session]
     /// How many sessions are live: neither past their absolute expiry nor idle since `idleCutoff`.
     func countActive(now: Date, idleCutoff: Date) async throws -> Int
     /// Ends what a back-channel logout names: the sessions of the provider session `providerSessionID` (of

@@ -51,6 +51,13 @@ public struct SQLiteSessionStore: SessionStore {
         ).compactMap { $0.column("id")?.string }
     }
 
+    public func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session] {
+        try await database.query(
+            "SELECT body FROM sessions WHERE sub = ? AND expires_at > ? AND last_seen_at > ? ORDER BY last_seen_at DESC",
+            [.text(subject), .time(now), .time(idleCutoff)]
+        ).map { try RowCoding.decode(Session.self, from: $0) }
+    }
+
     public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
         try await database.query(
             "SELECT COUNT(*) AS n FROM sessions WHERE expires_at > ? AND last_seen_at > ?", [.time(now), .time(idleCutoff)]

@@ -22,7 +22,7 @@ import Testing
 
     static func signIn(
         _ gateway: LiveGateway, as username: String = "alice", deepLink: String = "/chats", password: String? = nil,
-        action: String = "continue"
+        action: String = "continue", userAgent: String? = nil
     ) async throws -> Flow {
         var flow = Flow()
         let first = try await gateway.get(deepLink, cookies: flow.cookies.values)
@@ -40,7 +40,7 @@ import Testing
         let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
         guard decision.status == 302, let callback = decision.location else { return flow }
         flow.callbackURL = callback
-        let reply = try await gateway.get(callback, cookies: flow.cookies.values)
+        let reply = try await gateway.get(callback, cookies: flow.cookies.values, headers: userAgent.map { [("User-Agent", $0)] } ?? [])
         flow.cookies.absorb(reply)
         flow.callbackReply = reply
         return flow

@@ -61,6 +61,24 @@ import Testing
         }
     }
 
+    /// A member's live sessions, newest activity first, with the device they signed in from: not another member's,
+    /// not an expired or idle one.
+    @Test(arguments: StoreBackend.allCases) func aMembersLiveSessionsAreListed(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let now = Date()
+            var phone = SessionLifecycleTests.session(cookie: "phone", sub: "ann", lastSeen: now.addingTimeInterval(-60))
+            phone.device = SessionDevice(userAgent: "Firefox/128.0 (Android 14)", address: "203.0.113.7")
+            let laptop = SessionLifecycleTests.session(cookie: "laptop", sub: "ann", lastSeen: now)
+            let idle = SessionLifecycleTests.session(cookie: "idle", sub: "ann", lastSeen: now.addingTimeInterval(-7200))
+            let expired = SessionLifecycleTests.session(cookie: "expired", sub: "ann", expiresIn: -1)
+            let other = SessionLifecycleTests.session(cookie: "other", sub: "bob")
+            for session in [phone, laptop, idle, expired, other] { try await stores.sessions.insert(session) }
+            let listed = try await stores.sessions.sessions(subject: "ann", now: now, idleCutoff: now.addingTimeInterval(-3600))
+            #expect(listed.map(\.id) == [laptop.id, phone.id])
+            #expect(listed.last?.device == phone.device && listed.last?.device?.summary.browser == "Firefox")
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func sessionsUpdateExpireAndTakeTheirJarsAndGrantsWithThem(backend: StoreBackend) async throws {
         try await backend.withStores { stores in
             var session = SessionLifecycleTests.session(cookie: "c1")

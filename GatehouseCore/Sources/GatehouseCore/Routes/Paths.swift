@@ -17,6 +17,8 @@ public enum Paths {
     public static let ready = "/readyz"
     /// The public keys of identity assertions (a JWK set, RFC 7517 §5).
     public static let assertionKeys = "/.well-known/jwks.json"
+    /// The member's sessions: the list, and the forms that end them.
+    public static let sessions = "/account/sessions"
     /// Forward-auth for an organization's own ingress.
     public static let forwardAuth = "/auth/verify"
     public static let publicAssets = "/static"

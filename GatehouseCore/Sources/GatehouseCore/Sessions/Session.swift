@@ -61,6 +61,8 @@ public struct Session: Sendable, Codable, Equatable {
     /// How the member left the gateway bar on proxied pages; only `SessionStore.setFrame` writes it, so a token
     /// refresh or a touch working on an older copy never undoes the member's choice.
     public var frame: FramePreferences?
+    /// Where the member signed in from, for their list of sessions.
+    public var device: SessionDevice?
 
     public init(
         id: String, identity: MemberIdentity, tokens: TokenSet, level: AuthLevel, csrfToken: String,
@@ -75,6 +77,36 @@ public struct Session: Sendable, Codable, Equatable {
         self.lastSeenAt = lastSeenAt
         self.expiresAt = expiresAt
         self.providerSessionID = providerSessionID
+    }
+}
+
+/// The browser a session was signed in from: its user agent (at most 256 characters) and the client's address.
+public struct SessionDevice: Sendable, Codable, Equatable {
+    public var userAgent: String?
+    public var address: String?
+
+    public init(userAgent: String?, address: String?) {
+        self.userAgent = userAgent.map { String($0.prefix(256)) }
+        self.address = address
+    }
+
+    /// The browser and the system, as a member recognizes them ("Firefox", "Android"), read from the user agent.
+    public var summary: (browser: String?, system: String?) {
+        guard let agent = userAgent else { return (nil, nil) }
+        // Order matters: Edge and Opera say "Chrome", Chrome says "Safari", Android says "Linux".
+        let browsers = [("Edg/", "Edge"), ("OPR/", "Opera"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"), ("Safari/", "Safari")]
+        let systems = [
+            ("Android", "Android"), ("iPhone", "iOS"), ("iPad", "iPadOS"), ("Windows", "Windows"), ("Mac OS X", "macOS"), ("CrOS", "ChromeOS"),
+            ("Linux", "Linux"),
+        ]
+        return (browsers.first { agent.contains($0.0) }?.1, systems.first { agent.contains($0.0) }?.1)
+    }
+}
+
+/// A session as its member's pages name it (to end it): a hash of its id, never the id that finds it in the store.
+public enum SessionHandle {
+    public static func of(_ sessionID: String) -> String {
+        String(TokenHash.hex("gatehouse-session-handle:" + sessionID).prefix(20))
     }
 }
 

@@ -75,12 +75,14 @@ final class AssertionKeyRing: Sendable {
         }
         if let next = schedule.next(scheduled(records), now: now) {
             let key = P256.Signing.PrivateKey()
+            // Whole seconds: every store gives the same instant back, never one a fraction later than it was made.
+            let signsFrom = Date(timeIntervalSince1970: next.signsFrom.timeIntervalSince1970.rounded(.down))
             let record = AssertionKeyRecord(
-                generation: next.generation, privateKey: key.rawRepresentation.base64EncodedString(), signsFrom: next.signsFrom)
+                generation: next.generation, privateKey: key.rawRepresentation.base64EncodedString(), signsFrom: signsFrom)
             if try await store.add(record) {
                 logger.notice(
                     "made the next assertion signing key",
-                    metadata: ["kid": .string(IdentityAssertion.keyID(of: key.publicKey)), "signs_from": .string("\(next.signsFrom)")])
+                    metadata: ["kid": .string(IdentityAssertion.keyID(of: key.publicKey)), "signs_from": .string("\(signsFrom)")])
             }
             records = try await store.keys()
         }
