@@ -1,5 +1,5 @@
 """Your sessions, in two real browsers: the laptop sees both of the member's browsers, "this browser" marked, and
-ends the phone's session with the keyboard alone; the phone is signed out at its next page. The page passes axe at
+ends the phone's session with the keyboard alone; the phone lands on the sign-in page with the expired message. The page passes axe at
 1280 and 390 pixels, light and dark."""
 
 import pytest
@@ -49,6 +49,7 @@ def test_a_member_ends_another_browsers_session(browser, phone, dev_gateway, tmp
     assert len(browser.find_elements(By.CSS_SELECTOR, "#session-list .session")) == 1
     checker.page()
 
-    # The phone, at its next page, is signed out.
+    # The phone, at its next page, is signed out and told its session ended.
     phone.get(gw.url + "/")
-    wait(phone, lambda b: path_of(b) == "/signin")
+    wait(phone, lambda b: path_of(b) == "/signin?expired=1")
+    assert "Your session has expired" in phone.find_element(By.TAG_NAME, "main").text

@@ -64,7 +64,7 @@ struct SessionsController: Sendable {
         let others = try await live(of: current).filter { $0.id != current.id }
         let ending = everyOther ? others : others.filter { SessionHandle.of($0.id) == form["session"] }
         for session in ending {
-            try await sessions.delete(id: session.id)
+            try await sessions.end(id: session.id, until: session.expiresAt)
             events.record(.ssoLogout, sub: session.identity.sub, detail: "ended_from_another_session")
         }
         let outcome = everyOther ? "others" : (ending.isEmpty ? "gone" : "one")

@@ -41,7 +41,10 @@ public struct SessionResolver: Sendable {
 
     /// The same for a session found another way (an app host's grant).
     public func resolve(sessionID: String, now: Date = Date()) async throws -> Resolution {
-        guard var session = try await store.find(id: sessionID) else { return .none }
+        guard var session = try await store.find(id: sessionID) else {
+            // Ended from another of the member's browsers: they are told the session ended.
+            return try await store.wasEnded(id: sessionID, now: now) ? .expired : .none
+        }
         let idleLimit = session.lastSeenAt.addingTimeInterval(TimeInterval(configuration.idleTimeoutSeconds))
         if now >= session.expiresAt || now >= idleLimit {
             await end(session, reason: now >= session.expiresAt ? "absolute_timeout" : "idle_timeout")

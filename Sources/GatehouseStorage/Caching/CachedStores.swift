@@ -46,6 +46,15 @@ public struct CachedSessionStore: SessionStore {
         cache.invalidate(sessionID: id)
     }
 
+    public func end(id: String, until: Date) async throws {
+        try await store.end(id: id, until: until)
+        cache.invalidate(sessionID: id)
+    }
+
+    public func wasEnded(id: String, now: Date) async throws -> Bool {
+        try await store.wasEnded(id: id, now: now)
+    }
+
     public func setFrame(_ change: FramePreferences, sessionID: String) async throws {
         try await store.setFrame(change, sessionID: sessionID)
         cache.invalidate(sessionID: sessionID)

@@ -314,6 +314,8 @@ public final class PostgresDatabase: Service, Sendable {
         ["CREATE UNLOGGED TABLE rate_limits (key text PRIMARY KEY, used_until double precision NOT NULL)"],
         // The keys that sign identity assertions, one per generation, the same for every replica.
         ["CREATE TABLE assertion_keys (generation integer PRIMARY KEY, private_key text NOT NULL, signs_from timestamptz NOT NULL)"],
+        // Sessions ended from another of their member's browsers, remembered until they would have expired.
+        ["CREATE TABLE ended_sessions (id text PRIMARY KEY, until timestamptz NOT NULL)"],
     ]
 }
 

@@ -47,8 +47,19 @@ public struct PostgresSessionStore: SessionStore {
         try await database.query("DELETE FROM sessions WHERE id = \(id)")
     }
 
+    public func end(id: String, until: Date) async throws {
+        try await database.query(
+            "INSERT INTO ended_sessions (id, until) VALUES (\(id), \(until)) ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until")
+        try await delete(id: id)
+    }
+
+    public func wasEnded(id: String, now: Date) async throws -> Bool {
+        try await !database.query("SELECT id FROM ended_sessions WHERE id = \(id) AND until > \(now)").isEmpty
+    }
+
     public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {
-        try await database.query("DELETE FROM sessions WHERE expires_at <= \(now) OR last_seen_at <= \(idleCutoff) RETURNING id").map { row in
+        try await database.query("DELETE FROM ended_sessions WHERE until <= \(now)")
+        return try await database.query("DELETE FROM sessions WHERE expires_at <= \(now) OR last_seen_at <= \(idleCutoff) RETURNING id").map { row in
             try PostgresDatabase.decoding { try row.decode(String.self) }
         }
     }

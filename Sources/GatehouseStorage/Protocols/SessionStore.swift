@@ -10,9 +10,15 @@ public protocol SessionStore: Sendable {
     /// Replaces the stored session with the same id (tokens, level, last seen).
     func update(_ session: Session) async throws
     func delete(id: String) async throws
+    /// Ends a session from another of its member's browsers: deleted with its jar, and remembered as ended until
+    /// `until` (its own expiry), so that its cookie is told the session ended rather than sent to a plain sign-in.
+    func end(id: String, until: Date) async throws
+    /// Whether `id` names a session ended with `end`, remembered still.
+    func wasEnded(id: String, now: Date) async throws -> Bool
     /// Merges the frame choices `change` makes into the session's, leaving everything else as the store holds it.
     func setFrame(_ change: FramePreferences, sessionID: String) async throws
-    /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows; returns their ids.
+    /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows, and the memory of
+    /// ended sessions past theirs; returns the removed sessions' ids.
     @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]
     /// The live sessions of `subject` (neither expired nor idle since `idleCutoff`), the most recently active first.
     func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session]

@@ -172,6 +172,12 @@ public final class SQLiteDatabase: Sendable {
             signs_from REAL NOT NULL
         );
         """,
+        """
+        CREATE TABLE ended_sessions (
+            id TEXT PRIMARY KEY,
+            until REAL NOT NULL
+        );
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

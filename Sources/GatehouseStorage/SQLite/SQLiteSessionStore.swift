@@ -45,8 +45,19 @@ public struct SQLiteSessionStore: SessionStore {
         try await database.query("DELETE FROM sessions WHERE id = ?", [.text(id)])
     }
 
-    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {
+    public func end(id: String, until: Date) async throws {
         try await database.query(
+            "INSERT INTO ended_sessions (id, until) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET until = excluded.until", [.text(id), .time(until)])
+        try await delete(id: id)
+    }
+
+    public func wasEnded(id: String, now: Date) async throws -> Bool {
+        try await !database.query("SELECT id FROM ended_sessions WHERE id = ? AND until > ?", [.text(id), .time(now)]).isEmpty
+    }
+
+    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {
+        try await database.query("DELETE FROM ended_sessions WHERE until <= ?", [.time(now)])
+        return try await database.query(
             "DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ? RETURNING id", [.time(now), .time(idleCutoff)]
         ).compactMap { $0.column("id")?.string }
     }

@@ -76,6 +76,16 @@ import Testing
             let listed = try await stores.sessions.sessions(subject: "ann", now: now, idleCutoff: now.addingTimeInterval(-3600))
             #expect(listed.map(\.id) == [laptop.id, phone.id])
             #expect(listed.last?.device == phone.device && listed.last?.device?.summary.browser == "Firefox")
+            // Ended from the laptop: gone from the list and the store, remembered as ended until its own expiry.
+            try await stores.sessions.end(id: phone.id, until: phone.expiresAt)
+            let remaining = try await stores.sessions.sessions(subject: "ann", now: now, idleCutoff: now.addingTimeInterval(-3600))
+            #expect(remaining.map(\.id) == [laptop.id])
+            let gone = try await stores.sessions.find(id: phone.id)
+            #expect(gone == nil)
+            #expect(try await stores.sessions.wasEnded(id: phone.id, now: now))
+            #expect(try await !stores.sessions.wasEnded(id: laptop.id, now: now))
+            _ = try await stores.sessions.deleteExpired(now: phone.expiresAt.addingTimeInterval(1), idleCutoff: .distantPast)
+            #expect(try await !stores.sessions.wasEnded(id: phone.id, now: now))
         }
     }
 
