@@ -97,6 +97,25 @@ def test_a_member_moves_between_replicas_freely_and_a_sign_out_reaches_both(brow
     assert refused == set(range(replicas.count))
 
 
+def test_a_session_ended_from_another_browser_is_refused_by_every_replica_within_a_second(replicas):
+    laptop, phone = sign_in_over_http(replicas), sign_in_over_http(replicas)
+    for index in range(replicas.count):
+        assert status_on(replicas.replica_url(index), phone) == 200  # each replica has it cached now
+    cookies = {"gatehouse_session": laptop}
+    page = requests.get(replicas.replica_url(0) + "/account/sessions", cookies=cookies, timeout=10).text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    other = re.search(r'data-handle="([0-9a-f]+)">', page).group(1)
+    ended_at = time.monotonic()
+    requests.post(replicas.replica_url(0) + "/account/sessions/end", data={"csrf": csrf, "session": other}, cookies=cookies, timeout=10)
+    refused = set()
+    while time.monotonic() - ended_at < 1.0 and len(refused) < replicas.count:
+        for index in range(replicas.count):
+            if status_on(replicas.replica_url(index), phone) == 303:
+                refused.add(index)
+    assert refused == set(range(replicas.count))
+    assert status_on(replicas.replica_url(1), laptop) == 200
+
+
 def test_a_refresh_under_load_on_both_replicas_reaches_the_provider_once(replicas):
     cookie = sign_in_over_http(replicas)
     before = token_requests(replicas)  # the code exchange
