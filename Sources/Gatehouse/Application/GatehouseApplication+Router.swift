@@ -14,7 +14,7 @@ extension GatehouseApplication {
         if gateway.clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: gateway.clientAddresses)) }
         router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
         router.add(middleware: SecurityHeadersMiddleware(headers: gateway.securityHeaders))
-        router.add(middleware: ErrorPageMiddleware(renderer: renderer))
+        router.add(middleware: ErrorPageMiddleware(renderer: renderer, refusals: gateway.refusals))
         router.add(middleware: HostMountMiddleware(controller: gateway.hostMounts))
         router.add(middleware: GatewayAssetsMiddleware(assets: renderer.assets))
 
@@ -66,9 +66,13 @@ extension GatehouseApplication {
             hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
             configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics, limiter: gateway.rateLimiter
         ).addRoutes(to: signedIn)
-        FunnelController(
+        let funnel = FunnelController(
             events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,
-            strings: renderer.strings
+            strings: renderer.strings)
+        funnel.addRoutes(to: signedIn)
+        OperatorController(
+            funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: gateway.metrics, refusals: gateway.refusals,
+            renderer: renderer, configuration: configuration
         ).addRoutes(to: signedIn)
         gateway.frame.addRoutes(to: signedIn)
         SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(

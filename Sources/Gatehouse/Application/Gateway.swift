@@ -20,6 +20,8 @@ struct Gateway {
     let eventQueue: EventQueue
     let events: EventRecorder
     let metrics: GatewayMetrics
+    /// This replica's last refusals, for the operator console.
+    let refusals = RecentRefusals()
     /// Who sent a request, behind the load balancers the operator trusts: for plain requests and WebSocket upgrades.
     let clientAddresses: ClientAddressResolver
     let rateLimiter: RateLimiter

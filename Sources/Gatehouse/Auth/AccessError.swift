@@ -8,6 +8,8 @@ public enum AccessError: PresentableError, Equatable {
     case appNotAllowed(String)
     /// The app's rules per path refuse this path: closed to everyone, or the member lacks what its rule requires.
     case pathNotAllowed(String, PathRules.Lack?)
+    /// The operator console, for members with `operator.role` only.
+    case operatorOnly
 
     public var status: HTTPResponse.Status { .forbidden }
 
@@ -15,6 +17,7 @@ public enum AccessError: PresentableError, Equatable {
         switch self {
         case .registrationRequired: "registration_required"
         case .appNotAllowed(let slug): "app_not_allowed:\(slug)"
+        case .operatorOnly: "operator_only"
         case .pathNotAllowed(let slug, nil): "path_denied:\(slug)"
         case .pathNotAllowed(let slug, .some(let lack)): "path_not_allowed:\(slug):\(Self.kind(lack))"
         }
@@ -24,6 +27,7 @@ public enum AccessError: PresentableError, Equatable {
         switch self {
         case .registrationRequired: "feature_locked"
         case .appNotAllowed: "error_app_not_allowed"
+        case .operatorOnly: "error_operator_only"
         case .pathNotAllowed(_, nil): "error_path_denied"
         case .pathNotAllowed(_, .some(let lack)): "error_path_\(Self.kind(lack))"
         }

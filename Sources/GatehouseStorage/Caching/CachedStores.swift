@@ -64,6 +64,10 @@ public struct CachedSessionStore: SessionStore {
         try await store.sessions(subject: subject, now: now, idleCutoff: idleCutoff)
     }
 
+    public func levels(now: Date, idleCutoff: Date) async throws -> [String: (sessions: Int, members: Int)] {
+        try await store.levels(now: now, idleCutoff: idleCutoff)
+    }
+
     public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
         try await store.countActive(now: now, idleCutoff: idleCutoff)
     }

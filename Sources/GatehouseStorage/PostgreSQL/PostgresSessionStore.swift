@@ -73,6 +73,20 @@ public struct PostgresSessionStore: SessionStore {
         ).map { row in try RowCoding.decode(Session.self, text: PostgresDatabase.decoding { try row.decode(String.self) }) }
     }
 
+    public func levels(now: Date, idleCutoff: Date) async throws -> [String: (sessions: Int, members: Int)] {
+        let rows = try await database.query(
+            """
+            SELECT body->>'level', COUNT(*)::bigint, COUNT(DISTINCT sub)::bigint FROM sessions
+            WHERE expires_at > \(now) AND last_seen_at > \(idleCutoff) GROUP BY 1
+            """)
+        var levels: [String: (sessions: Int, members: Int)] = [:]
+        for row in rows {
+            let (level, sessions, members) = try PostgresDatabase.decoding { try row.decode((String, Int, Int).self) }
+            levels[level] = (sessions, members)
+        }
+        return levels
+    }
+
     public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
         guard let row = try await database.query("SELECT COUNT(*) FROM sessions WHERE expires_at > \(now) AND last_seen_at > \(idleCutoff)").first
         else { return 0 }

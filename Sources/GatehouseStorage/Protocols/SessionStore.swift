@@ -22,6 +22,8 @@ public protocol SessionStore: Sendable {
     @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]
     /// The live sessions of `subject` (neither expired nor idle since `idleCutoff`), the most recently active first.
     func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session]
+    /// The live sessions and their members, by level (`sso`, `registered`).
+    func levels(now: Date, idleCutoff: Date) async throws -> [String: (sessions: Int, members: Int)]
     /// How many sessions are live: neither past their absolute expiry nor idle since `idleCutoff`.
     func countActive(now: Date, idleCutoff: Date) async throws -> Int
     /// Ends what a back-channel logout names: the sessions of the provider session `providerSessionID` (of

@@ -69,6 +69,20 @@ public struct SQLiteSessionStore: SessionStore {
         ).map { try RowCoding.decode(Session.self, from: $0) }
     }
 
+    public func levels(now: Date, idleCutoff: Date) async throws -> [String: (sessions: Int, members: Int)] {
+        let rows = try await database.query(
+            """
+            SELECT json_extract(body, '$.level') AS level, COUNT(*) AS sessions, COUNT(DISTINCT sub) AS members FROM sessions
+            WHERE expires_at > ? AND last_seen_at > ? GROUP BY level
+            """, [.time(now), .time(idleCutoff)])
+        var levels: [String: (sessions: Int, members: Int)] = [:]
+        for row in rows {
+            guard let level = row.column("level")?.string else { continue }
+            levels[level] = (row.column("sessions")?.integer ?? 0, row.column("members")?.integer ?? 0)
+        }
+        return levels
+    }
+
     public func countActive(now: Date, idleCutoff: Date) async throws -> Int {
         try await database.query(
             "SELECT COUNT(*) AS n FROM sessions WHERE expires_at > ? AND last_seen_at > ?", [.time(now), .time(idleCutoff)]

@@ -75,6 +75,11 @@ import Testing
             for session in [phone, laptop, idle, expired, other] { try await stores.sessions.insert(session) }
             let listed = try await stores.sessions.sessions(subject: "ann", now: now, idleCutoff: now.addingTimeInterval(-3600))
             #expect(listed.map(\.id) == [laptop.id, phone.id])
+            var registered = SessionLifecycleTests.session(cookie: "registered", sub: "cy")
+            registered.level = .registered
+            try await stores.sessions.insert(registered)
+            let levels = try await stores.sessions.levels(now: now, idleCutoff: now.addingTimeInterval(-3600))
+            #expect(levels["sso"]?.sessions == 3 && levels["sso"]?.members == 2 && levels["registered"]?.members == 1)
             #expect(listed.last?.device == phone.device && listed.last?.device?.summary.browser == "Firefox")
             // Ended from the laptop: gone from the list and the store, remembered as ended until its own expiry.
             try await stores.sessions.end(id: phone.id, until: phone.expiresAt)
