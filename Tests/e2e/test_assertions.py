@@ -31,6 +31,11 @@ def test_apps_get_an_assertion_any_jwt_library_verifies(dev_gateway):
     assert "Verified: signed with a key published at" in page.text, page.text
     token = assertion_on(page.text)
     assert token != "forged.by.client"
+    # The request can be followed from the gateway into the app: the app's traceparent names the trace that the
+    # gateway's log lines for the request carry.
+    traceparent = re.search(r'<th scope="row">traceparent</th><td><code>([^<]+)</code>', page.text).group(1)
+    trace_id = traceparent.split("-")[1]
+    assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", traceparent) and f"trace_id={trace_id}" in gw.log(), traceparent
     audience = re.search(r'<dd id="claim-aud">([^<]+)</dd>', page.text).group(1)
     kid, claims = verify(gw, token, audience)
     assert claims["preferred_username"] == "alice" and claims["level"] == "sso" and claims["exp"] - claims["iat"] == 300

@@ -11,6 +11,7 @@ extension GatehouseApplication {
         let stores = gateway.stores
         let renderer = gateway.renderer
         let router = Router(context: GatewayRequestContext.self)
+        router.add(middleware: TraceMiddleware(resolver: gateway.clientAddresses))
         if gateway.clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: gateway.clientAddresses)) }
         router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
         router.add(middleware: SecurityHeadersMiddleware(headers: gateway.securityHeaders))

@@ -15,6 +15,8 @@ public struct GatewayRequestContext: RequestContext {
     /// The connection's peer, whatever a load balancer says of the client: who is asking (forward-auth trusts the
     /// original URL only from a trusted proxy).
     public let peerAddress: String?
+    /// The request's trace: the one a trusted proxy's `traceparent` names, or a new one (`TraceMiddleware`).
+    public var trace: TraceContext?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)

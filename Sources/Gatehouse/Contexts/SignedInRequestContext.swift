@@ -6,6 +6,7 @@ public struct SignedInRequestContext: ChildRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let session: Session
     public let clientAddress: String?
+    public let trace: TraceContext?
 
     public init(context: GatewayRequestContext) throws {
         guard let session = context.session else {
@@ -14,5 +15,6 @@ public struct SignedInRequestContext: ChildRequestContext {
         self.coreContext = context.coreContext
         self.session = session
         self.clientAddress = context.clientAddress
+        self.trace = context.trace
     }
 }

@@ -73,7 +73,7 @@ public struct ProxyController: Sendable {
         let returnTo = app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug
         let access = try await self.access.open(app, rest: rest, method: request.method.rawValue, session: context.session, returnTo: returnTo)
         let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin)
-        var headers = access.requestHeaders(from: request.headers, clientAddress: context.clientAddress, cookie: cookie)
+        var headers = access.requestHeaders(from: request.headers, clientAddress: context.clientAddress, cookie: cookie, trace: context.trace)
         if let encodings = HeaderHygiene.acceptEncoding(browser: AcceptEncoding(request.headers[.acceptEncoding])) {
             headers[.acceptEncoding] = encodings
         }

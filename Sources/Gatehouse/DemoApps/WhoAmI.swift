@@ -21,7 +21,7 @@ extension DemoApps {
         func page(_ request: Request) async -> Response {
             let received = request.headers.filter { field in
                 let name = field.name.canonicalName
-                return name.hasPrefix("x-forwarded-") || name == "x-gatehouse-assertion" || name == "authorization"
+                return name.hasPrefix("x-forwarded-") || name == "x-gatehouse-assertion" || name == "authorization" || name == "traceparent"
             }
             let rows = received.map { field in
                 let value = field.name == .authorization ? "Bearer …" : field.value

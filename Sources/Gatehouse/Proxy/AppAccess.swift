@@ -52,8 +52,10 @@ struct AppAccess: Sendable {
         /// the assertion and the access token as the app's configuration says, the same on every entry point.
         /// `cookie` is the jar's `Cookie` value for the app: one field, as HTTP/1.1 wants it (RFC 6265 §5.4), not split
         /// into one per cookie as setting it through `HTTPFields`' subscript would.
-        func requestHeaders(from browser: HTTPFields, clientAddress: String?, cookie: String?) -> HTTPFields {
+        func requestHeaders(from browser: HTTPFields, clientAddress: String?, cookie: String?, trace: TraceContext?) -> HTTPFields {
             var headers = HeaderHygiene.requestHeaders(from: browser, for: rules)
+            // The app's request is a child of the gateway's span: the browser's own `traceparent` never passes.
+            if let trace { headers.append(HTTPField(name: HeaderHygiene.traceparent, value: trace.traceparent)) }
             HeaderHygiene.addGatewayHeaders(
                 &headers, identity: session.identity, clientAddress: clientAddress, rules: rules, assertion: assertion,
                 accessToken: session.tokens.accessToken)

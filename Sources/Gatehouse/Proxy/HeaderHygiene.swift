@@ -141,6 +141,7 @@ public enum HeaderHygiene {
         }
     }
 
+    static let traceparent = HTTPField.Name("traceparent")!
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
     static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!
 

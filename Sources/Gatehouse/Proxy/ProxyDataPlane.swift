@@ -74,7 +74,9 @@ final class ProxyDataPlane: DataPlaneRoutes {
             clientAddresses.trustsAnyProxy
             ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
         var jarCopy = jar ?? CookieJar()
-        var headers = forwarding.requestHeaders(from: browser, clientAddress: clientAddress, cookie: jarCopy.cookieHeader(for: forwarding.origin))
+        let trace = clientAddresses.trace(peer: peer?.ipAddress, traceparent: browser[HeaderHygiene.traceparent])
+        var headers = forwarding.requestHeaders(
+            from: browser, clientAddress: clientAddress, cookie: jarCopy.cookieHeader(for: forwarding.origin), trace: trace)
         // Read once: what the app may send (never more than the gateway can inflate) and whether the page goes gzipped.
         let acceptEncoding = AcceptEncoding(browser[.acceptEncoding])
         if let encodings = HeaderHygiene.acceptEncoding(browser: acceptEncoding) { headers[.acceptEncoding] = encodings }
@@ -85,7 +87,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 plane: self, forwarding: forwarding, endpoint: endpoint,
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
                 memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
-                accept: browser[.accept], acceptsGzip: acceptEncoding.takesGzip))
+                accept: browser[.accept], acceptsGzip: acceptEncoding.takesGzip, trace: trace))
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
@@ -161,12 +163,14 @@ final class ProxiedRequest: DataPlaneExchange {
     let accept: String?
     /// Whether the browser takes a gzipped page.
     let acceptsGzip: Bool
+    let trace: TraceContext
     /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
     /// carries it only when something is logged: most requests log nothing below `info`.
     private(set) lazy var requestID = RequestID().description
     private(set) lazy var logger: Logger = {
         var logger = plane.logger
         logger[metadataKey: "hb.request.id"] = .string(requestID)
+        logger[metadataKey: "trace_id"] = .string(trace.traceID)
         return logger
     }()
     let started = ContinuousClock.now
@@ -178,7 +182,7 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        isNavigation: Bool, accept: String?, acceptsGzip: Bool
+        isNavigation: Bool, accept: String?, acceptsGzip: Bool, trace: TraceContext
     ) {
         self.plane = plane
         self.forwarding = forwarding
@@ -188,6 +192,7 @@ final class ProxiedRequest: DataPlaneExchange {
         self.isNavigation = isNavigation
         self.accept = accept
         self.acceptsGzip = acceptsGzip
+        self.trace = trace
     }
 
     func start(_ upstream: HTTPResponseHead) throws -> ResponseStart {

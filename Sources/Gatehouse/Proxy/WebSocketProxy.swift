@@ -69,7 +69,8 @@ public struct WebSocketProxy: Sendable {
         // (`Host`, `Origin`, `Sec-WebSocket-*`).
         let clientAddress = clientAddresses.resolve(peer: peer, forwardedFor: head.headerFields[values: .xForwardedFor])
         let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin)
-        var headers = access.requestHeaders(from: head.headerFields, clientAddress: clientAddress, cookie: cookie ?? nil)
+        let trace = clientAddresses.trace(peer: peer, traceparent: head.headerFields[HeaderHygiene.traceparent])
+        var headers = access.requestHeaders(from: head.headerFields, clientAddress: clientAddress, cookie: cookie ?? nil, trace: trace)
         headers[.origin] = nil
         let relay = Relay(
             target: access.target, headers: headers, client: client, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval,
