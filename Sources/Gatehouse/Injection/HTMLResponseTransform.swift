@@ -98,7 +98,7 @@ struct HTMLResponseTransform {
                 }
             }
         } catch {
-            throw .upstreamUnreachable("the page could not be compressed: \(error)")
+            throw .pageCompressionFailed("\(error)")
         }
     }
 
@@ -129,7 +129,7 @@ struct HTMLResponseTransform {
         } catch let error as ProxyError {
             throw error
         } catch {
-            throw .upstreamUnreachable("the page's \(encoding) body is corrupt: \(error)")
+            throw .upstreamBodyCorrupt("the page's \(encoding) body: \(error)")
         }
     }
 

@@ -13,6 +13,10 @@ public enum ProxyError: PresentableError, Equatable {
     case requestBodyTooLarge(Int)
     /// The upstream's compressed body inflates past the configured size or ratio (a decompression bomb).
     case inflationLimit(String)
+    /// The upstream's compressed body does not inflate (corrupt, or not what its `Content-Encoding` says).
+    case upstreamBodyCorrupt(String)
+    /// The gateway could not compress the page it rewrote: its own failure, not the app's.
+    case pageCompressionFailed(String)
     /// The browser's request body broke off or was malformed before the upstream was contacted.
     case requestBodyInvalid(String)
 
@@ -20,7 +24,8 @@ public enum ProxyError: PresentableError, Equatable {
         switch self {
         case .unknownApp: .notFound
         case .hostNotAllowed, .redirectOutsideAllowlist: .forbidden
-        case .upstreamUnreachable, .upstreamReset, .inflationLimit: .badGateway
+        case .upstreamUnreachable, .upstreamReset, .inflationLimit, .upstreamBodyCorrupt: .badGateway
+        case .pageCompressionFailed: .internalServerError
         case .upstreamTimeout: .gatewayTimeout
         case .requestBodyTooLarge: .contentTooLarge
         case .requestBodyInvalid: .badRequest
@@ -37,6 +42,8 @@ public enum ProxyError: PresentableError, Equatable {
         case .upstreamTimeout: "upstream_timeout"
         case .requestBodyTooLarge: "request_body_too_large"
         case .inflationLimit: "inflation_limit"
+        case .upstreamBodyCorrupt: "upstream_body_corrupt"
+        case .pageCompressionFailed: "page_compression_failed"
         case .requestBodyInvalid: "request_body_invalid"
         }
     }
@@ -50,6 +57,8 @@ public enum ProxyError: PresentableError, Equatable {
         case .upstreamTimeout: "error_upstream_slow"
         case .requestBodyTooLarge: "error_too_large"
         case .inflationLimit: "error_upstream_invalid"
+        case .upstreamBodyCorrupt: "error_upstream_corrupt"
+        case .pageCompressionFailed: "error_internal"
         case .requestBodyInvalid: "error_bad_request"
         }
     }
@@ -74,8 +83,8 @@ public enum ProxyError: PresentableError, Equatable {
         case .upstreamUnreachable: .connect
         case .upstreamReset: .reset
         case .upstreamTimeout: .timeout
-        case .inflationLimit: .invalid
-        case .unknownApp, .requestBodyTooLarge, .requestBodyInvalid: nil
+        case .inflationLimit, .upstreamBodyCorrupt: .invalid
+        case .unknownApp, .requestBodyTooLarge, .requestBodyInvalid, .pageCompressionFailed: nil
         }
     }
 }

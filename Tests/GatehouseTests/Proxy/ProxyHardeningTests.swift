@@ -66,6 +66,12 @@ import Testing
             let bomb = try await gateway.get(
                 "/apps/echo/bomb", cookies: cookies, headers: Self.document + [("Accept-Encoding", "gzip")], limit: 64 << 20)
             #expect(bomb.status == 502 && bomb.body.contains("far larger once unpacked"))
+            // A body that does not inflate is the app's invalid answer, not an unreachable app.
+            let corrupt = try await gateway.get("/apps/echo/corrupt-gzip", cookies: cookies, headers: Self.document)
+            #expect(corrupt.status == 502 && corrupt.body.contains("does not unpack"))
+            let samples = MetricsTests.samples(gateway.built.metrics.exposition())
+            #expect(samples[#"gatehouse_upstream_failures_total{app="echo",kind="invalid"}"#] == 2)
+            #expect(samples[#"gatehouse_upstream_failures_total{app="echo",kind="connect"}"#] == nil)
             // The ordinary gzip page still works.
             #expect(try await gateway.get("/apps/echo/gzip", cookies: cookies, headers: Self.document).status == 200)
         }

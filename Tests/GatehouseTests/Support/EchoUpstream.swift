@@ -155,6 +155,12 @@ struct EchoUpstream {
             for unit in "<html><body>x</body></html>".utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
             return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
+        // A page that says it is gzipped and is not.
+        router.get("corrupt-gzip") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/html", .contentEncoding: "gzip"],
+                body: .init(byteBuffer: ByteBuffer(string: "<html><body>not gzip at all</body></html>")))
+        }
         router.get("bomb") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "text/html", .contentEncoding: "gzip"], body: .init(byteBuffer: Self.bomb))
