@@ -8,6 +8,7 @@ Targets, each asked as a browser navigation (`Sec-Fetch-Dest: document`) through
   gatehouse-sso   Gatehouse, a member at level sso: the app's cookie from the jar, CSP merge, URL rewriting, banner
   gatehouse-reg   Gatehouse, a registered member (no banner)
   gatehouse-sso-noassertion  gatehouse-sso on an app with `assertion: false`: what the signed identity assertion costs
+  gatehouse-traced  gatehouse-sso on a gateway exporting its spans over OTLP/HTTP to a sink: what tracing costs
   caddy           Caddy reverse_proxy with a CSP header, no banner (Debian's Caddy has no body rewriting), no sign-in
   nginx-gzip, gatehouse-sso-gzip  the same two asked with `Accept-Encoding: gzip`: nginx gzips at `gzip_comp_level 1`,
                   Gatehouse compresses the page it rewrote (`proxy.compress_pages`); the table gives the bytes on the wire
@@ -38,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urljoin
@@ -55,7 +57,7 @@ ROUNDS = int(os.environ.get("ROUNDS", "3"))
 TARGETS = os.environ.get(
     "TARGETS",
     "direct nginx nginx-gzip nginx-tls nginx-h2 apache-oidc caddy caddy-tls ceiling-hummingbird ceiling-nio gatehouse-sso "
-    "gatehouse-sso-gzip gatehouse-sso-noassertion gatehouse-reg gatehouse-tls gatehouse-h2",
+    "gatehouse-sso-gzip gatehouse-sso-noassertion gatehouse-reg gatehouse-traced gatehouse-tls gatehouse-h2",
 ).split()
 GZIP = ("Accept-Encoding: gzip",)
 CERTIFICATE = [None]  # the run's certificate, which the checks trust
@@ -344,11 +346,12 @@ OIDCStripCookies mod_auth_openidc_session mod_auth_openidc_session_chunks
             sys.exit(f"peers: signing in through Apache failed ({reply.status_code}); see {self.work}/apache-error.log")
         return f"mod_auth_openidc_session={session}"
 
-    def gatehouse(self, binary, name, tls=False):
+    def gatehouse(self, binary, name, tls=False, settings=None):
         """Gatehouse in front of the upstream, with a member at level `sso` and a registered one, each with the app's
         own session cookie in their jar (every measured request carries it upstream); with `tls`, over HTTPS."""
         process, origin, password = gatehouse.start(
-            binary, self.work, name, f"http://127.0.0.1:{self.ports['upstream']}/", tls=(self.certificate, self.key) if tls else None)
+            binary, self.work, name, f"http://127.0.0.1:{self.ports['upstream']}/", tls=(self.certificate, self.key) if tls else None,
+            settings=settings)
         self.processes.append(process)
 
         def member(*arguments):
@@ -357,6 +360,25 @@ OIDCStripCookies mod_auth_openidc_session mod_auth_openidc_session_chunks
             return f"gatehouse_session={http.cookies['gatehouse_session']}"
 
         return process, f"{origin}/apps/bench/", member("alice"), member("bob", ("bob.bench", "+15550100123"))
+
+
+def otlp_sink():
+    """An OTLP/HTTP receiver that reads and drops what it gets, in a thread of this process: its URL."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Sink(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *arguments):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def load(name, url, cookie, headers, duration=None):
@@ -426,6 +448,10 @@ def main():
             targets["gatehouse-sso-gzip" + suffix] = (base, sso, ("gatehouse-banner", True), GZIP)
             targets["gatehouse-sso-noassertion" + suffix] = (base.replace("/apps/bench/", "/apps/bench-plain/"), sso, ("gatehouse-banner", True), ())
             targets["gatehouse-reg" + suffix] = (base, registered, ("gatehouse-banner", False), ())
+            if not suffix and "gatehouse-traced" in TARGETS:
+                # The same gateway exporting its spans over OTLP/HTTP to a sink that takes them and answers at once.
+                _, traced_base, traced_sso, _ = run.gatehouse(binary, "gatehouse-traced", settings={"tracing": {"otlp_endpoint": otlp_sink()}})
+                targets["gatehouse-traced"] = (traced_base, traced_sso, ("gatehouse-banner", True), ())
             if not suffix and ("gatehouse-tls" in TARGETS or "gatehouse-h2" in TARGETS):
                 _, tls_base, tls_sso, _ = run.gatehouse(binary, "gatehouse-tls", tls=True)
                 targets["gatehouse-tls"] = (tls_base, tls_sso, ("gatehouse-banner", True), ())

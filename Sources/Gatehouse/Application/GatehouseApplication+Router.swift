@@ -11,7 +11,7 @@ extension GatehouseApplication {
         let stores = gateway.stores
         let renderer = gateway.renderer
         let router = Router(context: GatewayRequestContext.self)
-        router.add(middleware: TraceMiddleware(resolver: gateway.clientAddresses))
+        router.add(middleware: TraceMiddleware(resolver: gateway.clientAddresses, tracer: gateway.tracer))
         if gateway.clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: gateway.clientAddresses)) }
         router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
         router.add(middleware: SecurityHeadersMiddleware(headers: gateway.securityHeaders))
@@ -48,7 +48,8 @@ extension GatehouseApplication {
             verifier: gateway.oidc.verifier, sessions: stores.sessions, logoutTokens: stores.logoutTokens, events: gateway.events
         ).addRoutes(to: router)
 
-        let withSession = router.group().add(middleware: SessionMiddleware(resolver: gateway.resolver, cookieName: configuration.cookie.name))
+        let withSession = router.group().add(
+            middleware: SessionMiddleware(resolver: gateway.resolver, cookieName: configuration.cookie.name, tracer: gateway.tracer))
         AuthController(
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
             registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter

@@ -107,6 +107,7 @@ public enum GatehouseApplication {
                 logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }
         if let tls = gateway.listenerTLS { services.append(TLSReloader(tls: tls)) }
+        if let tracer = gateway.tracer { services.append(tracer.service) }
         services.append(AssertionKeyRefresher(ring: gateway.assertionKeys, metrics: gateway.metrics, logger: gateway.logger))
         if let port = configuration.listen.redirectHTTPPort {
             services.append(

@@ -22,6 +22,8 @@ struct Gateway {
     let metrics: GatewayMetrics
     /// This replica's last refusals, for the operator console.
     let refusals = RecentRefusals()
+    /// The gateway's spans, when `tracing.otlp_endpoint` names a collector.
+    let tracer: GatewayTracer?
     /// Who sent a request, behind the load balancers the operator trusts: for plain requests and WebSocket upgrades.
     let clientAddresses: ClientAddressResolver
     let rateLimiter: RateLimiter
@@ -56,6 +58,8 @@ struct Gateway {
     {
         self.configuration = configuration
         self.logger = logger
+        let tracer = try GatewayTracer.make(configuration.tracing)
+        self.tracer = tracer
         self.renderer = renderer
         (cache, invalidations) = uncached.makeCache(logger: logger)
         stores = uncached.cached(by: cache)
@@ -111,7 +115,9 @@ struct Gateway {
         let refresher = TokenRefresher(store: stores.sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) {
             token throws(OIDCError) in
             do throws(OIDCError) {
-                let response = try await oidc.refresh(refreshToken: token)
+                let response = try await tracer.span("token refresh", ofKind: .client) { () async throws(OIDCError) -> TokenResponse in
+                    try await oidc.refresh(refreshToken: token)
+                }
                 metrics.tokenRefresh(failure: nil)
                 logger.info("tokens refreshed")
                 return response
@@ -136,7 +142,7 @@ struct Gateway {
         let bar = GatewayBar(renderer: renderer, catalog: catalog, features: configuration.features, events: events)
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
-            configuration: configuration, metrics: metrics, renderer: renderer)
+            configuration: configuration, metrics: metrics, renderer: renderer, tracer: tracer)
         let securityHeaders = SecurityHeaders(
             identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(Self.origin), isHTTPS: configuration.isHTTPS)
         self.securityHeaders = securityHeaders
@@ -148,7 +154,7 @@ struct Gateway {
         dataPlane = ProxyDataPlane(
             catalog: catalog, access: access, cache: cache, resolver: resolver, jars: jars, bar: bar, mapping: self.proxy.mapping, renderer: renderer,
             securityHeaders: securityHeaders, metrics: metrics, clientAddresses: clientAddresses, cookieName: configuration.cookie.name,
-            serverName: configuration.brand.gatewayName, logger: logger)
+            serverName: configuration.brand.gatewayName, logger: logger, tracer: tracer)
         upstreamPools = UpstreamPools(
             limits: .init(
                 maximumConnections: proxy.maximumConnectionsPerHost, idleTimeout: .seconds(60),

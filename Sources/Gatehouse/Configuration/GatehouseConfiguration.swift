@@ -30,6 +30,7 @@ public struct GatehouseConfiguration: Sendable {
     public var metrics: MetricsConfiguration?
     public var rateLimits: RateLimitsConfiguration
     public var assertions: AssertionsConfiguration
+    public var tracing: TracingConfiguration
 
     public init(
         publicURL: URL,
@@ -53,7 +54,8 @@ public struct GatehouseConfiguration: Sendable {
         operatorRole: String = defaultOperatorRole,
         metrics: MetricsConfiguration? = nil,
         rateLimits: RateLimitsConfiguration = .init(),
-        assertions: AssertionsConfiguration = .init()
+        assertions: AssertionsConfiguration = .init(),
+        tracing: TracingConfiguration = .init()
     ) {
         self.publicURL = publicURL
         self.listen = listen
@@ -77,6 +79,7 @@ public struct GatehouseConfiguration: Sendable {
         self.metrics = metrics
         self.rateLimits = rateLimits
         self.assertions = assertions
+        self.tracing = tracing
     }
 
     public static let defaultLogLevel = "info"

@@ -212,8 +212,22 @@ public struct ConfigurationLoader {
             rateLimits: readRateLimits(&reader),
             assertions: AssertionsConfiguration(
                 signingKeyFile: reader.optionalString("assertions.signing_key_file"),
-                rotationDays: reader.int("assertions.rotation_days", default: AssertionsConfiguration().rotationDays, range: 1...365))
+                rotationDays: reader.int("assertions.rotation_days", default: AssertionsConfiguration().rotationDays, range: 1...365)),
+            tracing: readTracing(&reader)
         )
+    }
+
+    /// `tracing.otlp_endpoint` (an http or https URL) and `tracing.service_name`.
+    private func readTracing(_ reader: inout ConfigurationReader) -> TracingConfiguration {
+        let endpoint = reader.optionalString("tracing.otlp_endpoint").flatMap { text -> URL? in
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                reader.report("tracing.otlp_endpoint", "must be the collector's http or https URL (http://collector:4318), got \"\(text)\"")
+                return nil
+            }
+            return url
+        }
+        return TracingConfiguration(
+            otlpEndpoint: endpoint, serviceName: reader.string("tracing.service_name", default: TracingConfiguration().serviceName))
     }
 
     /// `rate_limits.<name>.limit` requests per `rate_limits.<name>.period_seconds`.

@@ -16,11 +16,13 @@ public struct ProxyController: Sendable {
     let mapping: AnswerMapping
     let configuration: GatehouseConfiguration
     let metrics: GatewayMetrics
+    let tracer: GatewayTracer?
 
     init(
         catalog: AppCatalog, forwarder: Forwarder, access: AppAccess, jars: SharedCookieJars, bar: GatewayBar,
-        configuration: GatehouseConfiguration, metrics: GatewayMetrics, renderer: PageRenderer
+        configuration: GatehouseConfiguration, metrics: GatewayMetrics, renderer: PageRenderer, tracer: GatewayTracer? = nil
     ) {
+        self.tracer = tracer
         self.catalog = catalog
         self.forwarder = forwarder
         self.access = access
@@ -71,17 +73,20 @@ public struct ProxyController: Sendable {
         -> Response
     {
         let returnTo = app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug
-        let access = try await self.access.open(app, rest: rest, method: request.method.rawValue, session: context.session, returnTo: returnTo)
+        let access = try await tracer.span("access decision") {
+            try await self.access.open(app, rest: rest, method: request.method.rawValue, session: context.session, returnTo: returnTo)
+        }
         let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin)
         var headers = access.requestHeaders(from: request.headers, clientAddress: context.clientAddress, cookie: cookie, trace: context.trace)
         if let encodings = HeaderHygiene.acceptEncoding(browser: AcceptEncoding(request.headers[.acceptEncoding])) {
             headers[.acceptEncoding] = encodings
         }
 
-        let upstream = try await forwarder.send(
-            method: request.method, target: access.target, headers: headers, body: request.body,
-            contentLength: request.headers[.contentLength].flatMap { Int($0) }
-        )
+        let upstream = try await tracer.span("upstream exchange", ofKind: .client) {
+            try await forwarder.send(
+                method: request.method, target: access.target, headers: headers, body: request.body,
+                contentLength: request.headers[.contentLength].flatMap { Int($0) })
+        }
         // On an app host the bar's files and links must name the gateway's own origin.
         let gatewayBase = app.mount == .host && catalog.appsDomain != nil ? configuration.publicOrigin : ""
         return try await respond(

@@ -7,15 +7,19 @@ public struct SessionMiddleware: RouterMiddleware {
 
     let resolver: SessionResolver
     let cookieName: String
+    let tracer: GatewayTracer?
 
-    public init(resolver: SessionResolver, cookieName: String) {
+    init(resolver: SessionResolver, cookieName: String, tracer: GatewayTracer? = nil) {
         self.resolver = resolver
         self.cookieName = cookieName
+        self.tracer = tracer
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        switch try await resolver.resolve(cookie: request.cookies[cookieName]?.value) {
+        let cookie = request.cookies[cookieName]?.value
+        let resolution = try await tracer.span("session look-up") { try await resolver.resolve(cookie: cookie) }
+        switch resolution {
         case .active(let session):
             context.session = session
         case .expired:

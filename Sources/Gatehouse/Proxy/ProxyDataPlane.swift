@@ -7,6 +7,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// The gateway's side of the data plane (`GatehouseDataPlane`): which requests it answers on the event loop, and
 /// how. It takes a `GET` without a body for a path-mounted app whose member's session and jar are in the state
@@ -31,6 +32,8 @@ final class ProxyDataPlane: DataPlaneRoutes {
     let serverName: String
     let date = HTTPDate()
     let logger: Logger
+    /// With a collector: each request's span and its upstream exchange's, made and ended on the event loop.
+    let tracer: GatewayTracer?
     /// Each app's `Host` upstream, by slug: every path of an app is on its upstream's host.
     let upstreamAuthorities: [String: String]
     /// Past this many jar changes waiting for the store, requests go the application's way (which writes through).
@@ -39,7 +42,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
     init(
         catalog: AppCatalog, access: AppAccess, cache: StateCache, resolver: SessionResolver, jars: SharedCookieJars, bar: GatewayBar,
         mapping: AnswerMapping, renderer: PageRenderer, securityHeaders: SecurityHeaders, metrics: GatewayMetrics,
-        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, logger: Logger
+        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, logger: Logger, tracer: GatewayTracer? = nil
     ) {
         self.catalog = catalog
         self.access = access
@@ -55,6 +58,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         self.cookieName = cookieName
         self.serverName = serverName
         self.logger = logger
+        self.tracer = tracer
         upstreamAuthorities = Dictionary(uniqueKeysWithValues: catalog.apps.map { ($0.slug, Self.authority(of: $0.upstream)) })
     }
 
@@ -74,7 +78,17 @@ final class ProxyDataPlane: DataPlaneRoutes {
             clientAddresses.trustsAnyProxy
             ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
         var jarCopy = jar ?? CookieJar()
-        let trace = clientAddresses.trace(peer: peer?.ipAddress, traceparent: browser[HeaderHygiene.traceparent])
+        var trace = clientAddresses.trace(peer: peer?.ipAddress, traceparent: browser[HeaderHygiene.traceparent])
+        var spans: ProxiedRequest.Spans?
+        if let tracer {
+            let (request, spanTrace) = tracer.startRequest("GET proxy", incoming: trace.parentSpanID == nil ? nil : trace)
+            let exchange = tracer.startChild("upstream exchange", of: request, ofKind: .client)
+            var carrier: [String: String] = [:]
+            tracer.tracer.inject(exchange.context, into: &carrier, using: DictionaryInjector())
+            // The app's parent is the exchange's span, in the request's trace.
+            trace = TraceContext.named(by: carrier["traceparent"]) ?? spanTrace
+            spans = ProxiedRequest.Spans(request: request, exchange: exchange)
+        }
         var headers = forwarding.requestHeaders(
             from: browser, clientAddress: clientAddress, cookie: jarCopy.cookieHeader(for: forwarding.origin), trace: trace)
         // Read once: what the app may send (never more than the gateway can inflate) and whether the page goes gzipped.
@@ -87,7 +101,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 plane: self, forwarding: forwarding, endpoint: endpoint,
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
                 memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
-                accept: browser[.accept], acceptsGzip: acceptEncoding.takesGzip, trace: trace))
+                accept: browser[.accept], acceptsGzip: acceptEncoding.takesGzip, trace: trace, spans: spans))
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
@@ -164,6 +178,13 @@ final class ProxiedRequest: DataPlaneExchange {
     /// Whether the browser takes a gzipped page.
     let acceptsGzip: Bool
     let trace: TraceContext
+    /// The exported spans of this request, when the gateway exports any.
+    struct Spans {
+        let request: any Span
+        let exchange: any Span
+    }
+
+    let spans: Spans?
     /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
     /// carries it only when something is logged: most requests log nothing below `info`.
     private(set) lazy var requestID = RequestID().description
@@ -182,8 +203,9 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        isNavigation: Bool, accept: String?, acceptsGzip: Bool, trace: TraceContext
+        isNavigation: Bool, accept: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil
     ) {
+        self.spans = spans
         self.plane = plane
         self.forwarding = forwarding
         self.endpoint = endpoint
@@ -257,6 +279,12 @@ final class ProxiedRequest: DataPlaneExchange {
 
     func finished(status sent: HTTPResponseStatus?, failure: DataPlaneFailure?) {
         let app = forwarding.app.slug
+        if let spans {
+            if let sent { spans.request.attributes["http.response.status_code"] = Int(sent.code) }
+            if let failure { spans.exchange.recordError(Self.proxyError(failure)) }
+            spans.exchange.end()
+            spans.request.end()
+        }
         if let failure {
             if let kind = Self.proxyError(failure).upstreamFailureKind, !Self.isMemberGone(failure) {
                 plane.metrics.upstreamFailure(app: app, kind: kind)

@@ -111,6 +111,7 @@ import Testing
                                  "require": {"roles": ["a"]}}, {"paths": ["/y/*"], "require": {"claims": {"department": "it"}, "level": "none"}}]},
                       "not an object"],
              "assertions": {"signing_key_file": "/nonexistent/assertion-key.pem", "rotation_days": 0},
+             "tracing": {"otlp_endpoint": "ftp://collector"},
              "log_level": "chatty",
              "log_format": "xml",
              "metrics": {"port": 70000, "on_members_listener": "sometimes"},
@@ -133,7 +134,7 @@ import Testing
             "apps[2].case_insensitive_paths", "cookie.domain", "apps[2].upstream", "apps[2].rules[0].paths", "apps[2].rules[0].action",
             "apps[2].rules[0].methods",
             "apps[2].rules[1].require", "apps[2].rules[2].require.claims.department", "apps[2].rules[2].require.level",
-            "assertions.rotation_days",
+            "assertions.rotation_days", "tracing.otlp_endpoint",
         ] {
             #expect(keyPaths.contains(expected), "missing problem at \(expected); got \(keyPaths)")
         }

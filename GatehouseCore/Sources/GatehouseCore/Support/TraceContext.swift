@@ -12,6 +12,18 @@ public struct TraceContext: Sendable, Equatable {
     /// `01` when sampled.
     public let flags: String
 
+    public init(traceID: String, spanID: String, parentSpanID: String?, flags: String) {
+        self.traceID = traceID
+        self.spanID = spanID
+        self.parentSpanID = parentSpanID
+        self.flags = flags
+    }
+
+    /// The span a well-formed `traceparent` names, as it is (its trace, its span, no parent known).
+    public static func named(by traceparent: String?) -> TraceContext? {
+        continuing(traceparent).map { TraceContext(traceID: $0.traceID, spanID: $0.parentSpanID ?? $0.spanID, parentSpanID: nil, flags: $0.flags) }
+    }
+
     /// `traceparent` as apps get it: this trace, the gateway's span as their parent.
     public var traceparent: String { "00-\(traceID)-\(spanID)-\(flags)" }
 
