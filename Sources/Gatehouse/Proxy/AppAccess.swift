@@ -56,9 +56,9 @@ struct AppAccess: Sendable {
             var headers = HeaderHygiene.requestHeaders(from: browser, for: rules)
             // The app's request is a child of the gateway's span: the browser's own `traceparent` never passes.
             if let trace { headers.append(HTTPField(name: HeaderHygiene.traceparent, value: trace.traceparent)) }
-            HeaderHygiene.addGatewayHeaders(
-                &headers, identity: session.identity, clientAddress: clientAddress, rules: rules, assertion: assertion,
-                accessToken: session.tokens.accessToken)
+            HeaderHygiene.addForwardingHeaders(&headers, clientAddress: clientAddress, rules: rules)
+            HeaderHygiene.addIdentityHeaders(
+                &headers, identity: session.identity, rules: rules, assertion: assertion, accessToken: session.tokens.accessToken)
             if let cookie { headers.append(HTTPField(name: .cookie, value: cookie)) }
             return headers
         }
@@ -102,22 +102,25 @@ struct AppAccess: Sendable {
     private func forwarding(
         _ app: AppConfiguration, session: Session, url: URL, target: UpstreamTarget, origin: CookieOrigin, urls: URLRewriter
     ) -> Forwarding {
-        let assertion = app.headers.assertion == nil ? nil : assertions.assertion(for: session, app: app.slug, upstream: app.upstream)
-        return Forwarding(
-            app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app), assertion: assertion)
+        Forwarding(
+            app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app),
+            assertion: assertion(app, session: session))
+    }
+
+    /// The member's held assertion for `app`, unless the app takes none.
+    private func assertion(_ app: AppConfiguration, session: Session) -> String? {
+        app.headers.assertion == nil ? nil : assertions.assertion(for: session, app: app.slug, upstream: app.upstream)
     }
 
     /// Forward-auth for an external app (its ingress asks): the same rules and requirements as `open`, and the headers
     /// the ingress copies to the app: identity, the assertion (for the app's public origin), the access token.
     func verify(_ app: AppConfiguration, path: String, method: String, session: Session, returnTo: String) throws -> HTTPFields {
         try decide(app, rest: path, method: method, session: session, returnTo: returnTo)
-        let assertion = app.headers.assertion == nil ? nil : assertions.assertion(for: session, app: app.slug, upstream: app.upstream)
+        // No forwarding headers: the ingress says where the request came from itself.
         var headers = HTTPFields()
-        HeaderHygiene.addGatewayHeaders(
-            &headers, identity: session.identity, clientAddress: nil, rules: rules(app), assertion: assertion,
+        HeaderHygiene.addIdentityHeaders(
+            &headers, identity: session.identity, rules: rules(app), assertion: assertion(app, session: session),
             accessToken: session.tokens.accessToken)
-        // The ingress says where the request came from itself.
-        headers.removeAll { HeaderHygiene.forwardingNames.contains($0.name.canonicalName) }
         return headers
     }
 

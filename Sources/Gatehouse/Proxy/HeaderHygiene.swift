@@ -96,7 +96,7 @@ public enum HeaderHygiene {
 
     /// The browser's headers as `app` may see them: the browser's ordinary headers and what the app passes, minus
     /// hop-by-hop and `Connection`-listed fields. Cookies come from the jar, `Host` from the upstream URL, identity
-    /// from `addGatewayHeaders`.
+    /// from `addIdentityHeaders`.
     static func requestHeaders(from fields: HTTPFields, for rules: Rules) -> HTTPFields {
         let listed = fields.contains { $0.name == .connection } ? connectionListed(fields) : []
         var result = HTTPFields()
@@ -115,18 +115,22 @@ public enum HeaderHygiene {
         return result
     }
 
-    /// The gateway's own headers for a request to an app: where the request came from and who the member is, named
-    /// as the app's configuration says, with the signed assertion and the access token where the app takes them.
-    /// `headers` holds none of these names (`requestHeaders` never passes them), so each is appended as one field.
-    static func addGatewayHeaders(
-        _ headers: inout HTTPFields, identity member: MemberIdentity, clientAddress: String?, rules: Rules, assertion: String? = nil,
-        accessToken: String? = nil
-    ) {
-        if let name = rules.assertion, let assertion { headers.append(HTTPField(name: name, value: assertion)) }
-        if rules.passAccessToken, let accessToken { headers.append(HTTPField(name: .authorization, value: "Bearer " + accessToken)) }
+    /// Where a request to an app came from: the client, and the gateway's public scheme and host. `headers` holds none
+    /// of these names (`requestHeaders` never passes them), so each is appended as one field.
+    static func addForwardingHeaders(_ headers: inout HTTPFields, clientAddress: String?, rules: Rules) {
         headers.append(HTTPField(name: .xForwardedFor, value: clientAddress ?? "unknown"))
         headers.append(HTTPField(name: forwardedProto, value: rules.forwardedProto))
         headers.append(HTTPField(name: forwardedHost, value: rules.forwardedHost))
+    }
+
+    /// Who the member is, named as the app's configuration says, with the signed assertion and the access token where
+    /// the app takes them: for a request to an app, and for an ingress to copy (forward-auth). Appended as one field
+    /// each, like the forwarding headers.
+    static func addIdentityHeaders(
+        _ headers: inout HTTPFields, identity member: MemberIdentity, rules: Rules, assertion: String? = nil, accessToken: String? = nil
+    ) {
+        if let name = rules.assertion, let assertion { headers.append(HTTPField(name: name, value: assertion)) }
+        if rules.passAccessToken, let accessToken { headers.append(HTTPField(name: .authorization, value: "Bearer " + accessToken)) }
         for (fieldName, claim) in rules.identity {
             let value: String? =
                 switch claim {
