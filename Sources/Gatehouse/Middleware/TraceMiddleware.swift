@@ -12,16 +12,17 @@ struct TraceMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let trace = resolver.trace(peer: context.peerAddress, traceparent: request.headers[HeaderHygiene.traceparent])
-        guard let tracer else {
+        func joining(_ trace: TraceContext) {
             context.trace = trace
             context.logger[metadataKey: "trace_id"] = .string(trace.traceID)
+        }
+        let incoming = resolver.incomingTrace(peer: context.peerAddress, traceparent: request.headers[HeaderHygiene.traceparent])
+        guard let tracer else {
+            joining(incoming ?? .start())
             return try await next(request, context)
         }
-        let (span, spanTrace) = tracer.startRequest(
-            "\(request.method.rawValue) \(RouteClass.of(path: request.uri.path).rawValue)", incoming: trace.parentSpanID == nil ? nil : trace)
-        context.trace = spanTrace
-        context.logger[metadataKey: "trace_id"] = .string(spanTrace.traceID)
+        let (span, trace) = tracer.startRequest("\(request.method.rawValue) \(RouteClass.of(path: request.uri.path).rawValue)", incoming: incoming)
+        joining(trace)
         defer { span.end() }
         do {
             let response = try await ServiceContext.withValue(span.context) { try await next(request, context) }

@@ -35,10 +35,15 @@ struct GatewayTracer: Sendable {
         }
         let span = tracer.startAnySpan(
             name, context: context, ofKind: .server, at: DefaultTracerClock.now, function: #function, file: #fileID, line: #line)
+        let own = traceContext(of: span) ?? .start()
+        return (span, TraceContext(traceID: own.traceID, spanID: own.spanID, parentSpanID: incoming?.parentSpanID, flags: own.flags))
+    }
+
+    /// `span` as a trace context: its trace and its own id, as the tracer writes them into `traceparent`.
+    func traceContext(of span: any Span) -> TraceContext? {
         var carrier: [String: String] = [:]
         tracer.inject(span.context, into: &carrier, using: DictionaryInjector())
-        let own = TraceContext.named(by: carrier["traceparent"]) ?? .start()
-        return (span, TraceContext(traceID: own.traceID, spanID: own.spanID, parentSpanID: incoming?.parentSpanID, flags: own.flags))
+        return TraceContext.named(by: carrier["traceparent"])
     }
 
     /// A span inside the current request's (the task's service context, which `TraceMiddleware` sets).

@@ -78,16 +78,17 @@ final class ProxyDataPlane: DataPlaneRoutes {
             clientAddresses.trustsAnyProxy
             ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
         var jarCopy = jar ?? CookieJar()
-        var trace = clientAddresses.trace(peer: peer?.ipAddress, traceparent: browser[HeaderHygiene.traceparent])
+        let incoming = clientAddresses.incomingTrace(peer: peer?.ipAddress, traceparent: browser[HeaderHygiene.traceparent])
+        let trace: TraceContext
         var spans: ProxiedRequest.Spans?
         if let tracer {
-            let (request, spanTrace) = tracer.startRequest("GET proxy", incoming: trace.parentSpanID == nil ? nil : trace)
+            let (request, requestTrace) = tracer.startRequest("GET proxy", incoming: incoming)
             let exchange = tracer.startChild("upstream exchange", of: request, ofKind: .client)
-            var carrier: [String: String] = [:]
-            tracer.tracer.inject(exchange.context, into: &carrier, using: DictionaryInjector())
             // The app's parent is the exchange's span, in the request's trace.
-            trace = TraceContext.named(by: carrier["traceparent"]) ?? spanTrace
+            trace = tracer.traceContext(of: exchange) ?? requestTrace
             spans = ProxiedRequest.Spans(request: request, exchange: exchange)
+        } else {
+            trace = incoming ?? .start()
         }
         var headers = forwarding.requestHeaders(
             from: browser, clientAddress: clientAddress, cookie: jarCopy.cookieHeader(for: forwarding.origin), trace: trace)
