@@ -52,7 +52,8 @@ extension GatehouseApplication {
             middleware: SessionMiddleware(resolver: gateway.resolver, cookieName: configuration.cookie.name, tracer: gateway.tracer))
         AuthController(
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
-            registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter
+            registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
+            catalog: gateway.catalog
         ).addRoutes(to: withSession)
         ForwardAuthController(
             catalog: gateway.catalog, access: gateway.access, clientAddresses: gateway.clientAddresses, publicOrigin: configuration.publicOrigin

@@ -5,11 +5,8 @@ import GatehouseCore
 /// app's origin (forward-auth sends members signed out at the app's host here, and back to where they were). Any
 /// other URL is refused: the gateway is no open redirector.
 struct SignInReturns: Sendable {
+    /// The external apps' origins (`AppCatalog.externalOrigins`).
     let externalOrigins: [String]
-
-    init(apps: [AppConfiguration]) {
-        externalOrigins = apps.filter { $0.mount == .external }.map { AppCatalog.origin($0.upstream) }
-    }
 
     /// `candidate` when it is one of those, else `nil`. An external URL must be exactly an app's origin followed by a
     /// path a `ReturnTarget` accepts: `https://wiki.example.org.evil.example/`, `https://wiki.example.org@evil/` and

@@ -21,7 +21,7 @@ public struct AuthController: Sendable {
 
     public init(
         configuration: GatehouseConfiguration, oidc: OIDCClient, attempts: any LoginAttemptStore, sessions: any SessionStore,
-        registrations: any RegistrationStore, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter
+        registrations: any RegistrationStore, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter, catalog: AppCatalog
     ) {
         self.configuration = configuration
         self.oidc = oidc
@@ -32,7 +32,7 @@ public struct AuthController: Sendable {
         self.renderer = renderer
         self.limiter = limiter
         self.cookie = SessionCookie(name: configuration.cookie.name, isSecure: configuration.cookieIsSecure, domain: configuration.cookie.domain)
-        returns = SignInReturns(apps: configuration.apps)
+        returns = SignInReturns(externalOrigins: catalog.externalOrigins)
     }
 
     public func addRoutes(to router: RouterGroup<GatewayRequestContext>) {

@@ -54,8 +54,9 @@ struct ForwardAuthController: Sendable {
             throw ForwardAuthError.untrustedCaller
         }
         guard let original = Original(request.headers) else { throw ForwardAuthError.noOriginalRequest }
-        guard let app = catalog.externalApp(origin: AppCatalog.origin(original.url)) else { throw ForwardAuthError.unknownHost }
-        let back = AppCatalog.origin(original.url) + original.pathAndQuery
+        let origin = AppCatalog.origin(original.url)
+        guard let app = catalog.externalApp(origin: origin) else { throw ForwardAuthError.unknownHost }
+        let back = origin + original.pathAndQuery
         guard let session = context.session else {
             let signIn = FormEncoding.url(publicOrigin + Paths.signIn, adding: [("return_to", back)])
             let redirect = request.uri.queryParameters.get("redirect") == "1"
