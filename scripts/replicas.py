@@ -100,6 +100,31 @@ class Process:
                 self.process.wait()
 
 
+def start_nginx(work, http_block, log_path):
+    """nginx in the foreground with its files under `work` (made here), `http_block` in its `http` block: started."""
+    work.mkdir()
+    os.chmod(work, 0o777)
+    (work / "nginx.conf").write_text(
+        f"""
+daemon off;
+worker_processes 1;
+pid {work}/nginx.pid;
+error_log {work}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {work}/body;
+  proxy_temp_path {work}/proxy;
+  fastcgi_temp_path {work}/fastcgi;
+  uwsgi_temp_path {work}/uwsgi;
+  scgi_temp_path {work}/scgi;
+{http_block}
+}}
+"""
+    )
+    return Process([shutil.which("nginx") or "/usr/sbin/nginx", "-p", str(work), "-c", str(work / "nginx.conf")], log_path)
+
+
 class ReplicaSet:
     """PostgreSQL, the provider, `count` replicas and nginx in front of them, on loopback."""
 
@@ -191,25 +216,10 @@ class ReplicaSet:
         return replica
 
     def start_balancer(self):
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        work = self.directory / "nginx"
-        work.mkdir()
-        os.chmod(work, 0o777)
         upstreams = "\n".join(f"    server 127.0.0.1:{port} max_fails=0;" for port in self.replica_ports)
-        (work / "nginx.conf").write_text(
+        self.balancer = start_nginx(
+            self.directory / "nginx",
             f"""
-daemon off;
-worker_processes 1;
-pid {work}/nginx.pid;
-error_log {work}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {work}/body;
-  proxy_temp_path {work}/proxy;
-  fastcgi_temp_path {work}/fastcgi;
-  uwsgi_temp_path {work}/uwsgi;
-  scgi_temp_path {work}/scgi;
   # Round robin, every request on its own: no sticky sessions.
   upstream gatehouse {{
 {upstreams}
@@ -231,10 +241,9 @@ http {{
       proxy_read_timeout 120s;
     }}
   }}
-}}
-"""
+""",
+            self.directory / "nginx.log",
         )
-        self.balancer = Process([nginx, "-p", str(work), "-c", str(work / "nginx.conf")], self.directory / "nginx.log")
         self.processes.append(self.balancer)
         wait_until(lambda: answers(self.url + "/healthz") == 200, "nginx did not answer")
 

@@ -131,13 +131,19 @@ class Gateway:
     def member_session(self, account):
         """A `requests` session signed in as a demo member through the development provider's form."""
         session = requests.Session()
-        response = session.get(self.url + "/signin/start", allow_redirects=True)
+        response = self.sign_in_by_form(session, account)
+        assert response.url.rstrip("/") == self.url, response.url
+        return session
+
+    def sign_in_by_form(self, session, account, return_to=None):
+        """Signs `session` in as a demo member through the development provider's form; the answer where the gateway
+        sent the member afterwards (`return_to`, or Web Apps)."""
+        params = {"return_to": return_to} if return_to else None
+        response = session.get(self.url + "/signin/start", params=params, allow_redirects=True, timeout=10)
         fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', response.text))
         fields.update({"account": account, "password": self.dev_password, "action": "continue"})
         action = re.search(r'<form method="post" action="([^"]+)"', response.text).group(1)
-        response = session.post(self.url + action, data=fields, allow_redirects=True)
-        assert response.url.rstrip("/") == self.url, response.url
-        return session
+        return session.post(self.url + action, data=fields, allow_redirects=True, timeout=10)
 
     def metrics(self):
         """The operators' metrics, `name{labels}` → value."""

@@ -5,8 +5,6 @@ refused with 403; a sign-out at the gateway ends access through the ingress too.
 
 import json
 import re
-import shutil
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
@@ -15,7 +13,8 @@ import jwt
 import pytest
 import requests
 
-from conftest import free_port, start_gateway, wait_for
+from conftest import Running, free_port, start_gateway, wait_for
+from replicas import start_nginx
 
 
 class App(BaseHTTPRequestHandler):
@@ -33,20 +32,9 @@ class App(BaseHTTPRequestHandler):
         pass
 
 
-def nginx_config(work, port, gateway_port, app_port):
+def nginx_server(port, gateway_port, app_port):
+    """nginx's `server` for the app: `auth_request` to Gatehouse, its headers copied to the app, 401 to sign-in."""
     return f"""
-daemon off;
-worker_processes 1;
-pid {work}/nginx.pid;
-error_log {work}/error.log warn;
-events {{ worker_connections 256; }}
-http {{
-  access_log off;
-  client_body_temp_path {work}/body;
-  proxy_temp_path {work}/proxy;
-  fastcgi_temp_path {work}/fastcgi;
-  uwsgi_temp_path {work}/uwsgi;
-  scgi_temp_path {work}/scgi;
   server {{
     listen 127.0.0.1:{port};
     location = /_gatehouse {{
@@ -71,7 +59,6 @@ http {{
       return 302 $gatehouse_sign_in;
     }}
   }}
-}}
 """
 
 
@@ -105,22 +92,16 @@ def ingresses(tmp_path):
             {"slug": "behind-caddy", "name": "Behind Caddy", "upstream": f"http://127.0.0.1:{caddy_port}/", "mount": "external", "rules": rules},
         ],
     })
-    work = tmp_path / "nginx"
-    work.mkdir()
-    (work / "nginx.conf").write_text(nginx_config(work, nginx_port, gw.port, app_port))
-    nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", str(work), "-c", str(work / "nginx.conf")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    nginx = start_nginx(tmp_path / "nginx", nginx_server(nginx_port, gw.port, app_port), tmp_path / "nginx.log")
     (tmp_path / "Caddyfile").write_text(caddy_config(caddy_port, gw.port, app_port))
-    caddy = subprocess.Popen(["caddy", "run", "--config", str(tmp_path / "Caddyfile"), "--adapter", "caddyfile"],
-                             stdout=open(tmp_path / "caddy.log", "w"), stderr=subprocess.STDOUT)
+    caddy = Running(["caddy", "run", "--config", str(tmp_path / "Caddyfile"), "--adapter", "caddyfile"], tmp_path / "caddy.log")
     try:
         for port in (nginx_port, caddy_port):
             wait_for(f"http://127.0.0.1:{port}/", process=None)
         yield gw, {"nginx": f"http://127.0.0.1:{nginx_port}", "caddy": f"http://127.0.0.1:{caddy_port}"}
     finally:
         for process in (nginx, caddy):
-            process.terminate()
-            process.wait(timeout=10)
+            process.stop()
         app.shutdown()
         gw.running.stop()
 
@@ -131,11 +112,7 @@ def sign_in_at(gw, http, response):
     assert response.status_code == 302 and response.headers["Location"].startswith(gw.url + "/signin?return_to="), response.headers
     page = http.get(response.headers["Location"], timeout=10)
     return_to = re.search(r'name="return_to" value="([^"]+)"', page.text).group(1).replace("&amp;", "&")
-    form = http.get(gw.url + "/signin/start", params={"return_to": return_to}, timeout=10)
-    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', form.text))
-    fields.update({"account": "alice", "password": gw.dev_password, "action": "continue"})
-    action = re.search(r'<form method="post" action="([^"]+)"', form.text).group(1)
-    return http.post(gw.url + action, data=fields, timeout=10)
+    return gw.sign_in_by_form(http, "alice", return_to)
 
 
 @pytest.mark.parametrize("ingress", ["nginx", "caddy"])

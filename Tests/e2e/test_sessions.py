@@ -31,14 +31,7 @@ def test_a_member_ends_another_browsers_session(browser, phone, dev_gateway, tmp
     sessions = browser.find_elements(By.CSS_SELECTOR, "#session-list .session")
     assert len(sessions) == 2
     assert browser.find_element(By.CSS_SELECTOR, ".session[data-current] #this-browser").text == "This browser"
-    for width in (1280, 390):
-        browser.set_window_size(width, 900)
-        for scheme in ("light", "dark"):
-            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
-            checker.page("sessions" if (width, scheme) == (1280, "light") else None)
-            overflow = browser.execute_script("return document.documentElement.scrollWidth > document.documentElement.clientWidth")
-            assert not overflow, f"the sessions page overflows at {width} px"
-    browser.set_window_size(1280, 900)
+    checker.every_width_and_scheme("sessions")
 
     # The phone's entry says what it is, and its button says which session it ends; the keyboard alone ends it.
     end = browser.find_element(By.CSS_SELECTOR, '.session:not([data-current]) button.end-session')

@@ -43,6 +43,18 @@ class Checker:
         if name:
             self.browser.save_screenshot(str(self.folder / f"{name}.png"))
 
+    def every_width_and_scheme(self, name=None):
+        """`page` at 1280 and 390 pixels, light and dark, nothing overflowing sideways; the screenshot (`name`) at
+        1280 in light mode. Leaves the window at 1280."""
+        for width in (1280, 390):
+            self.browser.set_window_size(width, 900)
+            for scheme in ("light", "dark"):
+                self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+                self.page(name if (width, scheme) == (1280, "light") else None)
+                overflow = self.browser.execute_script("return document.documentElement.scrollWidth > document.documentElement.clientWidth")
+                assert not overflow, f"{self.browser.current_url} overflows at {width} px"
+        self.browser.set_window_size(1280, 900)
+
 
 def screenshots(tmp_path):
     """Where the screenshots in docs/ go: `GATEHOUSE_SCREENSHOTS` when set, else a throwaway folder."""
