@@ -3,7 +3,8 @@ import GatehouseCore
 import Hummingbird
 
 extension GatehouseApplication {
-    /// The request's way through the gateway, top to bottom: the client's address (behind a trusted load balancer) → metrics and the access log → security headers → error pages → app hosts →
+    /// The request's way through the gateway, top to bottom: the client's address (behind a trusted load balancer) →
+    /// metrics and the access log → security headers → the request's language → error pages → app hosts →
     /// static files → public routes (health, readiness, the development provider, back-channel logout) → session →
     /// sign-in routes → signed-in routes (a context that cannot be made without a session) → the proxy.
     static func buildRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
@@ -15,6 +16,7 @@ extension GatehouseApplication {
         if gateway.clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: gateway.clientAddresses)) }
         router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
         router.add(middleware: SecurityHeadersMiddleware(headers: gateway.securityHeaders))
+        router.add(middleware: LanguageMiddleware(languages: renderer.languages))
         router.add(middleware: ErrorPageMiddleware(renderer: renderer, refusals: gateway.refusals))
         router.add(middleware: HostMountMiddleware(controller: gateway.hostMounts))
         router.add(middleware: GatewayAssetsMiddleware(assets: renderer.assets))
@@ -49,7 +51,8 @@ extension GatehouseApplication {
         ).addRoutes(to: router)
 
         let withSession = router.group().add(
-            middleware: SessionMiddleware(resolver: gateway.resolver, cookieName: configuration.cookie.name, tracer: gateway.tracer))
+            middleware: SessionMiddleware(
+                resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: gateway.tracer))
         AuthController(
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
             registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
@@ -71,7 +74,7 @@ extension GatehouseApplication {
         ).addRoutes(to: signedIn)
         let funnel = FunnelController(
             events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,
-            strings: renderer.strings)
+            languages: renderer.languages)
         funnel.addRoutes(to: signedIn)
         OperatorController(
             funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: gateway.metrics, refusals: gateway.refusals,
@@ -79,6 +82,8 @@ extension GatehouseApplication {
         ).addRoutes(to: signedIn)
         gateway.frame.addRoutes(to: signedIn)
         SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(
+            to: signedIn)
+        LanguageController(sessions: stores.sessions, languages: renderer.languages, publicOrigin: configuration.publicOrigin).addRoutes(
             to: signedIn)
         gateway.proxy.addRoutes(to: signedIn)
         gateway.hostMounts.addRoutes(to: signedIn)

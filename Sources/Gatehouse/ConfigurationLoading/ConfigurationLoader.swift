@@ -159,7 +159,8 @@ public struct ConfigurationLoader {
         let brand = BrandConfiguration(
             gatewayName: reader.string("brand.gateway_name", default: brandDefaults.gatewayName),
             chatProductName: reader.string("brand.chat_product_name", default: brandDefaults.chatProductName),
-            strings: reader.stringMap("brand.strings")
+            strings: reader.stringMap("brand.strings"),
+            defaultLanguage: reader.string("brand.default_language", default: brandDefaults.defaultLanguage)
         )
         let configuredApps = AppCatalogReader.read(&reader)
         let proxyDefaults = ProxyConfiguration()

@@ -8,33 +8,40 @@ public struct FunnelController: Sendable {
     let events: any EventStore
     let registrations: any RegistrationStore
     let configuration: GatehouseConfiguration
-    let strings: StringsTable?
+    /// The messages' words (a command has none).
+    let languages: Languages?
     /// This replica's events on their way to the store, flushed before a report (a command has none).
     let queue: EventQueue?
 
     public init(
         events: any EventStore, queue: EventQueue? = nil, registrations: any RegistrationStore, configuration: GatehouseConfiguration,
-        strings: StringsTable? = nil
+        languages: Languages? = nil
     ) {
         self.events = events
         self.queue = queue
         self.registrations = registrations
         self.configuration = configuration
-        self.strings = strings
+        self.languages = languages
     }
 
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.operatorFunnel)) { request, context -> Response in
             guard context.session.identity.roles.contains(configuration.operatorRole) else {
                 return try JSONResponse.make(
-                    ["error": "forbidden", "message": strings?.text("operator_forbidden", ["role": configuration.operatorRole]) ?? "forbidden"],
+                    [
+                        "error": "forbidden",
+                        "message": languages?.strings.text("operator_forbidden", ["role": configuration.operatorRole]) ?? "forbidden",
+                    ],
                     status: .forbidden)
             }
             let query = request.uri.queryParameters
             switch FunnelWindow.parse(days: query.get("days"), since: query.get("since"), until: query.get("until")) {
             case .failure(let error):
                 return try JSONResponse.make(
-                    ["error": "bad_request", "message": strings?.text("operator_bad_window", ["detail": error.description]) ?? error.description],
+                    [
+                        "error": "bad_request",
+                        "message": languages?.strings.text("operator_bad_window", ["detail": error.description]) ?? error.description,
+                    ],
                     status: .badRequest)
             case .success(let window):
                 return try JSONResponse.make(try await report(window).json())

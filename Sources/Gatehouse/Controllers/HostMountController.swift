@@ -72,6 +72,7 @@ public struct HostMountController: Sendable {
             case .active(let session) = try await resolver.resolve(sessionID: sessionID)
         {
             if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session) }
+            RequestLanguage.settle(session, languages: proxy.mapping.renderer.languages)
             var signedIn = context
             signedIn.session = session
             return try await proxy.forward(request, context: try SignedInRequestContext(context: signedIn), app: app, rest: request.uri.description)

@@ -171,6 +171,8 @@ public struct PortalController: Sendable {
             "roles": roles,
             "hasRoles": !roles.isEmpty,
             "csrf": session.csrfToken,
+            "languages": renderer.languages.choices,
+            "languageReturnTo": current.path,
             "tabs": FeatureTab.allCases.map { tab -> [String: Any] in
                 [
                     "id": "tab-" + tab.rawValue.replacingOccurrences(of: "_", with: "-"), "href": tab.path,

@@ -40,8 +40,8 @@ struct SessionsController: Sendable {
                 "sessions_device",
                 ["browser": browser ?? strings["sessions_unknown_browser"], "system": system ?? strings["sessions_unknown_system"]])
             var item: [String: Any] = [
-                "handle": SessionHandle.of(session.id), "name": name, "signedIn": Self.time(session.createdAt),
-                "lastActive": Self.time(session.lastSeenAt), "signedInISO": Self.iso(session.createdAt),
+                "handle": SessionHandle.of(session.id), "name": name, "signedIn": Self.time(session.createdAt, strings.locale),
+                "lastActive": Self.time(session.lastSeenAt, strings.locale), "signedInISO": Self.iso(session.createdAt),
                 "lastActiveISO": Self.iso(session.lastSeenAt),
                 "endLabel": strings.text("sessions_end_label", ["name": name]),
             ]
@@ -71,10 +71,8 @@ struct SessionsController: Sendable {
         return Response(status: .seeOther, headers: [.location: Paths.sessions + "?ended=" + outcome, .cacheControl: "no-store"])
     }
 
-    static func time(_ date: Date) -> String {
-        date.formatted(
-            Date.FormatStyle(date: .abbreviated, time: .shortened, timeZone: TimeZone(identifier: "UTC")!).locale(Locale(identifier: "en_GB")))
-            + " UTC"
+    static func time(_ date: Date, _ locale: Locale) -> String {
+        date.formatted(Date.FormatStyle(date: .abbreviated, time: .shortened, timeZone: TimeZone(identifier: "UTC")!).locale(locale)) + " UTC"
     }
 
     static func iso(_ date: Date) -> String {

@@ -16,7 +16,7 @@ public struct GatewayBar: Sendable {
     let features: FeaturesConfiguration
     let events: EventRecorder
     /// The rendered bar, cut at its per-response placeholders, by the page's base, the member's level and apps,
-    /// and the app the page belongs to.
+    /// the app the page belongs to, and the request's language.
     private let renderings = NIOLockedValueBox<[RenderingKey: Segments]>([:])
     /// Enough for every combination of roles an organization has; past it the cache starts over.
     static let renderingLimit = 1024
@@ -101,12 +101,14 @@ public struct GatewayBar: Sendable {
         let level: AuthLevel
         let app: String
         let listed: [String]
+        let language: String
     }
 
     /// The rendered bar as text pieces and placeholders, in order.
     func segments(session: Session, app: AppConfiguration, gatewayBase: String) throws -> Segments {
         let listed = catalog.listedApps(for: session.identity, level: session.level)
-        let key = RenderingKey(gatewayBase: gatewayBase, level: session.level, app: app.slug, listed: listed.map(\.slug))
+        let key = RenderingKey(
+            gatewayBase: gatewayBase, level: session.level, app: app.slug, listed: listed.map(\.slug), language: renderer.languages.current)
         if let cached = renderings.withLockedValue({ $0[key] }) { return cached }
         var rest = try renderer.fragment("bar", values(level: session.level, app: app, listed: listed, gatewayBase: gatewayBase))[...]
         var segments = Segments()

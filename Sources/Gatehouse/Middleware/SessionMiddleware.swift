@@ -1,17 +1,20 @@
 import GatehouseCore
 import Hummingbird
 
-/// Puts the session the cookie names, if it is alive, into the request context.
+/// Puts the session the cookie names, if it is alive, into the request context, and settles the request's language
+/// on the member's choice.
 public struct SessionMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
     let resolver: SessionResolver
     let cookieName: String
+    let languages: Languages
     let tracer: GatewayTracer?
 
-    init(resolver: SessionResolver, cookieName: String, tracer: GatewayTracer? = nil) {
+    init(resolver: SessionResolver, cookieName: String, languages: Languages, tracer: GatewayTracer? = nil) {
         self.resolver = resolver
         self.cookieName = cookieName
+        self.languages = languages
         self.tracer = tracer
     }
 
@@ -22,6 +25,7 @@ public struct SessionMiddleware: RouterMiddleware {
         switch resolution {
         case .active(let session):
             context.session = session
+            RequestLanguage.settle(session, languages: languages)
         case .expired:
             context.sessionEnded = true
         case .none:

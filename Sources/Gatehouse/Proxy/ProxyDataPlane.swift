@@ -102,7 +102,8 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 plane: self, forwarding: forwarding, endpoint: endpoint,
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
                 memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
-                accept: browser[.accept], acceptsGzip: acceptEncoding.takesGzip, trace: trace, spans: spans))
+                accept: browser[.accept], acceptLanguage: browser[.acceptLanguage], acceptsGzip: acceptEncoding.takesGzip, trace: trace,
+                spans: spans))
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
@@ -176,6 +177,8 @@ final class ProxiedRequest: DataPlaneExchange {
     let isNavigation: Bool
     /// The browser's `Accept`: an error is answered as JSON to a caller that wants it.
     let accept: String?
+    /// The browser's `Accept-Language`, read only for what the data plane renders (the bar, a failure page).
+    let acceptLanguage: String?
     /// Whether the browser takes a gzipped page.
     let acceptsGzip: Bool
     let trace: TraceContext
@@ -204,8 +207,9 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        isNavigation: Bool, accept: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil
+        isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil
     ) {
+        self.acceptLanguage = acceptLanguage
         self.spans = spans
         self.plane = plane
         self.forwarding = forwarding
@@ -233,10 +237,19 @@ final class ProxiedRequest: DataPlaneExchange {
             if let length = mapped.contentLength { headers[.contentLength] = length }
             return .now(memberHead(headers))
         }
-        transform = try plane.mapping.transform(
-            mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app, returnTo: memberURI, gatewayBase: "",
-            urls: forwarding.urls)
+        transform = try inLanguage {
+            try plane.mapping.transform(
+                mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app, returnTo: memberURI, gatewayBase: "",
+                urls: forwarding.urls)
+        }
         return .afterFirstChunk
+    }
+
+    /// Binds the request's language (the member's choice, else the browser's) around what renders: the data plane has
+    /// no task for `LanguageMiddleware` to bind it in.
+    private func inLanguage<Result>(_ render: () throws -> Result) rethrows -> Result {
+        let language = plane.renderer.languages.language(session: forwarding.session, acceptLanguage: acceptLanguage)
+        return try RequestLanguage.$current.withValue(RequestLanguage(language), operation: render)
     }
 
     /// The body's first bytes decide, as on the application's path: a UTF-16 document (by its byte-order mark)
@@ -268,10 +281,12 @@ final class ProxiedRequest: DataPlaneExchange {
         let error = Self.proxyError(failure)
         let level: Logger.Level = error.status.code >= 500 ? .error : .info
         logger.log(level: level, "request failed", metadata: ["reason": .string(error.reason), "error": .string("\(failure)")])
-        let answer = ErrorAnswer.make(
-            renderer: plane.renderer, status: error.status, reason: error.reason, key: error.messageKey, arguments: error.messageArguments,
-            toast: error.toastKey, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
-            logger: logger)
+        let answer = inLanguage {
+            ErrorAnswer.make(
+                renderer: plane.renderer, status: error.status, reason: error.reason, key: error.messageKey, arguments: error.messageArguments,
+                toast: error.toastKey, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
+                logger: logger)
+        }
         status = answer.status
         var headers = answer.headers
         headers[.contentLength] = "\(answer.body.utf8.count)"

@@ -3,18 +3,21 @@ import HTTPTypes
 import Hummingbird
 import Mustache
 
-/// Renders Mustache templates from `Templates/` with the strings table as `s`, the gateway's files by their hashed
-/// URLs as `assets` (`{{assets.gatehouse_css}}`), and the common page values.
+/// Renders Mustache templates from `Templates/` with the request's strings table as `s` (`Languages`), the gateway's
+/// files by their hashed URLs as `assets` (`{{assets.gatehouse_css}}`), and the common page values.
 public struct PageRenderer: Sendable {
     let library: MustacheLibrary
-    public let strings: StringsTable
+    public let languages: Languages
     public let assets: GatewayAssets
     private let assetURLs: [String: String]
     let developmentMode: Bool
 
-    public init(library: MustacheLibrary, strings: StringsTable, assets: GatewayAssets, developmentMode: Bool) {
+    /// The strings of the request being handled.
+    public var strings: StringsTable { languages.strings }
+
+    public init(library: MustacheLibrary, languages: Languages, assets: GatewayAssets, developmentMode: Bool) {
         self.library = library
-        self.strings = strings
+        self.languages = languages
         self.assets = assets
         self.assetURLs = assets.templateNames
         self.developmentMode = developmentMode
@@ -22,18 +25,21 @@ public struct PageRenderer: Sendable {
 
     public static func load(configuration: GatehouseConfiguration) async throws -> PageRenderer {
         let library = try await MustacheLibrary(directory: configuration.directories.templates)
-        let strings = try StringsTable.load(directory: configuration.directories.strings, brand: configuration.brand)
+        let languages = try Languages.load(
+            directory: configuration.directories.strings, defaultLanguage: configuration.brand.defaultLanguage, brand: configuration.brand)
         let assets = try GatewayAssets.load(directory: configuration.directories.publicFiles)
-        return PageRenderer(library: library, strings: strings, assets: assets, developmentMode: configuration.developmentMode)
+        return PageRenderer(library: library, languages: languages, assets: assets, developmentMode: configuration.developmentMode)
     }
 
     /// The HTML of `template` with `values`, or a `PageRenderingError` when the template is missing.
     public func html(_ template: String, title: String, _ values: [String: Any] = [:]) throws -> String {
+        let strings = strings
         var context = values
         context["s"] = strings.values
         context["assets"] = assetURLs
         context["title"] = title
         context["lang"] = strings["lang"]
+        context["dir"] = strings.direction
         context["gatewayName"] = strings["gateway_name"]
         context["developmentMode"] = developmentMode
         guard let html = library.render(context, withTemplate: template) else { throw PageRenderingError.missingTemplate(template) }

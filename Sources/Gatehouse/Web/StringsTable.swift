@@ -1,7 +1,9 @@
 import Foundation
 
-/// All user-facing text, by key (`Strings/<lang>.json`), with the deployment's names filled in: `{chat}` is the chat
-/// product's name and `{gateway}` the gateway's.
+/// All user-facing text of one language, by key (`Strings/<language>.json`), with the deployment's names filled in:
+/// `{chat}` is the chat product's name and `{gateway}` the gateway's. Every table names its own language (`lang`), its
+/// writing direction (`dir`), its name in itself (`language_name`) and the locale its dates are written in
+/// (`locale`).
 public struct StringsTable: Sendable {
     public let values: [String: String]
 
@@ -23,21 +25,42 @@ public struct StringsTable: Sendable {
         return StringsTable(values: values, brand: brand)
     }
 
-    /// The text for `key` with `{name}`-style arguments filled in; a missing key shows itself rather than nothing.
+    /// The text for `key` with `{name}`-style arguments filled in; a missing key shows itself rather than nothing. In
+    /// a right-to-left language each value is isolated (Unicode's bidirectional algorithm, UAX #9): a phone number,
+    /// an app's Latin name or a host keeps its own order instead of being reordered with the sentence around it.
     public func text(_ key: String, _ arguments: [String: String] = [:]) -> String {
         var text = values[key] ?? key
-        for (name, value) in arguments { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
+        let isolates = direction == "rtl"
+        for (name, value) in arguments {
+            text = text.replacingOccurrences(of: "{\(name)}", with: isolates ? Self.isolated(value) : value)
+        }
         return text
     }
 
+    /// `value` between isolates: left to right (LRI) unless it holds right-to-left letters, which choose for
+    /// themselves (FSI). A value of digits and signs only (`+971 4 123 4567`) has no direction of its own, and
+    /// browsers would otherwise give it the sentence's.
+    static func isolated(_ value: String) -> String {
+        let rightToLeft = value.unicodeScalars.contains { (0x0590...0x08FF).contains($0.value) || (0xFB1D...0xFEFF).contains($0.value) }
+        return (rightToLeft ? "\u{2068}" : "\u{2066}") + value + "\u{2069}"
+    }
+
     public subscript(key: String) -> String { text(key) }
+
+    /// `rtl` for a language written right to left, else `ltr`.
+    public var direction: String { values["dir"] == "rtl" ? "rtl" : "ltr" }
+
+    /// Dates and times as this language's readers write them.
+    public var locale: Locale { Locale(identifier: values["locale"] ?? "en_GB") }
 }
 
 public enum StringsTableError: Error, CustomStringConvertible {
     case notAStringMap(String)
+    case noTable(language: String, directory: String)
     public var description: String {
         switch self {
         case .notAStringMap(let path): "\(path) must be a JSON object of strings"
+        case .noTable(let language, let directory): "the default language \(language) has no strings table (\(directory)/\(language).json)"
         }
     }
 }

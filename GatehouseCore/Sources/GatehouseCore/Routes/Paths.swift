@@ -19,6 +19,8 @@ public enum Paths {
     public static let assertionKeys = "/.well-known/jwks.json"
     /// The member's sessions: the list, and the forms that end them.
     public static let sessions = "/account/sessions"
+    /// The form that keeps the member's choice of language in the session.
+    public static let language = "/account/language"
     /// Forward-auth for an organization's own ingress.
     public static let forwardAuth = "/auth/verify"
     public static let publicAssets = "/static"

@@ -110,16 +110,20 @@ public enum SessionHandle {
     }
 }
 
-/// The member's choices about the frame around apps, kept for the session (every tab, every app host). A choice the
-/// member never made is `nil`; a value with only some choices set is a change to merge (`SessionStore.setFrame`).
+/// The member's choices about how the gateway shows itself (the frame around apps, the language of its pages), kept
+/// for the session (every tab, every app host). A choice the member never made is `nil`; a value with only some
+/// choices set is a change to merge (`SessionStore.setFrame`).
 public struct FramePreferences: Sendable, Codable, Equatable {
     /// The gateway bar folded into its handle.
     public var barCollapsed: Bool?
     /// The upgrade banner in the bar dismissed: a small "Add Features" entry stays.
     public var bannerDismissed: Bool?
+    /// The language the member chose for the gateway's pages, the bar and the banner (`en`, `de`, `ar`).
+    public var language: String?
 
-    public init(barCollapsed: Bool? = nil, bannerDismissed: Bool? = nil) {
+    public init(barCollapsed: Bool? = nil, bannerDismissed: Bool? = nil, language: String? = nil) {
         self.barCollapsed = barCollapsed
         self.bannerDismissed = bannerDismissed
+        self.language = language
     }
 }

@@ -1,0 +1,16 @@
+import Hummingbird
+
+/// Binds the request's language for everything below it (`RequestLanguage`): the browser's `Accept-Language` now,
+/// the member's choice once `SessionMiddleware` knows the session. Above the error pages, so that they speak it too.
+public struct LanguageMiddleware<Context: RequestContext>: RouterMiddleware {
+    let languages: Languages
+
+    public init(languages: Languages) {
+        self.languages = languages
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let language = RequestLanguage(languages.negotiated(acceptLanguage: request.headers[.acceptLanguage]))
+        return try await RequestLanguage.$current.withValue(language) { try await next(request, context) }
+    }
+}
