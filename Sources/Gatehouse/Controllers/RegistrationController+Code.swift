@@ -78,8 +78,9 @@ extension RegistrationController {
             var flow = flow
             let entered = form["code"] ?? ""
             let (now, sub) = (now(), flow.sub)
-            let result = try await flow.verify(entered, now: now, rules: rules) { pending in
-                try await flows.claimCodeAttempt(codeID: pending.id, sub: sub, maximum: rules.maximumWrongTries, at: now)
+            let key = flow.attemptsKey
+            let result = try await flow.verify(entered, now: now, rules: rules) { _ in
+                try await flows.claimCodeAttempt(flowKey: key, sub: sub, maximum: rules.maximumWrongTries, at: now)
             }
             let error: String
             switch result {

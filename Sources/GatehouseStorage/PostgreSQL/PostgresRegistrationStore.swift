@@ -139,13 +139,13 @@ public struct PostgresRegistrationFlowStore: RegistrationFlowStore {
         try await database.query("DELETE FROM verification_sends WHERE id = \(id)")
     }
 
-    /// `ON CONFLICT … DO UPDATE` locks the row, so concurrent claims line up; the `WHERE` leaves a spent code's row
+    /// `ON CONFLICT … DO UPDATE` locks the row, so concurrent claims line up; the `WHERE` leaves a spent flow's row
     /// alone, and then nothing is returned.
-    public func claimCodeAttempt(codeID: String, sub: String, maximum: Int, at date: Date) async throws -> Int? {
+    public func claimCodeAttempt(flowKey: String, sub: String, maximum: Int, at date: Date) async throws -> Int? {
         guard
             let row = try await database.query(
                 """
-                INSERT INTO code_attempts (code_id, sub, attempts, created_at) VALUES (\(codeID), \(sub), 1, \(date))
+                INSERT INTO code_attempts (code_id, sub, attempts, created_at) VALUES (\(flowKey), \(sub), 1, \(date))
                 ON CONFLICT (code_id) DO UPDATE SET attempts = code_attempts.attempts + 1 WHERE code_attempts.attempts < \(maximum)
                 RETURNING attempts
                 """

@@ -52,7 +52,7 @@ public enum CodeSendRefusal: Error, Sendable, Equatable {
     case phoneNumberLimit
 }
 
-/// Flows in progress, the record of codes sent (for the rate limits) and the tries spent on each code; all survive a
+/// Flows in progress, the record of codes sent (for the rate limits) and the code tries spent by each flow; all survive a
 /// restart. Every counted step is one atomic operation in the store, whatever the concurrency: a store that cannot
 /// promise that must not implement this protocol.
 public protocol RegistrationFlowStore: Sendable {
@@ -67,8 +67,9 @@ public protocol RegistrationFlowStore: Sendable {
     ) async throws -> Result<Int, CodeSendRefusal>
     /// Forgets a reserved send that did not happen (the sender failed).
     func releaseCodeSend(id: Int) async throws
-    /// Spends one try on the code `codeID`: its number (1 for the first), or `nil` when `maximum` are spent already.
-    func claimCodeAttempt(codeID: String, sub: String, maximum: Int, at: Date) async throws -> Int?
+    /// Spends one of the flow `flowKey`'s code tries (`RegistrationFlow.attemptsKey`: every code the flow sends, resends
+    /// included, draws on the same tries): its number (1 for the first), or `nil` when `maximum` are spent already.
+    func claimCodeAttempt(flowKey: String, sub: String, maximum: Int, at: Date) async throws -> Int?
     /// Removes flows untouched since `flowsBefore`, send records and code tries older than `sendsBefore`; returns how many.
     @discardableResult func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int
 }

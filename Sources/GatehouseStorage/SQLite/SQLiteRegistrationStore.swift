@@ -126,14 +126,14 @@ public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
         try await database.query("DELETE FROM verification_sends WHERE id = ?", [.integer(id)])
     }
 
-    /// The upsert's `WHERE` leaves a spent code's row alone, and then nothing is returned.
-    public func claimCodeAttempt(codeID: String, sub: String, maximum: Int, at date: Date) async throws -> Int? {
+    /// The upsert's `WHERE` leaves a spent flow's row alone (`code_id` holds the flow's key), and then nothing is returned.
+    public func claimCodeAttempt(flowKey: String, sub: String, maximum: Int, at date: Date) async throws -> Int? {
         try await database.query(
             """
             INSERT INTO code_attempts (code_id, sub, attempts, created_at) VALUES (?, ?, 1, ?)
             ON CONFLICT(code_id) DO UPDATE SET attempts = code_attempts.attempts + 1 WHERE code_attempts.attempts < ?
             RETURNING attempts
-            """, [.text(codeID), .text(sub), .time(date), .integer(maximum)]
+            """, [.text(flowKey), .text(sub), .time(date), .integer(maximum)]
         ).first?.column("attempts")?.integer
     }
 

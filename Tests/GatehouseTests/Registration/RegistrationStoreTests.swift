@@ -75,7 +75,7 @@ import Testing
             try await flows.releaseCodeSend(id: try released.get())
             #expect(try await reserve("d", number).isSuccess)
 
-            #expect(try await flows.claimCodeAttempt(codeID: "old-code", sub: "a", maximum: 5, at: now.addingTimeInterval(-4000)) == 1)
+            #expect(try await flows.claimCodeAttempt(flowKey: "old-code", sub: "a", maximum: 5, at: now.addingTimeInterval(-4000)) == 1)
             try await flows.save(RegistrationFlow(sub: "old", returnTo: "/", now: now.addingTimeInterval(-3600)))
             try await flows.save(RegistrationFlow(sub: "new", returnTo: "/", now: now))
             // One stale flow, the send outside the window, the old code's tries.
@@ -110,16 +110,16 @@ import Testing
             let flows = harness.stores.flows
             let granted = try await withThrowingTaskGroup(of: Int?.self) { group in
                 for _ in 0..<200 {
-                    group.addTask { try await flows.claimCodeAttempt(codeID: "code-1", sub: "a", maximum: 5, at: Date()) }
+                    group.addTask { try await flows.claimCodeAttempt(flowKey: "code-1", sub: "a", maximum: 5, at: Date()) }
                 }
                 var granted: [Int] = []
                 for try await attempt in group { if let attempt { granted.append(attempt) } }
                 return granted
             }
             #expect(granted.sorted() == [1, 2, 3, 4, 5])
-            #expect(try await flows.claimCodeAttempt(codeID: "code-1", sub: "a", maximum: 5, at: Date()) == nil)
+            #expect(try await flows.claimCodeAttempt(flowKey: "code-1", sub: "a", maximum: 5, at: Date()) == nil)
             // Another code has its own five.
-            #expect(try await flows.claimCodeAttempt(codeID: "code-2", sub: "a", maximum: 5, at: Date()) == 1)
+            #expect(try await flows.claimCodeAttempt(flowKey: "code-2", sub: "a", maximum: 5, at: Date()) == 1)
         }
     }
 

@@ -55,6 +55,12 @@ public struct RegistrationFlow: Sendable, Codable, Equatable {
 
     public func isStale(now: Date) -> Bool { now.timeIntervalSince(updatedAt) > Self.resumeWindow }
 
+    /// What the flow's code tries are counted on: the flow, not the code, so that a resent code brings no new tries
+    /// (five wrong entries end the flow however many codes it sent). A flow started again is a new key.
+    public var attemptsKey: String {
+        "flow:" + TokenHash.hex("\(sub)|\(startedAt.timeIntervalSince1970)")
+    }
+
     /// The phone step is open again while the member waits for a code (a typo in the number).
     public func allows(_ requested: RegistrationStep) -> Bool {
         requested == step || (requested == .phone && step == .code)
