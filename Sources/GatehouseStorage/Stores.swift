@@ -27,6 +27,8 @@ public struct Stores: Sendable {
     package var statistics: DatabaseStatistics
     /// The database replicas share, if any: its changes reach each replica's cache through a listener.
     package var shared: PostgresDatabase? = nil
+    /// The SQLite file, when that is the backend (tests reach its connection to make faults).
+    package var sqlite: SQLiteDatabase? = nil
 
     public static func sqlite(_ database: SQLiteDatabase) -> Stores {
         Stores(
@@ -36,7 +38,7 @@ public struct Stores: Sendable {
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
             rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database),
             service: DatabaseService(database: database), prepare: {},
-            answers: { await database.answers() }, statistics: database.statistics)
+            answers: { await database.answers() }, statistics: database.statistics, sqlite: database)
     }
 
     public static func postgres(_ database: PostgresDatabase) -> Stores {

@@ -7,18 +7,38 @@ import SQLiteNIO
 ///
 /// SQLite serialises access to a connection (sqlite-nio opens it with `SQLITE_OPEN_FULLMUTEX`), so every store shares
 /// this one connection and keeps each change to a single statement.
+///
+/// A file that stops taking writes (made read-only, moved or replaced, its disk full, an I/O error, locked by another
+/// process past the busy timeout) is `StorageError.unavailable`: the member's "temporarily unavailable" page, counted
+/// as such, and `/readyz` says so (it writes). The connection is then opened again, two seconds after the failure
+/// and every two seconds after that until the file answers: a file put back, made writable or given room recovers
+/// without a restart.
 public final class SQLiteDatabase: Sendable {
-    let connection: SQLiteConnection
+    private let storage: SQLiteConnection.Storage
+    private let logger: Logger
+    private let state: NIOLockedValueBox<State>
     let statistics = DatabaseStatistics(maximumConnections: 1)
-    private let isClosed = NIOLockedValueBox(false)
 
-    private init(connection: SQLiteConnection) {
-        self.connection = connection
+    struct State {
+        var connection: SQLiteConnection
+        var isClosed = false
+        /// When the file failed as unavailable (and was not opened again since): a query after `reopenInterval`
+        /// opens it again.
+        var failedAt: ContinuousClock.Instant?
+        var reopening = false
+    }
+
+    static let reopenInterval = Duration.seconds(2)
+
+    private init(connection: SQLiteConnection, storage: SQLiteConnection.Storage, logger: Logger) {
+        self.storage = storage
+        self.logger = logger
+        state = NIOLockedValueBox(State(connection: connection))
     }
 
     /// A database dropped without `close()` (start-up failed half-way) still closes its file.
     deinit {
-        if !isClosed.withLockedValue({ $0 }) { _ = connection.close() }
+        state.withLockedValue { state in if !state.isClosed { _ = state.connection.close() } }
     }
 
     /// Opens (creating folders as needed) and migrates the database at `path`; `":memory:"` for a private one.
@@ -32,8 +52,8 @@ public final class SQLiteDatabase: Sendable {
             storage = .file(path: path)
         }
         do {
-            let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
-            let database = SQLiteDatabase(connection: connection)
+            let connection = try await Self.connect(storage, logger: logger)
+            let database = SQLiteDatabase(connection: connection, storage: storage, logger: logger)
             try await database.migrate()
             return database
         } catch {
@@ -41,30 +61,90 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
+    /// A connection with this gateway's settings (each connection's own; `journal_mode` is the file's).
+    private static func connect(_ storage: SQLiteConnection.Storage, logger: Logger) async throws -> SQLiteConnection {
+        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+        do {
+            _ = try await connection.query("PRAGMA journal_mode = WAL")
+            // With WAL, NORMAL syncs at checkpoints instead of at every commit: a power cut may lose the last
+            // moments of events and last-seen times, never the database's consistency.
+            _ = try await connection.query("PRAGMA synchronous = NORMAL")
+            _ = try await connection.query("PRAGMA busy_timeout = 5000")
+            // A member's cookie jar goes with their session, whichever way the session ends.
+            _ = try await connection.query("PRAGMA foreign_keys = ON")
+        } catch {
+            try? await connection.close().get()
+            throw error
+        }
+        return connection
+    }
+
     public func close() async throws {
         guard
-            !isClosed.withLockedValue({ closed in
-                defer { closed = true }; return closed
+            let connection = state.withLockedValue({ state -> SQLiteConnection? in
+                defer { state.isClosed = true }
+                return state.isClosed ? nil : state.connection
             })
         else { return }
         // The future-based close, because the async one gives up in a cancelled task and leaves the file open.
         try await connection.close().get()
     }
 
-    /// Whether the database answers a trivial query (readiness).
+    /// Whether the database takes a write now (readiness): a file that only reads cannot sign anybody in.
     func answers() async -> Bool {
-        (try? await query("SELECT 1")) != nil
+        (try? await query(
+            "INSERT INTO readiness (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at",
+            [.float(Date().timeIntervalSince1970)])) != nil
     }
 
     @discardableResult
     func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         try await statistics.counting {
+            let connection = try await connectionForQuery()
             do {
                 return try await connection.query(sql, binds)
             } catch {
-                throw StorageError.query(String(describing: error))
+                let failure = Self.storageError(error)
+                if failure.isUnavailable { state.withLockedValue { $0.failedAt = $0.failedAt ?? .now } }
+                throw failure
             }
         }
+    }
+
+    /// The connection to ask: a fresh one first when the file failed as unavailable `reopenInterval` ago.
+    private func connectionForQuery() async throws -> SQLiteConnection {
+        let (current, reopen) = state.withLockedValue { state -> (SQLiteConnection, Bool) in
+            let due = state.failedAt.map { ContinuousClock.now - $0 >= Self.reopenInterval } ?? false
+            let reopen = due && !state.reopening && !state.isClosed
+            if reopen { state.reopening = true }
+            return (state.connection, reopen)
+        }
+        guard reopen else { return current }
+        do {
+            let fresh = try await Self.connect(storage, logger: logger)
+            let old = state.withLockedValue { state -> SQLiteConnection in
+                defer { (state.connection, state.failedAt, state.reopening) = (fresh, nil, false) }
+                return state.connection
+            }
+            logger.notice("SQLite database opened again after it stopped answering")
+            try? await old.close().get()
+            return fresh
+        } catch {
+            state.withLockedValue { state in (state.failedAt, state.reopening) = (.now, false) }
+            throw StorageError.unavailable("SQLite database cannot be opened again: \(error)")
+        }
+    }
+
+    /// The store's reading of an SQLite failure: the file not taking writes (read-only, moved, full, an I/O error,
+    /// locked past the busy timeout, not openable) is `unavailable`; anything else the statement's own failure.
+    static func storageError(_ error: any Error) -> StorageError {
+        if let error = error as? StorageError { return error }
+        if let error = error as? SQLiteError {
+            let reason = "\(error.reason)"
+            let unavailable = ["readOnly", "readonly", "full", "ioError", "busy", "locked", "cantOpen", "permission", "notADatabase"]
+            if unavailable.contains(where: { reason.hasPrefix($0) }) { return .unavailable("SQLite \(error)") }
+        }
+        return .query(String(describing: error))
     }
 
     /// Migrations in order; each runs once, recorded in `schema_migrations`.
@@ -178,6 +258,12 @@ public final class SQLiteDatabase: Sendable {
             until REAL NOT NULL
         );
         """,
+        """
+        CREATE TABLE readiness (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            checked_at REAL NOT NULL
+        );
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.
@@ -197,13 +283,6 @@ public final class SQLiteDatabase: Sendable {
     }
 
     private func migrate() async throws {
-        try await query("PRAGMA journal_mode = WAL")
-        // With WAL, NORMAL syncs at checkpoints instead of at every commit: a power cut may lose the last
-        // moments of events and last-seen times, never the database's consistency.
-        try await query("PRAGMA synchronous = NORMAL")
-        try await query("PRAGMA busy_timeout = 5000")
-        // A member's cookie jar goes with their session, whichever way the session ends.
-        try await query("PRAGMA foreign_keys = ON")
         try await query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
         let applied = try await query("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations")
         let current = applied.first?.column("version")?.integer ?? 0
