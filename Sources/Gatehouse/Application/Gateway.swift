@@ -109,7 +109,9 @@ struct Gateway {
         self.http = http
         upstreamClients = UpstreamClients(
             plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
-        let oidc = OIDCClient(configuration: configuration.oidc, http: http)
+        let oidc = OIDCClient(
+            configuration: configuration.oidc, http: http,
+            breaker: ProviderBreaker(pause: .seconds(configuration.oidc.pauseAfterTimeoutsSeconds)))
         self.oidc = oidc
         // Every refresh at the provider is counted and logged (never its tokens).
         let refresher = TokenRefresher(store: stores.sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) {

@@ -193,6 +193,8 @@ public struct OIDCConfiguration: Sendable {
     public var redirectPath: String
     public var clockSkewSeconds: Int
     public var timeoutSeconds: Int
+    /// After two timeouts in a row, how long every call to the provider fails at once (`ProviderBreaker`).
+    public var pauseAfterTimeoutsSeconds: Int
 
     public static let defaultScopes = ["openid", "profile", "email", "phone", "roles", "groups"]
 
@@ -203,7 +205,8 @@ public struct OIDCConfiguration: Sendable {
         scopes: [String] = OIDCConfiguration.defaultScopes,
         redirectPath: String = Paths.callback,
         clockSkewSeconds: Int = 60,
-        timeoutSeconds: Int = 10
+        timeoutSeconds: Int = 10,
+        pauseAfterTimeoutsSeconds: Int = 30
     ) {
         self.issuer = issuer
         self.clientID = clientID
@@ -212,6 +215,7 @@ public struct OIDCConfiguration: Sendable {
         self.redirectPath = redirectPath
         self.clockSkewSeconds = clockSkewSeconds
         self.timeoutSeconds = timeoutSeconds
+        self.pauseAfterTimeoutsSeconds = pauseAfterTimeoutsSeconds
     }
 }
 

@@ -123,7 +123,9 @@ public struct ConfigurationLoader {
             scopes: reader.stringList("oidc.scopes", default: oidcDefaults.scopes),
             redirectPath: reader.string("oidc.redirect_path", default: oidcDefaults.redirectPath),
             clockSkewSeconds: reader.int("oidc.clock_skew_seconds", default: oidcDefaults.clockSkewSeconds, range: 0...600),
-            timeoutSeconds: reader.int("oidc.timeout_seconds", default: oidcDefaults.timeoutSeconds, range: 1...120)
+            timeoutSeconds: reader.int("oidc.timeout_seconds", default: oidcDefaults.timeoutSeconds, range: 1...120),
+            pauseAfterTimeoutsSeconds: reader.int(
+                "oidc.pause_after_timeouts_seconds", default: oidcDefaults.pauseAfterTimeoutsSeconds, range: 1...3600)
         )
         let cookie = CookieConfiguration(
             name: reader.string("cookie.name", default: CookieConfiguration().name),

@@ -75,7 +75,9 @@ public struct AuthController: Sendable {
     }
 
     @Sendable func signedOutPage(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        try renderer.page("signin", title: renderer.strings["signin_title"], ["notice": renderer.strings["signed_out"]])
+        let providerDown = request.uri.queryParameters.get("provider") == "down"
+        return try renderer.page(
+            "signin", title: renderer.strings["signin_title"], ["notice": renderer.strings[providerDown ? "signed_out_provider_down" : "signed_out"]])
     }
 
     /// Creates the login attempt, binds it to this browser and sends the browser to the provider.
@@ -189,7 +191,7 @@ public struct AuthController: Sendable {
         context.logger.notice("sign-in failed", metadata: ["reason": .string(error.reason), "error": .string(error.description)])
         events.record(.ssoLoginFailure, detail: error.reason)
         if ErrorPageMiddleware<GatewayRequestContext>.wantsJSON(request) {
-            let status: HTTPResponse.Status = error.reason == "provider_unreachable" ? .badGateway : .badRequest
+            let status: HTTPResponse.Status = error.isProviderDown ? .badGateway : .badRequest
             var response =
                 (try? JSONResponse.make(
                     ["error": error.reason, "message": renderer.strings["signin_error_\(error.reason)"], "request_id": context.id], status: status))
@@ -211,6 +213,13 @@ public struct AuthController: Sendable {
         _ = events.transition(.signOut, from: session.level, sub: session.identity.sub)
         try await sessions.delete(id: session.id)
         events.record(.ssoLogout, sub: session.identity.sub, detail: "signed_out")
+        // A provider that stopped answering would leave the browser on a page that never loads: the gateway's own
+        // signed-out page says what happened instead.
+        if oidc.breaker.isOpen {
+            var response = redirect(to: Paths.signedOutPage + "?provider=down")
+            response.headers.append(HTTPField(name: .setCookie, value: cookie.clearing()))
+            return response
+        }
         let location = await oidc.endSessionURL(idTokenHint: session.tokens.idToken, postLogoutRedirectURI: configuration.postLogoutRedirectURI)
         var response = redirect(to: location ?? Paths.signedOutPage)
         response.headers.append(HTTPField(name: .setCookie, value: cookie.clearing()))

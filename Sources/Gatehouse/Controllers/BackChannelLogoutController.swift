@@ -28,7 +28,7 @@ public struct BackChannelLogoutController: Sendable {
         do {
             claims = try await verifier.verifyLogoutToken(Self.logoutToken(in: request))
         } catch let error as OIDCError {
-            if case .providerUnreachable = error { return Self.answer(.serviceUnavailable, error: "temporarily_unavailable", error.description) }
+            if error.isProviderDown { return Self.answer(.serviceUnavailable, error: "temporarily_unavailable", error.description) }
             return refuse(error.description, context: context)
         } catch let error as RequestError {
             return refuse(error.reason, context: context)

@@ -53,6 +53,11 @@ public struct SessionResolver: Sendable {
         if refresher.needsRefresh(session, now: now) {
             do {
                 session = try await refresher.refreshed(session)
+            } catch let error as OIDCError where error.isProviderDown {
+                // The provider did not refuse anything: it could not be asked. The member goes on with the tokens
+                // they have until the session's own end, and the refresh is tried again on a later request.
+                logger.warning(
+                    "token refresh postponed: provider down", metadata: ["sub": .string(session.identity.sub), "error": .string("\(error)")])
             } catch {
                 logger.notice("token refresh failed; ending session", metadata: ["sub": .string(session.identity.sub), "error": .string("\(error)")])
                 await end(session, reason: "refresh_failed")

@@ -43,10 +43,21 @@ public final class PostgresDatabase: Service, Sendable {
         timeout: Duration? = nil, _ body: @Sendable @escaping (Transaction) async throws -> T
     ) async throws -> T {
         try await withDeadline(timeout ?? queryTimeout) {
-            try await self.client.withTransaction(logger: self.logger) { connection in
-                try await body(Transaction(connection: connection, logger: self.logger))
+            do {
+                return try await self.client.withTransaction(logger: self.logger) { connection in
+                    try await body(Transaction(connection: connection, logger: self.logger))
+                }
+            } catch let error as PostgresTransactionError {
+                throw Self.cause(of: error)
             }
         }
+    }
+
+    /// What went wrong in a transaction, as SQLite's stores would say it: the body's own error as it threw it (a
+    /// refresh refused, the provider down) once the rollback went through, else the server's error.
+    static func cause(of error: PostgresTransactionError) -> any Error {
+        if let body = error.closureError, error.rollbackError == nil { return body }
+        return error.beginError ?? error.commitError ?? error.rollbackError ?? error.closureError ?? error
     }
 
     /// A connection inside `transaction`.

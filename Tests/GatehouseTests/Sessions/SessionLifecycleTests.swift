@@ -117,6 +117,28 @@ import Testing
         }
     }
 
+    /// The provider down (refused, or not answering) is not a refusal: the member goes on until the session's own end,
+    /// and the refresh is tried again on the next request.
+    @Test(arguments: StoreBackend.allCases) func aProviderThatCannotBeAskedPostponesTheRefresh(backend: StoreBackend) async throws {
+        try await Harness.with(backend) { harness in
+            try await harness.sessions.insert(Self.session(cookie: "waiting", tokenExpiresIn: 10))
+            let calls = Counter()
+            let resolver = harness.resolver { _ throws(OIDCError) in
+                throw await calls.increment() == 1 ? .providerUnreachable("connection refused") : .providerNotAnswering("timeouts")
+            }
+            for _ in 0..<2 {
+                guard case .active(let session) = try await resolver.resolve(cookie: "waiting") else {
+                    Issue.record("the session should go on while the provider is down")
+                    return
+                }
+                #expect(session.tokens.accessToken == "access-0")
+            }
+            #expect(await calls.value == 2)
+            #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "waiting")) != nil)
+            #expect(try await !harness.storedEvents().contains { $0.name == .ssoLogout })
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func tokensOutsideTheWindowAreNotRefreshed(backend: StoreBackend) async throws {
         try await Harness.with(backend) { harness in
             try await harness.sessions.insert(Self.session(cookie: "fresh", tokenExpiresIn: 3600))

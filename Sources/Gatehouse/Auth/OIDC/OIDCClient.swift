@@ -11,20 +11,24 @@ public struct OIDCClient: Sendable {
     let http: HTTPClient
     let discovery: DiscoveryCache
     public let verifier: IDTokenVerifier
+    /// Every call to the provider goes through it: a provider that stopped answering is not waited for on every one.
+    public let breaker: ProviderBreaker
 
     static let maximumResponseSize = 1 << 20
 
-    public init(configuration: OIDCConfiguration, http: HTTPClient) {
+    public init(configuration: OIDCConfiguration, http: HTTPClient, breaker: ProviderBreaker = ProviderBreaker()) {
         self.configuration = configuration
         self.http = http
+        self.breaker = breaker
         let timeout = TimeAmount.seconds(Int64(configuration.timeoutSeconds))
         let discovery = DiscoveryCache(issuer: configuration.issuer) {
-            try await Self.get(http, url: ProviderMetadata.trimmed(configuration.issuer) + "/.well-known/openid-configuration", timeout: timeout)
+            try await Self.get(
+                http, url: ProviderMetadata.trimmed(configuration.issuer) + "/.well-known/openid-configuration", timeout: timeout, breaker: breaker)
         }
         self.discovery = discovery
         let keys = SigningKeySet {
             let metadata = try await discovery.metadata()
-            return try await Self.get(http, url: metadata.jwksURI, timeout: timeout)
+            return try await Self.get(http, url: metadata.jwksURI, timeout: timeout, breaker: breaker)
         }
         self.verifier = IDTokenVerifier(
             issuer: configuration.issuer, clientID: configuration.clientID, keys: keys,
@@ -57,8 +61,8 @@ public struct OIDCClient: Sendable {
             return try await tokenRequest([
                 ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", codeVerifier),
             ])
-        } catch .providerUnreachable(let detail) {
-            throw .providerUnreachable(detail)
+        } catch  where error.isProviderDown {
+            throw error
         } catch {
             throw .tokenExchangeFailed(error.description)
         }
@@ -67,6 +71,8 @@ public struct OIDCClient: Sendable {
     public func refresh(refreshToken: String) async throws(OIDCError) -> TokenResponse {
         do {
             return try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+        } catch  where error.isProviderDown {
+            throw error  // not a refusal: the session goes on with its tokens (`SessionResolver`)
         } catch {
             throw .refreshFailed(error.description)
         }
@@ -119,20 +125,26 @@ public struct OIDCClient: Sendable {
 
     private func send(_ request: HTTPClientRequest) async throws(OIDCError) -> (HTTPResponseStatus, Data) {
         do {
-            let response = try await http.execute(request, timeout: .seconds(Int64(configuration.timeoutSeconds)))
+            let response = try await breaker.guarding(request.url) {
+                try await http.execute(request, timeout: .seconds(Int64(configuration.timeoutSeconds)))
+            }
             let buffer = try await response.body.collect(upTo: Self.maximumResponseSize)
             return (response.status, Data(buffer.readableBytesView))
+        } catch let error as OIDCError {
+            throw error
         } catch {
             throw .providerUnreachable("\(request.url): \(error)")
         }
     }
 
-    static func get(_ http: HTTPClient, url: String, timeout: TimeAmount) async throws -> Data {
+    static func get(_ http: HTTPClient, url: String, timeout: TimeAmount, breaker: ProviderBreaker) async throws -> Data {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
         let response: HTTPClientResponse
         do {
-            response = try await http.execute(request, timeout: timeout)
+            response = try await breaker.guarding(url) { try await http.execute(request, timeout: timeout) }
+        } catch let error as OIDCError {
+            throw error
         } catch {
             throw OIDCError.providerUnreachable("\(url): \(error)")
         }

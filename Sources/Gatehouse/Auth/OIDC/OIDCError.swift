@@ -6,6 +6,8 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
     /// The provider sent the member back with `error=…` (e.g. `access_denied` when they cancelled).
     case providerError(code: String, description: String?)
     case providerUnreachable(String)
+    /// The provider timed out again and again: Gatehouse stops waiting for it a while (`ProviderBreaker`).
+    case providerNotAnswering(String)
     case invalidProviderResponse(String)
     case invalidState
     case tokenExchangeFailed(String)
@@ -18,6 +20,7 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .providerError(let code, _): code == "access_denied" ? "access_denied" : "provider_error"
         case .providerUnreachable: "provider_unreachable"
+        case .providerNotAnswering: "provider_not_answering"
         case .invalidProviderResponse: "invalid_provider_response"
         case .invalidState: "invalid_state"
         case .tokenExchangeFailed: "token_exchange_failed"
@@ -32,7 +35,8 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .providerError(let code, let text): "\(reason): \(code)\(text.map { " (\($0))" } ?? "")"
         case .invalidState: reason
-        case .providerUnreachable(let detail), .invalidProviderResponse(let detail), .tokenExchangeFailed(let detail),
+        case .providerUnreachable(let detail), .providerNotAnswering(let detail), .invalidProviderResponse(let detail),
+            .tokenExchangeFailed(let detail),
             .invalidIDToken(let detail), .invalidLogoutToken(let detail), .invalidUserinfo(let detail), .refreshFailed(let detail):
             "\(reason): \(detail)"
         }
@@ -40,6 +44,14 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
 }
 
 extension OIDCError {
+    /// The provider could not be asked (down, or not answering): not a refusal of anything the member did.
+    public var isProviderDown: Bool {
+        switch self {
+        case .providerUnreachable, .providerNotAnswering: true
+        default: false
+        }
+    }
+
     /// Runs a fetch from the provider: an `OIDCError` passes through, anything else means the provider was not reached.
     static func fetching(_ what: String, _ fetch: () async throws -> Data) async throws(OIDCError) -> Data {
         do {
