@@ -87,6 +87,7 @@ extension GatehouseApplication {
             to: signedIn)
         gateway.proxy.addRoutes(to: signedIn)
         gateway.hostMounts.addRoutes(to: signedIn)
+        refuseOtherMethods(on: router, callbackPath: configuration.oidc.redirectPath)
         return router
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import HTTPTypes
 import HummingbirdTesting
 import Logging
 import Testing
@@ -25,10 +26,37 @@ import Testing
                     #expect(response.headers[.location] == expected)
                 }
             }
-            // A POST is never remembered as a return target.
+            // A POST is never remembered as a return target: the address takes GET only.
             try await client.execute(uri: "/chats", method: .post) { response in
-                #expect(response.headers[.location] == "/signin" || response.status == .notFound || response.status == .methodNotAllowed)
+                #expect(response.status == .methodNotAllowed && response.headers[.allow] == "GET, HEAD")
             }
+        }
+    }
+
+    /// Every address of the gateway's own answers its methods, and any other with `405` and what it takes; an address
+    /// that is not the gateway's stays `404`.
+    @Test func anotherMethodAtTheGatewaysOwnAddressesIs405() async throws {
+        try await withApplication { client in
+            let all: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .options]
+            for (path, methods) in GatehouseApplication.ownRoutes(callbackPath: Paths.callback) {
+                for method in all {
+                    try await client.execute(uri: path, method: method, headers: [.accept: "application/json"]) { response in
+                        if methods.contains(method) {
+                            #expect(response.status != .methodNotAllowed && response.status != .notFound, "\(method) \(path)")
+                        } else {
+                            #expect(response.status == .methodNotAllowed, "\(method) \(path)")
+                            #expect(
+                                response.headers[.allow]
+                                    == (methods.contains(.get) ? methods + [.head] : methods).map(\.rawValue).joined(separator: ", "))
+                            #expect(String(buffer: response.body).contains("\"error\":\"http_405\""), "\(method) \(path)")
+                        }
+                    }
+                }
+            }
+            try await client.execute(uri: "/signin/start", method: .post) { response in
+                #expect(response.status == .methodNotAllowed && response.headers[.allow] == "GET, HEAD")
+            }
+            try await client.execute(uri: "/no/such/page", method: .post) { response in #expect(response.status == .notFound) }
         }
     }
 
