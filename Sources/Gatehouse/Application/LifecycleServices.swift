@@ -98,9 +98,11 @@ struct ExpirySweeper: Service {
 }
 
 /// Writes the jar changes the data plane made in the state cache to the store, every `interval`, each session's
-/// waiting changes in one write; at shutdown whatever still waits. A change whose write fails (the session was
-/// deleted with its jar, or the store is down) is dropped and logged: the cached jar keeps it until the entry goes.
-/// What a crash loses: the changes of the last `interval` and of the writes under way.
+/// waiting changes in one write; at shutdown whatever still waits. While the store is unavailable the changes stay
+/// waiting and are written once it answers (a cookie an app set during a database outage is not lost; meanwhile the
+/// data plane leaves pages to the application's path past `ProxyDataPlane.pendingJarLimit`). A change the store
+/// refuses (its session was deleted with its jar) is dropped and logged. What a crash loses: the changes still
+/// waiting.
 struct JarWriteBehind: Service {
     let jars: SharedCookieJars
     let cache: StateCache
@@ -117,6 +119,10 @@ struct JarWriteBehind: Service {
         for (sessionID, changes) in cache.pendingJarWrites() {
             do {
                 try await jars.apply(changes, sessionID: sessionID)
+            } catch let error as StorageError where error.isUnavailable {
+                metrics.counter("gatehouse_jar_writes_postponed_total").increment()
+                logger.debug("cookie jar changes wait for the store", metadata: ["changes": "\(changes.count)", "error": "\(error)"])
+                continue  // still pending: the next flush tries again
             } catch {
                 metrics.counter("gatehouse_jar_writes_failed_total").increment()
                 logger.warning("cookie jar changes could not be stored", metadata: ["changes": "\(changes.count)", "error": "\(error)"])
