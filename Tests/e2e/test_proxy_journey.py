@@ -110,6 +110,15 @@ def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser
     assert browser.find_element(By.TAG_NAME, "h1").text == "This link leads outside your organization's apps"
     assert "outside.example" in browser.find_element(By.TAG_NAME, "main").text
     assert "outside.example" not in browser.current_url
+    # A link to a host outside the allowlist goes through the leaving page: the destination named, a way back.
+    browser.get(dev_gateway.url + "/apps/links/")
+    browser.find_element(By.ID, "outside-link").click()
+    wait(browser, lambda b: path_of(b).startswith("/leaving?to="))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "You are leaving your organization's apps"
+    assert "outside.example" in browser.find_element(By.ID, "leaving-text").text
+    assert browser.find_element(By.ID, "leaving-continue").get_attribute("href") == "https://outside.example/news"
+    browser.find_element(By.ID, "leaving-back").click()
+    wait(browser, lambda b: path_of(b) == "/apps/links/")
 
     # Sign out and back in: the jar went with the old session.
     browser.get(dev_gateway.url + "/")

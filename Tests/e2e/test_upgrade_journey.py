@@ -523,7 +523,10 @@ def test_every_page_gatehouse_renders_passes_axe(browser, dev_gateway, checker, 
     browser.find_element(By.ID, "dev-continue").click()
     wait(browser, lambda b: path_of(b) == "/")
     checker.page(shot("portal"))
-    for path in ("/chats", "/calls", "/stories", "/nowhere", "/apps/leave/", "/apps/unknown/", "/apps/chat/", "/upgrade/done", "/dev/inbox"):
+    for path in (
+        "/chats", "/calls", "/stories", "/nowhere", "/apps/leave/", "/apps/unknown/", "/apps/chat/", "/upgrade/done", "/dev/inbox",
+        "/leaving?to=https%3A%2F%2Foutside.example%2Fnews",
+    ):
         browser.get(gw.url + path)
         checker.page()
     browser.get(gw.url + "/?toast=registration_failed")

@@ -58,6 +58,8 @@ extension GatehouseApplication {
             registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
             catalog: gateway.catalog
         ).addRoutes(to: withSession)
+        LeavingController(renderer: renderer, leaving: configuration.proxy.leaving, publicOrigin: configuration.publicOrigin).addRoutes(
+            to: withSession)
         ForwardAuthController(
             catalog: gateway.catalog, access: gateway.access, clientAddresses: gateway.clientAddresses, publicOrigin: configuration.publicOrigin
         ).addRoutes(to: withSession)

@@ -132,8 +132,8 @@ struct Gateway {
         resolver = SessionResolver(store: stores.sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger)
 
         let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
-        catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain)
         let allowlist = Allowlist(configuration.allowlist)
+        catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain, allowlist: allowlist)
         assertionKeys = try AssertionKeyRing.make(configuration.assertions, store: stores.assertionKeys, logger: logger)
         access = try AppAccess(
             catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver),

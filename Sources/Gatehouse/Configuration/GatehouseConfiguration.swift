@@ -266,12 +266,21 @@ public struct ProxyConfiguration: Sendable {
     public var cookieBoundaries: [String]
     /// Pages the gateway rewrites go gzipped to browsers that take it.
     public var compressPages: Bool
+    /// What the leaving page lets a member do with a link to a host outside the allowlist.
+    public var leaving: Leaving
+
+    public enum Leaving: String, Sendable, CaseIterable {
+        /// The page names the destination and offers to continue there.
+        case interstitial
+        /// The page names the destination and says leaving is not allowed.
+        case block
+    }
 
     public init(
         connectTimeoutSeconds: Int = 5, readTimeoutSeconds: Int = 30, maximumRequestBodyBytes: Int = 25 << 20,
         maximumConnectionsPerHost: Int = 64, allowHTTPLoopback: Bool = false, allowPrivateAddresses: Bool = false,
         contentSecurityPolicy: String? = nil, maximumInflatedBytes: Int = 64 << 20, maximumInflationRatio: Int = 100,
-        cookieBoundaries: [String] = [], compressPages: Bool = true
+        cookieBoundaries: [String] = [], compressPages: Bool = true, leaving: Leaving = .interstitial
     ) {
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.readTimeoutSeconds = readTimeoutSeconds
@@ -284,6 +293,7 @@ public struct ProxyConfiguration: Sendable {
         self.maximumInflationRatio = maximumInflationRatio
         self.cookieBoundaries = cookieBoundaries
         self.compressPages = compressPages
+        self.leaving = leaving
     }
 }
 

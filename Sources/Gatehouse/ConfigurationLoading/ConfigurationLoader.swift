@@ -198,7 +198,8 @@ public struct ConfigurationLoader {
                 maximumInflatedBytes: reader.int("proxy.max_inflated_bytes", default: proxyDefaults.maximumInflatedBytes, range: 1024...(1 << 34)),
                 maximumInflationRatio: reader.int("proxy.max_inflation_ratio", default: proxyDefaults.maximumInflationRatio, range: 2...100_000),
                 cookieBoundaries: reader.stringList("proxy.cookie_boundaries", default: proxyDefaults.cookieBoundaries),
-                compressPages: reader.bool("proxy.compress_pages", default: proxyDefaults.compressPages)
+                compressPages: reader.bool("proxy.compress_pages", default: proxyDefaults.compressPages),
+                leaving: readLeaving(&reader)
             ),
             brand: brand,
             directories: directories,
@@ -316,5 +317,16 @@ public struct ConfigurationLoader {
         return ListenTLSConfiguration(
             certificateFile: certificateFile, privateKeyFile: keyFile ?? "", minimumVersion: version ?? .tls12,
             http2: reader.bool("listen.tls.http2", default: true))
+    }
+
+    /// `proxy.leaving`: `interstitial` or `block`.
+    private func readLeaving(_ reader: inout ConfigurationReader) -> ProxyConfiguration.Leaving {
+        let text = reader.string("proxy.leaving", default: ProxyConfiguration.Leaving.interstitial.rawValue)
+        guard let leaving = ProxyConfiguration.Leaving(rawValue: text) else {
+            reader.report(
+                "proxy.leaving", "must be one of \(ProxyConfiguration.Leaving.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text)\"")
+            return .interstitial
+        }
+        return leaving
     }
 }

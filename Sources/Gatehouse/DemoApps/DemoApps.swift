@@ -84,6 +84,7 @@ public enum DemoApps {
                   <li><a id="about-link" href="/links/about">About (root-relative)</a></li>
                   <li><a id="absolute-link" href="http://127.0.0.1:\(port)/links/about">About (absolute URL)</a></li>
                   <li><a id="visits-link" href="/visits/">The visit counter (another app)</a></li>
+                  <li><a id="outside-link" href="https://outside.example/news">News from outside the organization</a></li>
                 </ul>
                 <form method="post" action="/links/echo">
                   <label for="message">Message</label> <input id="message" name="message" value="hello">

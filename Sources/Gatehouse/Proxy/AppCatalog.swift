@@ -17,7 +17,8 @@ public struct AppCatalog: Sendable {
     /// Each app's `upstreamBase`, by slug.
     private let upstreamBases: [String: String]
 
-    public init(apps: [AppConfiguration], publicOrigin: String = "", appsDomain: AppsDomain? = nil) {
+    /// With `allowlist`, links of apps' pages to hosts outside it go through the leaving page (`Departures`).
+    public init(apps: [AppConfiguration], publicOrigin: String = "", appsDomain: AppsDomain? = nil, allowlist: Allowlist? = nil) {
         self.apps = apps
         bySlug = Dictionary(apps.map { ($0.slug, $0) }, uniquingKeysWith: { first, _ in first })
         upstreamBases = bySlug.mapValues { Self.upstreamBase($0.upstream) }
@@ -42,11 +43,15 @@ public struct AppCatalog: Sendable {
         for app in apps {
             guard let mount = mounts[app.slug] else { continue }
             if app.mount == .host, appsDomain != nil {
+                // On an app host the leaving page is the gateway's, by its origin.
                 let current = URLRewriter.Mount(prefix: "", upstream: app.upstream)
                 rewriters[app.slug] = URLRewriter(
-                    current: current, all: [current] + apps.filter { $0.slug != app.slug }.compactMap { absoluteMounts[$0.slug] })
+                    current: current, all: [current] + apps.filter { $0.slug != app.slug }.compactMap { absoluteMounts[$0.slug] },
+                    departures: allowlist.map { Departures(allowlist: $0, page: publicOrigin + Paths.leaving) })
             } else {
-                rewriters[app.slug] = URLRewriter(current: mount, all: apps.compactMap { mounts[$0.slug] })
+                rewriters[app.slug] = URLRewriter(
+                    current: mount, all: apps.compactMap { mounts[$0.slug] },
+                    departures: allowlist.map { Departures(allowlist: $0, page: Paths.leaving) })
             }
         }
         self.rewriters = rewriters

@@ -267,7 +267,12 @@ public struct HTMLStreamRewriter: Sendable {
             if let kept = rewriteMeta(Array(tag), nameEnd: nameEnd, urls: urls) { output += kept }  // else neutralised: dropped
         } else if let urls {
             rewriteAttributes(tag, nameEnd: nameEnd, only: isURLAttribute, into: &output) { name, value in
-                equalsIgnoringCase(name, "srcset") ? urls.rewriteSourceSet(value) : (urls.rewrite(value) ?? value)
+                if equalsIgnoringCase(name, "srcset") { return urls.rewriteSourceSet(value) }
+                if let mapped = urls.rewrite(value) { return mapped }
+                // A link or a form leaving the organization's apps, read as the browser will (references decoded).
+                guard urls.departures != nil, isNavigationAttribute(name) else { return value }
+                let decoded = decodeCharacterReferences(value) ?? value
+                return urls.rewriteNavigation(decoded).map(escapeAttribute) ?? value
             }
         } else {
             output.append(contentsOf: tag)
@@ -303,6 +308,11 @@ public struct HTMLStreamRewriter: Sendable {
         case (10, UInt8(ascii: "f")): return equalsIgnoringCase(name, "formaction")
         default: return false
         }
+    }
+
+    /// `href`, `action`, `formaction`: where the browser goes when the member follows or submits.
+    static func isNavigationAttribute(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        equalsIgnoringCase(name, "href") || equalsIgnoringCase(name, "action") || equalsIgnoringCase(name, "formaction")
     }
 
     /// The raw-text element (`script`, `style`, `template`, `textarea`, `title`, `xmp`, `iframe`, `noembed`,

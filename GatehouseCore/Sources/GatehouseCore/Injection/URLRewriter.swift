@@ -34,10 +34,20 @@ public struct URLRewriter: Sendable, Equatable {
 
     public let current: Mount
     public let all: [Mount]
+    /// Links to hosts outside the allowlist go through the leaving page; `nil` leaves them as written.
+    public let departures: Departures?
 
-    public init(current: Mount, all: [Mount]) {
+    public init(current: Mount, all: [Mount], departures: Departures? = nil) {
         self.current = current
         self.all = all
+        self.departures = departures
+    }
+
+    /// Where a navigation (`href`, `action`, `formaction`, with character references already decoded) takes the
+    /// browser through the gateway: a mounted app's URL mapped, a departure for a host outside the allowlist to the
+    /// leaving page; `nil` to keep the value as written.
+    public func rewriteNavigation(_ value: String) -> String? {
+        rewrite(value) ?? departures?.leavingPage(for: value)
     }
 
     static func origin(of url: URL) -> String? {
@@ -190,8 +200,8 @@ public struct URLRewriter: Sendable, Equatable {
         return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }
     }
 
-    /// `Refresh: 5; url=/next` (header or meta refresh) with its URL mapped, or `nil` when the URL would leave the
-    /// gateway. A plain reload (`Refresh: 5`) stays as it is.
+    /// `Refresh: 5; url=/next` (header or meta refresh) with its URL mapped (a departure to the leaving page), or `nil`
+    /// when the URL would leave the gateway otherwise. A plain reload (`Refresh: 5`) stays as it is.
     public func rewriteRefresh(_ value: String) -> String? {
         guard let separator = value.firstIndex(where: { $0 == ";" || $0 == "," }) else {
             // No URL part; anything but a number would be a URL without `url=`, which browsers accept too.
@@ -207,7 +217,7 @@ public struct URLRewriter: Sendable, Equatable {
             target = target.dropFirst()
             if let end = target.firstIndex(of: quote) { target = target[..<end] }
         }
-        guard let mapped = navigationTarget(String(target)) else { return nil }
+        guard let mapped = navigationTarget(String(target)) ?? departures?.leavingPage(for: String(target)) else { return nil }
         // Everything around the URL stays as the upstream wrote it.
         return value[..<target.startIndex] + mapped + value[target.endIndex...]
     }

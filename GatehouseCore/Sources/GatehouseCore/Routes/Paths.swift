@@ -21,6 +21,8 @@ public enum Paths {
     public static let sessions = "/account/sessions"
     /// The form that keeps the member's choice of language in the session.
     public static let language = "/account/language"
+    /// The page a link leaving the organization's apps goes through (`Departures`).
+    public static let leaving = "/leaving"
     /// Forward-auth for an organization's own ingress.
     public static let forwardAuth = "/auth/verify"
     public static let publicAssets = "/static"
