@@ -89,6 +89,25 @@ import _CryptoExtras
         #expect(await source.fetches == 3)
     }
 
+    /// The provider's key set unreachable: a token under a key already fetched still verifies; one that needs the set
+    /// again fails as the provider being unreachable (the "cannot be reached" page), never as a bad token.
+    @Test func anUnreachableKeySetIsTheProviderDownNotABadToken() async throws {
+        let provider = try await TestProvider()
+        let document = try provider.jwksData()
+        let reachable = JWKSSource(document)
+        let down = Counter()
+        let keys = SigningKeySet(minimumRefetchInterval: 0) {
+            if await down.value > 0 { throw OIDCError.providerUnreachable("jwks: connection refused") }
+            return await reachable.fetch()
+        }
+        let verifier = IDTokenVerifier(issuer: TestProvider.issuer, clientID: TestProvider.clientID, keys: keys)
+        _ = try await verifier.verify(try await provider.sign(provider.claims(), kid: "ec-1"), expectedNonce: "n-1")
+        _ = await down.increment()
+        #expect(try await verifier.verify(try await provider.sign(provider.claims(), kid: "ec-1"), expectedNonce: "n-1").subject == "member-1")
+        let unknown = try TestProvider.forge(header: ["alg": "ES256", "kid": "rotated"], claims: provider.claims())
+        await #expect(throws: OIDCError.providerUnreachable("jwks: connection refused")) { try await verifier.verify(unknown, expectedNonce: "n-1") }
+    }
+
     @Test func unknownKidsDoNotHammerTheProvider() async throws {
         let provider = try await TestProvider()
         let (verifier, source) = try verifier(provider, refetchInterval: 3600)

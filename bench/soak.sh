@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The soak (see bench/soak.py): 30 minutes at 80 % of capacity on the signed-in 10 KB page with members signing in
+# and out, browsing, upgrading, holding WebSockets and downloading beside it, on SQLite and on two PostgreSQL
+# replicas behind nginx; the figures and a plot in docs/soak.json and docs/soak.svg.
+# Usage: bench/soak.sh [minutes]   (2 for a quick check; STORES="sqlite" or "replicas" for one setup)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in nginx wrk; do
+  command -v "$tool" >/dev/null || { echo "installing nginx-light wrk"; apt-get install -y -qq nginx-light wrk >/dev/null; break; }
+done
+scripts/setup --replicas
+python3 -c "import requests" 2>/dev/null || python3 -m pip install --quiet requests
+exec python3 bench/soak.py "$(scripts/build-release)" "${1:-30}"
