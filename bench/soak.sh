@@ -5,9 +5,5 @@
 # Usage: bench/soak.sh [minutes]   (2 for a quick check; STORES="sqlite" or "replicas" for one setup)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for tool in nginx wrk; do
-  command -v "$tool" >/dev/null || { echo "installing nginx-light wrk"; apt-get install -y -qq nginx-light wrk >/dev/null; break; }
-done
-scripts/setup --replicas
-python3 -c "import requests" 2>/dev/null || python3 -m pip install --quiet requests
+scripts/setup --bench
 exec python3 bench/soak.py "$(scripts/build-release)" "${1:-30}"
