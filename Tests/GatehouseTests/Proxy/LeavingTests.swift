@@ -19,6 +19,7 @@ import Testing
         <form method="post" action="https://evil.example/post"><button formaction="https://evil.example/button">b</button></form>
         <a href="http://localhost./kept">k</a><a href="http://LOCALHOST:1/kept2">k2</a><a href="page.html">rel</a>
         <img src="https://evil.example/image.png"><a href="mailto:someone@evil.example">m</a>
+        <link rel="stylesheet" href="https://evil.example/style.css"><area href="https://evil.example/area">
         </body></html>
         """
 
@@ -32,7 +33,7 @@ import Testing
                 for url in [
                     "https://evil.example/x?y=1", "https://evil.example/proto", "https://evil.example/ref", "https://evil.example/user",
                     "https://EVIL.EXAMPLE./case", "https://\u{430}pps.example/idn", "https://evil.example/post",
-                    "https://evil.example/button",
+                    "https://evil.example/button", "https://evil.example/area",
                 ] {
                     #expect(body.contains("\"\(Self.leaving(url))\""), "\(url)")
                 }
@@ -40,6 +41,7 @@ import Testing
                 for kept in [
                     "href=\"http://localhost./kept\"", "href=\"http://LOCALHOST:1/kept2\"", "href=\"page.html\"",
                     "src=\"https://evil.example/image.png\"", "href=\"mailto:someone@evil.example\"",
+                    "href=\"https://evil.example/style.css\"",
                     // `/\host` is mapped into the app as a path of its own: it never leaves the gateway's host.
                     "href=\"/apps/echo/%5Cevil.example/slash\"",
                 ] {

@@ -266,11 +266,14 @@ public struct HTMLStreamRewriter: Sendable {
         if equalsIgnoringCase(name, "meta") {
             if let kept = rewriteMeta(Array(tag), nameEnd: nameEnd, urls: urls) { output += kept }  // else neutralised: dropped
         } else if let urls {
+            // Links and forms only: a `<base>` or a `<link>` to another host is the page's policy's business (`base-uri`,
+            // `default-src`), not a way out for the member.
+            let departs = urls.departures != nil && isNavigationElement(name)
             rewriteAttributes(tag, nameEnd: nameEnd, only: isURLAttribute, into: &output) { name, value in
                 if equalsIgnoringCase(name, "srcset") { return urls.rewriteSourceSet(value) }
                 if let mapped = urls.rewrite(value) { return mapped }
                 // A link or a form leaving the organization's apps, read as the browser will (references decoded).
-                guard urls.departures != nil, isNavigationAttribute(name) else { return value }
+                guard departs, isNavigationAttribute(name) else { return value }
                 let decoded = decodeCharacterReferences(value) ?? value
                 return urls.rewriteNavigation(decoded).map(escapeAttribute) ?? value
             }
@@ -308,6 +311,12 @@ public struct HTMLStreamRewriter: Sendable {
         case (10, UInt8(ascii: "f")): return equalsIgnoringCase(name, "formaction")
         default: return false
         }
+    }
+
+    /// `a`, `area`, `form`, `button`, `input`: the elements a member follows or submits.
+    static func isNavigationElement(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        equalsIgnoringCase(name, "a") || equalsIgnoringCase(name, "area") || equalsIgnoringCase(name, "form")
+            || equalsIgnoringCase(name, "button") || equalsIgnoringCase(name, "input")
     }
 
     /// `href`, `action`, `formaction`: where the browser goes when the member follows or submits.
