@@ -135,6 +135,9 @@ def wrk_slice(page, cookie, script, seconds):
     value = re.search(r"^\s*99%\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
     p99 = float(value.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[value.group(2)] if value else None
     rps = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    if errors:
+        # Which kind, for the run's record: wrk's own lines about them.
+        print("\n".join(line for line in output.splitlines() if "Socket errors" in line or "Non-2xx" in line), flush=True)
     return (float(rps.group(1)) if rps else 0.0), p99, errors
 
 
