@@ -28,9 +28,7 @@ public struct Departures: Sendable, Equatable {
     /// info, which only serves to dress one host up as another) and its host as the browser reaches it, or `nil` when
     /// `value` is not an absolute or scheme-relative `http(s)` URL.
     public static func destination(_ value: String) -> (url: String, host: String)? {
-        let cleaned = String(value.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" })
-            .trimmingCharacters(in: .whitespacesAndControls)
-        var rest = Substring(cleaned.replacingOccurrences(of: "\\", with: "/"))
+        var rest = Substring(URLRewriter.asBrowsersRead(value).replacingOccurrences(of: "\\", with: "/"))
         var scheme = "https"
         if let colon = rest.firstIndex(of: ":"), ["http", "https"].contains(rest[..<colon].lowercased()) {
             scheme = rest[..<colon].lowercased()
@@ -63,10 +61,6 @@ public struct Departures: Sendable, Equatable {
         }
         return (lower, labels.joined(separator: "."))
     }
-}
-
-extension CharacterSet {
-    static let whitespacesAndControls = CharacterSet.whitespaces.union(.controlCharacters)
 }
 
 /// RFC 3492 encoding of one label (its basic code points first, then the deltas of the others).

@@ -184,12 +184,16 @@ public struct URLRewriter: Sendable, Equatable {
     /// mounted apps become gateway URLs, relative references stay as they are; `nil` for anything that would leave
     /// the gateway (another host, another scheme, an upstream path outside every app).
     public func navigationTarget(_ value: String) -> String? {
-        // Browsers drop tabs and newlines anywhere in a URL and spaces and control characters around it.
-        let cleaned = String(value.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" })
-            .trimmingCharacters(in: CharacterSet.whitespaces.union(.controlCharacters))
+        let cleaned = Self.asBrowsersRead(value)
         if let mapped = rewrite(cleaned) { return mapped }
         if cleaned.hasPrefix("/") || cleaned.hasPrefix("\\") || Self.hasScheme(cleaned) { return nil }
         return cleaned
+    }
+
+    /// A URL as browsers take it in: tabs and newlines dropped anywhere, spaces and control characters around it.
+    static func asBrowsersRead(_ value: String) -> String {
+        String(value.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" })
+            .trimmingCharacters(in: CharacterSet.whitespaces.union(.controlCharacters))
     }
 
     /// `scheme:` at the start (RFC 3986 §3.1), as a browser would read it.
