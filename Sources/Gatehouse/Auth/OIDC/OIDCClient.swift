@@ -124,30 +124,19 @@ public struct OIDCClient: Sendable {
     }
 
     private func send(_ request: HTTPClientRequest) async throws(OIDCError) -> (HTTPResponseStatus, Data) {
-        do {
+        try await OIDCError.fetching(request.url) {
             let response = try await breaker.guarding(request.url) {
                 try await http.execute(request, timeout: .seconds(Int64(configuration.timeoutSeconds)))
             }
             let buffer = try await response.body.collect(upTo: Self.maximumResponseSize)
             return (response.status, Data(buffer.readableBytesView))
-        } catch let error as OIDCError {
-            throw error
-        } catch {
-            throw .providerUnreachable("\(request.url): \(error)")
         }
     }
 
     static func get(_ http: HTTPClient, url: String, timeout: TimeAmount, breaker: ProviderBreaker) async throws -> Data {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let response: HTTPClientResponse
-        do {
-            response = try await breaker.guarding(url) { try await http.execute(request, timeout: timeout) }
-        } catch let error as OIDCError {
-            throw error
-        } catch {
-            throw OIDCError.providerUnreachable("\(url): \(error)")
-        }
+        let response = try await OIDCError.fetching(url) { try await breaker.guarding(url) { try await http.execute(request, timeout: timeout) } }
         guard response.status == .ok else { throw OIDCError.invalidProviderResponse("\(url) answered \(response.status.code)") }
         return Data(try await response.body.collect(upTo: maximumResponseSize).readableBytesView)
     }

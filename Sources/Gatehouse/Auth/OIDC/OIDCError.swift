@@ -53,7 +53,7 @@ extension OIDCError {
     }
 
     /// Runs a fetch from the provider: an `OIDCError` passes through, anything else means the provider was not reached.
-    static func fetching(_ what: String, _ fetch: () async throws -> Data) async throws(OIDCError) -> Data {
+    static func fetching<T>(_ what: String, _ fetch: () async throws -> T) async throws(OIDCError) -> T {
         do {
             return try await fetch()
         } catch let error as OIDCError {
