@@ -1,5 +1,5 @@
 """Faults, each with what a member sees and how soon (docs/operations.md, "When something fails"): apps that refuse,
-stall, reset in the middle of a body or answer slowly; an upload over the limit that the app must never see complete.
+stall, reset in the middle of a body or answer slowly; a reader that never reads; an upload over the limit that the app must never see complete.
 A real upstream process of the test's own (a raw socket server, so that it can misbehave at the byte level)."""
 
 import socket
@@ -15,6 +15,7 @@ from conftest import free_port, start_gateway
 
 HTML = {"Accept": "text/html", "Sec-Fetch-Dest": "document"}
 LIMIT = 1 << 20
+SEND_TIMEOUT = 2
 
 
 class Misbehaving(socketserver.BaseRequestHandler):
@@ -100,6 +101,7 @@ def faulty(tmp_path, upstream):
     extra = {
         "apps": [{"slug": "misbehaving", "name": "Misbehaving", "upstream": upstream}, {"slug": "down", "name": "Down", "upstream": refused}],
         "proxy": {"read_timeout_seconds": 2, "max_request_body_bytes": LIMIT},
+        "listen": {"send_timeout_seconds": SEND_TIMEOUT},
     }
     gw = start_gateway(tmp_path, "dev", extra=extra)
     yield gw
@@ -156,6 +158,28 @@ def test_a_slow_reader_gets_a_big_answer_whole_while_others_are_served(faulty):
                 quick, took = timed(lambda: other.get(faulty.url + "/apps/misbehaving/", headers=HTML))
                 assert quick.status_code == 200 and took < 1.0
     assert received == 5 << 20
+
+
+def test_a_reader_that_never_reads_is_let_go_after_the_send_timeout(faulty):
+    member = faulty.member_session("alice")
+    cookie = "; ".join(f"{name}={value}" for name, value in member.cookies.items())
+    reader = socket.socket()
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    reader.connect(("127.0.0.1", faulty.port))
+    reader.sendall(f"GET /apps/misbehaving/big HTTP/1.1\r\nHost: 127.0.0.1:{faulty.port}\r\nCookie: {cookie}\r\n\r\n".encode())
+    time.sleep(SEND_TIMEOUT + 2)  # reads nothing: the gateway's buffers fill, then the send timeout runs out
+    # Meanwhile others are served; then the reader finds its answer cut short and the connection closed.
+    quick, took = timed(lambda: member.get(faulty.url + "/apps/misbehaving/", headers=HTML))
+    assert quick.status_code == 200 and took < 1.0
+    reader.settimeout(10)
+    received = 0
+    try:
+        while chunk := reader.recv(65536):
+            received += len(chunk)
+    except ConnectionResetError:
+        pass
+    assert 0 < received < 5 << 20
+    reader.close()
 
 
 def test_an_upload_over_the_limit_never_reaches_the_app_complete(faulty):

@@ -132,7 +132,10 @@ public enum GatehouseApplication {
             router: router,
             server: server(configuration, gateway: gateway),
             configuration: .init(
-                address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName),
+                address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName,
+                // Room for a burst of connections while they are accepted (the kernel caps it at `somaxconn`): with
+                // Hummingbird's 256, a burst beyond it waits a second for the SYN to be sent again.
+                backlog: 4096),
             services: services,
             logger: gateway.logger
         )
@@ -143,7 +146,8 @@ public enum GatehouseApplication {
     }
 
     /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard and the data
-    /// plane after it; behind TLS when the listener has a certificate.
+    /// plane after it; behind TLS when the listener has a certificate; each connection admitted by the listener's
+    /// connection limits first.
     static func server(_ configuration: GatehouseConfiguration, gateway: Gateway) -> HTTPServerBuilder {
         let listen = configuration.listen
         let webSockets = gateway.webSockets
@@ -151,9 +155,15 @@ public enum GatehouseApplication {
             maxHeaderFieldSize: listen.maximumHeaderBytes, maxHeaderListSize: listen.maximumHeaderBytes, maxHeaderFieldCount: 256)
         let limits = RequestFramingGuard.Limits(
             headerTimeout: .seconds(Int64(listen.headerTimeoutSeconds)), idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
-            bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
+            bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), sendTimeout: .seconds(Int64(listen.sendTimeoutSeconds)),
+            maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
         let dataPlane = MemberDataPlane(
             routes: gateway.dataPlane, pools: gateway.upstreamPools, readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds)))
+        let admission = ConnectionAdmission(listen)
+        gateway.metrics.gauge("gatehouse_connections_open") { Double(admission.open) }
+        for reason in ConnectionAdmission.Refusal.allCases {
+            gateway.metrics.follow("gatehouse_connections_refused_total", [("reason", reason.rawValue)]) { admission.refused(reason) }
+        }
         return HTTPServerBuilder { responder in
             let http = GuardedHTTPChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
@@ -162,11 +172,11 @@ public enum GatehouseApplication {
                     await webSockets.shouldUpgrade(head, peer: channel.remoteAddress?.ipAddress)
                 },
                 limits: limits, draining: gateway.draining, dataPlane: dataPlane)
-            guard let tls = gateway.listenerTLS else { return http }
+            guard let tls = gateway.listenerTLS else { return AdmittedChannel(inner: http, admission: admission) }
             let http2 =
                 tls.configuration.http2
                 ? MemberHTTP2Channel(responder: responder, dataPlane: dataPlane, idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds))) : nil
-            return ListenerTLSChannel(http1: http, http2: http2, tls: tls)
+            return AdmittedChannel(inner: ListenerTLSChannel(http1: http, http2: http2, tls: tls), admission: admission)
         }
     }
 

@@ -111,6 +111,8 @@ public struct ListenConfiguration: Sendable {
     /// While a request's body arrives, bytes must keep coming: this long without any, while the gateway is ready to
     /// read them, ends the request with `408` (or, once an answer has begun, closes the connection).
     public var bodyTimeoutSeconds: Int
+    /// An answer the client takes nothing of for this long ends its connection (a reader that never reads).
+    public var sendTimeoutSeconds: Int
     /// The request line and header fields together (else `431`).
     public var maximumHeaderBytes: Int
     /// The request target (path and query; else `414`).
@@ -126,12 +128,19 @@ public struct ListenConfiguration: Sendable {
     public var tls: ListenTLSConfiguration?
     /// With TLS: a plain-HTTP port that sends everything to https (and answers `/healthz`).
     public var redirectHTTPPort: Int?
+    /// Connections the listener holds at once; nil: three quarters of the open-file limit (raised to its hard limit at
+    /// start). One more is closed as soon as it is accepted.
+    public var maximumConnections: Int?
+    /// Connections one client address (an IPv6 /64) holds at once, so that one client cannot take them all; a trusted
+    /// proxy's are not counted against it (it carries many members).
+    public var maximumConnectionsPerAddress: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, headerTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 75,
         bodyTimeoutSeconds: Int = 30, maximumHeaderBytes: Int = 32 * 1024, maximumRequestTargetBytes: Int = 8 * 1024, drainSeconds: Int = 5,
         shutdownGraceSeconds: Int = 30,
-        trustedProxies: [String] = [], tls: ListenTLSConfiguration? = nil, redirectHTTPPort: Int? = nil
+        trustedProxies: [String] = [], tls: ListenTLSConfiguration? = nil, redirectHTTPPort: Int? = nil,
+        maximumConnections: Int? = nil, maximumConnectionsPerAddress: Int = 256, sendTimeoutSeconds: Int = 60
     ) {
         self.host = host
         self.port = port
@@ -145,6 +154,9 @@ public struct ListenConfiguration: Sendable {
         self.trustedProxies = trustedProxies
         self.tls = tls
         self.redirectHTTPPort = redirectHTTPPort
+        self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
+        self.sendTimeoutSeconds = sendTimeoutSeconds
     }
 }
 

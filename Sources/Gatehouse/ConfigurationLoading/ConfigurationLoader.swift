@@ -110,7 +110,11 @@ public struct ConfigurationLoader {
             shutdownGraceSeconds: reader.int("listen.shutdown_grace_seconds", default: listenDefaults.shutdownGraceSeconds, range: 1...3600),
             trustedProxies: reader.stringList("listen.trusted_proxies", default: listenDefaults.trustedProxies),
             tls: Self.readListenTLS(&reader),
-            redirectHTTPPort: reader.optionalInt("listen.redirect_http_port", range: 1...65535)
+            redirectHTTPPort: reader.optionalInt("listen.redirect_http_port", range: 1...65535),
+            maximumConnections: reader.optionalInt("listen.max_connections", range: 16...10_000_000),
+            maximumConnectionsPerAddress: reader.int(
+                "listen.max_connections_per_address", default: listenDefaults.maximumConnectionsPerAddress, range: 1...10_000_000),
+            sendTimeoutSeconds: reader.int("listen.send_timeout_seconds", default: listenDefaults.sendTimeoutSeconds, range: 1...3600)
         )
         for entry in ClientAddressResolver.invalidEntries(listen.trustedProxies) {
             reader.report("listen.trusted_proxies", "\"\(entry)\" is not an address or a CIDR block")

@@ -16,7 +16,9 @@ import NIOHTTP1
 ///   codings the gateway cannot decode (`501`), a request target longer than the limit (`414`).
 /// - A head that does not arrive completely within `headerTimeout` of its first bytes: `408`; a body whose bytes stop
 ///   coming for `bodyTimeout` while the server is ready to read them: `408` (the request's reader fails, so nothing
-///   takes the short body for a whole one); a connection with no request for `idleTimeout`: closed.
+///   takes the short body for a whole one); a connection with no request for `idleTimeout`: closed; a client that
+///   takes nothing of an answer (the connection stays unwritable) for `sendTimeout`: closed, so that a reader that
+///   never reads does not hold the connection, and the app's connection behind it, for ever.
 /// - An HTTP/1.0 request is answered in HTTP/1.0: a body without a length is delimited by closing the connection
 ///   (1.0 has no chunked coding), and the connection is closed after the answer unless the client asked to keep it
 ///   alive and the answer has a length.
@@ -37,6 +39,8 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         var headerTimeout: TimeAmount
         var idleTimeout: TimeAmount
         var bodyTimeout: TimeAmount
+        /// An answer the client takes nothing of for this long (the connection stays unwritable) ends the connection.
+        var sendTimeout: TimeAmount
         var maximumRequestTargetBytes: Int
     }
 
@@ -69,6 +73,8 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     /// The connection's one timer (`timerFired`), and the state its deadline was set for.
     private var timer: DeadlineTimer?
     private var timedState = Inbound.awaitingHead
+    /// Runs while the connection cannot take more of what is written to it: a client that reads nothing.
+    private var sendTimer: DeadlineTimer?
 
     init(limits: Limits, draining: Draining) {
         self.limits = limits
@@ -78,6 +84,11 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         timer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self, weak context] in
             if let self, let context { self.timerFired(context) }
+        }
+        sendTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak context] in
+            // The client took nothing for the whole send timeout: what it was sent cannot be finished.
+            guard let context, !context.channel.isWritable else { return }
+            context.close(promise: nil)
         }
         if context.channel.isActive { armTimer(context) }
     }
@@ -89,6 +100,16 @@ final class RequestFramingGuard: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
+        sendTimer?.cancel()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            sendTimer?.stop()
+        } else if sendTimer?.isSet == false {
+            sendTimer?.set(in: limits.sendTimeout)
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
