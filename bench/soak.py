@@ -81,9 +81,9 @@ def settings(upstream_url, websocket_url):
 class Target:
     """One setup under soak: where members go, how they sign in, and the processes to sample."""
 
-    def __init__(self, name, url, pids, sign_in, inboxes, database_url=None, stop=None):
+    def __init__(self, name, url, pids, sign_in, inboxes, logs, database_url=None, stop=None):
         self.name, self.url, self.pids, self.sign_in, self.inboxes = name, url, pids, sign_in, inboxes
-        self.database_url, self.stop = database_url, stop
+        self.logs, self.database_url, self.stop = logs, database_url, stop
 
 
 def sqlite_target(binary, directory, upstream_url, websocket_url):
@@ -91,7 +91,8 @@ def sqlite_target(binary, directory, upstream_url, websocket_url):
     accounts = ["alice", "bob", "olive"]
     return Target(
         "sqlite", url, lambda: [process.process.pid],
-        lambda index: gatehouse.sign_in(url, password, account=accounts[index % len(accounts)]), lambda: [url], stop=process.stop)
+        lambda index: gatehouse.sign_in(url, password, account=accounts[index % len(accounts)]), lambda: [url],
+        lambda: [process.log_path, directory / "upstream" / "error.log"], stop=process.stop)
 
 
 def replicas_target(binary, upstream_url, websocket_url):
@@ -102,7 +103,9 @@ def replicas_target(binary, upstream_url, websocket_url):
     return Target(
         "replicas", replicas.url, lambda: [replica.process.pid for replica in replicas.replicas],
         lambda index: provider_sign_in(replicas.url, ["kc-ada-0001", "kc-bob-0002"][index % 2]),
-        lambda: [replicas.replica_url(index) for index in range(replicas.count)], database_url=replicas.database_url,
+        lambda: [replicas.replica_url(index) for index in range(replicas.count)],
+        lambda: [process.log_path for process in replicas.processes] + [replicas.directory / "nginx" / "error.log"],
+        database_url=replicas.database_url,
         stop=replicas.stop)
 
 
@@ -125,7 +128,7 @@ def paced_script(directory, delay_ms):
 
 
 def wrk_slice(page, cookie, script, seconds):
-    """One slice of paced load: req/s, p99 (ms) and errors (non-2xx answers and socket errors)."""
+    """One slice of paced load: req/s, p99 (ms), errors (non-2xx answers and socket errors) and wrk's lines on them."""
     command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", "-H", "Sec-Fetch-Dest: document", "-H", f"Cookie: {cookie}"]
     if script:
         command += ["-s", str(script)]
@@ -135,10 +138,26 @@ def wrk_slice(page, cookie, script, seconds):
     value = re.search(r"^\s*99%\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
     p99 = float(value.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[value.group(2)] if value else None
     rps = re.search(r"Requests/sec:\s+([\d.]+)", output)
-    if errors:
-        # Which kind, for the run's record: wrk's own lines about them.
-        print("\n".join(line for line in output.splitlines() if "Socket errors" in line or "Non-2xx" in line), flush=True)
-    return (float(rps.group(1)) if rps else 0.0), p99, errors
+    # Which kind, for the run's record: wrk's own lines about them.
+    said = [line.strip() for line in output.splitlines() if "Socket errors" in line or "Non-2xx" in line]
+    return (float(rps.group(1)) if rps else 0.0), p99, errors, said
+
+
+def log_problems(paths):
+    """The warnings and errors the gateways and nginx wrote, by message (times, ids and addresses left out), most
+    frequent first: what the run's errors were, from the side that saw them."""
+    counts = {}
+    for path in paths:
+        try:
+            lines = Path(path).read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if not re.search(r" (warning|error|critical) gatehouse:|\[(warn|error|crit|alert|emerg)\]", line):
+                continue
+            message = re.sub(r"^\S+ \S*|\b[0-9a-f]{16,}\b|\d+(\.\d+)*", "#", line)[:300]
+            counts[message] = counts.get(message, 0) + 1
+    return sorted(({"count": count, "line": line} for line, count in counts.items()), key=lambda item: -item["count"])[:30]
 
 
 def soak(target, directory):
@@ -146,7 +165,7 @@ def soak(target, directory):
     assert member.get(target.url + "/apps/bench/login", allow_redirects=False).status_code == 204
     cookie = f"gatehouse_session={member.cookies['gatehouse_session']}"
     page = target.url + "/apps/bench/page.html"
-    capacity, _, errors = wrk_slice(page, cookie, None, 10)
+    capacity, _, errors, _ = wrk_slice(page, cookie, None, 10)
     assert errors == 0, f"the capacity run had {errors} errors"
     # Each connection waits `delay` before each request: the rate is connections / (delay + service time). The service
     # time is read again from every slice, so that the rate stays at the target as the gateway's answers speed up.
@@ -162,7 +181,7 @@ def soak(target, directory):
     started = time.monotonic()
     try:
         while time.monotonic() - started < MINUTES * 60:
-            rps, p99, errors = wrk_slice(page, cookie, script, SLICE)
+            rps, p99, errors, said = wrk_slice(page, cookie, script, SLICE)
             if rps > 0:
                 service = max(0.0, CONNECTIONS / rps - delay)
                 # Half way to the new delay each slice: the rate settles instead of swinging around the target.
@@ -174,13 +193,18 @@ def soak(target, directory):
                 "fds": [descriptors(pid) for pid in target.pids()], "db_connections": database_connections(target.database_url),
                 "activity_errors": len(failures),
             }
+            if said:
+                sample["wrk_errors"] = said
             samples.append(sample)
             print(f"[{target.name}] {json.dumps(sample)}", flush=True)
     finally:
         done.set()
         for worker in workers:
             worker.join(timeout=30)
-    return {"capacity": capacity, "samples": samples, "failures": failures[:50], "failure_count": len(failures)}
+    return {
+        "capacity": capacity, "samples": samples, "failures": failures[:50], "failure_count": len(failures),
+        "log_problems": log_problems(target.logs()),
+    }
 
 
 def verdict(result):

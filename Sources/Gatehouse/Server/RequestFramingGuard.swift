@@ -70,6 +70,8 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     private var closeAfterResponse = false
     /// After a `101`, the connection carries WebSocket frames: everything passes untouched and untimed.
     private var isUpgraded = false
+    /// A request head arrived on this connection (then the upgrade handler has settled and gone).
+    private var sawRequest = false
     /// The connection's one timer (`timerFired`), and the state its deadline was set for.
     private var timer: DeadlineTimer?
     private var timedState = Inbound.awaitingHead
@@ -96,6 +98,14 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     func channelActive(context: ChannelHandlerContext) {
         armTimer(context)
         context.fireChannelActive()
+    }
+
+    /// A connection that ends before its first request (a browser's preconnect it never used, one closed at the idle
+    /// timeout) ends quietly: the upgrade handler further on is told its input closed, which it takes as such,
+    /// instead of finding itself removed undecided, which the server logs as an error.
+    func channelInactive(context: ChannelHandlerContext) {
+        if !sawRequest { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+        context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -127,6 +137,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
                 return
             }
             inbound = .inBody
+            sawRequest = true
             awaitingResponse = true
             awaitingAnswer.append((head.version, head.isKeepAlive))
             armTimer(context)
