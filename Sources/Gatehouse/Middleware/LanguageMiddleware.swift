@@ -1,7 +1,7 @@
 import Hummingbird
 
-/// Binds the request's language for everything below it (`RequestLanguage`): the browser's `Accept-Language` now,
-/// the member's choice once `SessionMiddleware` knows the session. Above the error pages, so that they speak it too.
+/// Binds the request's language for everything below it (`RequestLanguage`): the browser's `Accept-Language` (read
+/// only if something renders), the member's choice once `SessionMiddleware` knows the session. Above the error pages, so that they speak it too.
 public struct LanguageMiddleware<Context: RequestContext>: RouterMiddleware {
     let languages: Languages
 
@@ -10,7 +10,7 @@ public struct LanguageMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let language = RequestLanguage(languages.negotiated(acceptLanguage: request.headers[.acceptLanguage]))
+        let language = RequestLanguage(acceptLanguage: request.headers[.acceptLanguage], languages: languages)
         return try await RequestLanguage.$current.withValue(language) { try await next(request, context) }
     }
 }

@@ -73,17 +73,39 @@ public struct Languages: Sendable {
 public final class RequestLanguage: Sendable {
     @TaskLocal public static var current: RequestLanguage?
 
-    private let value: NIOLockedValueBox<String>
-
-    public init(_ code: String) {
-        value = NIOLockedValueBox(code)
+    private enum State {
+        case settled(String)
+        /// The browser's header, read when something first asks (most requests render nothing).
+        case asked(acceptLanguage: String?, languages: Languages)
     }
 
-    public var code: String { value.withLockedValue { $0 } }
+    private let value: NIOLockedValueBox<State>
+
+    public init(_ code: String) {
+        value = NIOLockedValueBox(.settled(code))
+    }
+
+    /// The language `acceptLanguage` asks for among `languages`, negotiated on first read.
+    public init(acceptLanguage: String?, languages: Languages) {
+        value = NIOLockedValueBox(.asked(acceptLanguage: acceptLanguage, languages: languages))
+    }
+
+    public var code: String {
+        value.withLockedValue { state in
+            switch state {
+            case .settled(let code):
+                return code
+            case .asked(let acceptLanguage, let languages):
+                let code = languages.negotiated(acceptLanguage: acceptLanguage)
+                state = .settled(code)
+                return code
+            }
+        }
+    }
 
     /// The member's choice, once the session is known, replaces the browser's.
     public static func settle(_ session: Session, languages: Languages) {
-        if let chosen = languages.chosen(in: session) { current?.value.withLockedValue { $0 = chosen } }
+        if let chosen = languages.chosen(in: session) { current?.value.withLockedValue { $0 = .settled(chosen) } }
     }
 }
 
