@@ -33,7 +33,13 @@ class Misbehaving(socketserver.BaseRequestHandler):
             head += chunk
         head, rest = head.split(b"\r\n\r\n", 1)
         path = head.split(b" ")[1].decode()
-        if path.startswith("/stall"):
+        if path.startswith("/keepalive"):
+            # Answers, keeps the connection, and closes it when the next request comes on it, unanswered: an app's
+            # idle timeout that strikes as the gateway reuses the connection.
+            self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            self.request.recv(65536)
+            self.request.close()
+        elif path.startswith("/stall"):
             self.stalled.append(self.request)
             time.sleep(30)
         elif path.startswith("/reset"):
@@ -128,6 +134,13 @@ def test_an_app_that_never_answers_is_slow_not_down(faulty):
     assert 1.5 < took < 4.0, took  # the read timeout (2 s), not more
     # Meanwhile and after, the gateway serves: the same app's other pages, and other members.
     assert member.get(faulty.url + "/apps/misbehaving/", headers=HTML).status_code == 200
+
+
+def test_an_app_that_closes_a_kept_alive_connection_as_it_is_reused_costs_nothing(faulty):
+    member = faulty.member_session("alice")
+    # HEAD goes the application's way (the data plane takes GETs, and retries them the same way).
+    for _ in range(4):
+        assert member.head(faulty.url + "/apps/misbehaving/keepalive", headers=HTML).status_code == 200
 
 
 def test_an_app_that_resets_mid_body_ends_the_download_visibly(faulty):

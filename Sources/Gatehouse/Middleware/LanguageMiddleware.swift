@@ -1,7 +1,8 @@
 import Hummingbird
 
 /// Binds the request's language for everything below it (`RequestLanguage`): the browser's `Accept-Language` (read
-/// only if something renders), the member's choice once `SessionMiddleware` knows the session. Above the error pages, so that they speak it too.
+/// only if something renders), the member's choice once `SessionMiddleware` knows the session. Above the error
+/// pages, so that they speak it too.
 public struct LanguageMiddleware<Context: RequestContext>: RouterMiddleware {
     let languages: Languages
 

@@ -18,6 +18,30 @@ public struct Forwarder: Sendable {
         self.configuration = configuration
     }
 
+    /// Methods that change nothing: one whose kept-alive connection the app closed as it was reused is sent again.
+    static func safe(_ method: HTTPRequest.Method) -> Bool {
+        method == .get || method == .head || method == .options
+    }
+
+    /// A request without a body. A pooled connection the app closed just as it was taken (its idle timeout, its
+    /// request limit) fails before any answer; a safe request is then sent once more on another connection, as the
+    /// data plane does and nginx's `proxy_next_upstream error` would.
+    static func execute(_ request: HTTPClientRequest, on http: HTTPClient, timeout: TimeAmount, safe: Bool) async -> Result<
+        HTTPClientResponse, any Error
+    > {
+        do {
+            return .success(try await http.execute(request, timeout: timeout))
+        } catch let error as HTTPClientError where safe && error == .remoteConnectionClosed {
+            do {
+                return .success(try await http.execute(request, timeout: timeout))
+            } catch {
+                return .failure(error)
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
     public struct Upstream: Sendable {
         public var status: HTTPResponse.Status
         public var headers: HTTPFields
@@ -77,11 +101,7 @@ public struct Forwarder: Sendable {
         if let pump {
             outcome = await Self.execute(request, on: http, answerWithin: .seconds(configuration.readTimeoutSeconds), afterUpload: pump)
         } else {
-            do {
-                outcome = .success(try await http.execute(request, timeout: .seconds(Int64(configuration.readTimeoutSeconds))))
-            } catch {
-                outcome = .failure(error)
-            }
+            outcome = await Self.execute(request, on: http, timeout: .seconds(Int64(configuration.readTimeoutSeconds)), safe: Self.safe(method))
         }
         // The upstream has answered (or failed): what it did not read of the upload is not read from the browser
         // either, and the copy is over before Hummingbird drains the rest of the request itself.

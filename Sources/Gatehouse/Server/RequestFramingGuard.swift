@@ -70,8 +70,6 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     private var closeAfterResponse = false
     /// After a `101`, the connection carries WebSocket frames: everything passes untouched and untimed.
     private var isUpgraded = false
-    /// A request head arrived on this connection (then the upgrade handler has settled and gone).
-    private var sawRequest = false
     /// The connection's one timer (`timerFired`), and the state its deadline was set for.
     private var timer: DeadlineTimer?
     private var timedState = Inbound.awaitingHead
@@ -100,11 +98,12 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         context.fireChannelActive()
     }
 
-    /// A connection that ends before its first request (a browser's preconnect it never used, one closed at the idle
-    /// timeout) ends quietly: the upgrade handler further on is told its input closed, which it takes as such,
-    /// instead of finding itself removed undecided, which the server logs as an error.
+    /// A connection that ends before the application saw a request (a browser's preconnect it never used, one closed
+    /// at the idle timeout, one whose every request the data plane answered) ends quietly: the upgrade handler further
+    /// on is told its input closed, which it takes as such, instead of finding itself removed undecided, which the
+    /// server logs as an error. Once it has decided it is gone, and the event only ends the server's reading.
     func channelInactive(context: ChannelHandlerContext) {
-        if !sawRequest { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+        if !isUpgraded { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
         context.fireChannelInactive()
     }
 
@@ -137,7 +136,6 @@ final class RequestFramingGuard: ChannelDuplexHandler {
                 return
             }
             inbound = .inBody
-            sawRequest = true
             awaitingResponse = true
             awaitingAnswer.append((head.version, head.isKeepAlive))
             armTimer(context)
