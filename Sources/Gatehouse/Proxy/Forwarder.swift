@@ -31,7 +31,7 @@ public struct Forwarder: Sendable {
     > {
         do {
             return .success(try await http.execute(request, timeout: timeout))
-        } catch let error as HTTPClientError where safe && error == .remoteConnectionClosed {
+        } catch  where safe && closedUnderfoot(error) {
             do {
                 return .success(try await http.execute(request, timeout: timeout))
             } catch {
@@ -39,6 +39,17 @@ public struct Forwarder: Sendable {
             }
         } catch {
             return .failure(error)
+        }
+    }
+
+    /// The ways a connection closed by the app as it was reused fails, as the soak saw them: closed before the
+    /// answer, reset, or already closed when the request was written.
+    static func closedUnderfoot(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPClientError: error == .remoteConnectionClosed
+        case let error as IOError: error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
+        case let error as ChannelError: error == .ioOnClosedChannel || error == .alreadyClosed
+        default: false
         }
     }
 
