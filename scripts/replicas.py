@@ -33,10 +33,19 @@ MEMBERS = [
 ]
 
 
+_ports_given = set()
+
+
 def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A port free now and not given before in this process: the kernel may hand out the port just closed again, and
+    a gateway whose listener and metrics were given the same port refuses its configuration."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port not in _ports_given:
+            _ports_given.add(port)
+            return port
 
 
 def answers(url, timeout=2.0):

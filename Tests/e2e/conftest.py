@@ -8,7 +8,6 @@
 import json
 import os
 import re
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +20,10 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = Path(os.environ.get("GATEHOUSE_BIN", ROOT / ".build" / "debug" / "gatehouse"))
 CLIENT_ID = "gatehouse-e2e"
+
+# A child process with its log file, and free ports (the replicas' helpers, shared).
+sys.path.insert(0, str(ROOT / "scripts"))
+from replicas import Process as Running, free_port  # noqa: E402
 
 # Keycloak's userinfo shape: realm roles, this client's roles, groups, phone_number.
 KIM = {
@@ -42,12 +45,6 @@ LEE = {
 }
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def wait_for(url, timeout=60.0, process=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -60,11 +57,6 @@ def wait_for(url, timeout=60.0, process=None):
             pass
         time.sleep(0.2)
     raise RuntimeError(f"{url} did not answer within {timeout} s")
-
-
-# A child process with its log file (the replicas' helper, shared).
-sys.path.insert(0, str(ROOT / "scripts"))
-from replicas import Process as Running  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -211,11 +203,12 @@ def start_gateway(tmp_path, mode, issuer=None, extra=None, attempts=3):
     running = Running(command, tmp_path / "gatehouse.log", env=env)
     try:
         wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)
-    except RuntimeError:
+    except RuntimeError as error:
         if attempts > 1 and "Address already in use" in running.output():
             (tmp_path / "gatehouse.log").rename(tmp_path / f"gatehouse-port-taken-{attempts}.log")
             return start_gateway(tmp_path, mode, issuer=issuer, extra=extra, attempts=attempts - 1)
-        raise
+        running.stop()
+        raise RuntimeError(f"{error}; the gateway said:\n{running.output()[-3000:]}") from error
     metrics_port = json.loads(config.read_text())["metrics"]["port"]
     return Gateway(running, port, command=command, env=env, log_dir=tmp_path, metrics_port=metrics_port)
 
