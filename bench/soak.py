@@ -11,7 +11,8 @@ Goals (docs/operations.md, "Soak"): no errors; RSS growth after the first minute
 5 minutes at most 1.2 times the first 5 (with a shorter run: its last and first fifths); descriptors and database
 connections flat. The figures go to a JSON file and an SVG plot (`SOAK_OUT`, default docs/soak).
 
-Usage: bench/soak.sh [minutes]   (30 by default; 2 for a quick check). STORES="sqlite replicas" by default.
+Usage: bench/soak.sh [minutes]   (30 by default; 2 for a quick check). STORES="sqlite replicas" by default; a run of
+one setup replaces that setup's figures in the files and keeps the other's.
 """
 
 import json
@@ -35,7 +36,11 @@ MINUTES = float(sys.argv[2]) if len(sys.argv) > 2 else float(os.environ.get("MIN
 STORES = os.environ.get("STORES", "sqlite replicas").split()
 OUT = Path(os.environ.get("SOAK_OUT", ROOT / "docs" / "soak"))
 SLICE = 10
-CONNECTIONS = 32
+CONNECTIONS = 32  # the capacity run's, as in the peers' benchmark
+# The paced load's: wrk waits whole milliseconds between a connection's requests, so the wait has to be long beside
+# a millisecond for the rate to hold from slice to slice (with 32 connections it was about half a millisecond, and a
+# slice ran at one of two rates 25 % apart, as wrk's timer happened to fall).
+PACED_CONNECTIONS = 128
 UNLIMITED = {"limit": 1_000_000, "period_seconds": 60}
 PARAGRAPH = '<p>Gatehouse soak paragraph with some ordinary text in it, and a <a href="/page.html">link</a>.</p>\n'
 
@@ -121,15 +126,21 @@ def database_connections(database_url):
     return int(result.stdout.strip()) if result.returncode == 0 else None
 
 
-def paced_script(directory, delay_ms):
+def paced_script(directory, delay):
+    """wrk's `delay()` waits whole milliseconds: each request waits the whole part of `delay` and one more with the
+    fraction's probability, so that the mean wait is the one asked for and the pace can be set finer than a step."""
+    whole = int(delay * 1000)
+    fraction = delay * 1000 - whole
     script = directory / "pace.lua"
-    script.write_text(f"function delay() return {delay_ms} end\n")
+    script.write_text(
+        f"function init(args) math.randomseed(os.time() + math.floor(os.clock() * 1e6)) end\n"
+        f"function delay() if math.random() < {fraction:.4f} then return {whole + 1} end return {whole} end\n")
     return script
 
 
-def wrk_slice(page, cookie, script, seconds):
+def wrk_slice(page, cookie, script, seconds, connections=CONNECTIONS):
     """One slice of paced load: req/s, p99 (ms), errors (non-2xx answers and socket errors) and wrk's lines on them."""
-    command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", "-H", "Sec-Fetch-Dest: document", "-H", f"Cookie: {cookie}"]
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-H", "Sec-Fetch-Dest: document", "-H", f"Cookie: {cookie}"]
     if script:
         command += ["-s", str(script)]
     output = subprocess.run(command + [page], capture_output=True, text=True).stdout
@@ -170,8 +181,8 @@ def soak(target, directory):
     # Each connection waits `delay` before each request: the rate is connections / (delay + service time). The service
     # time is read again from every slice, so that the rate stays at the target as the gateway's answers speed up.
     target_rate = 0.8 * capacity
-    delay = max(0.001, CONNECTIONS / target_rate - CONNECTIONS / capacity)
-    script = paced_script(directory, round(delay * 1000))
+    delay = max(0.001, PACED_CONNECTIONS / target_rate - CONNECTIONS / capacity)
+    script = paced_script(directory, delay)
     print(f"[{target.name}] capacity {capacity:,.0f} req/s; holding {0.8 * capacity:,.0f} req/s for {MINUTES:g} min", flush=True)
 
     done = threading.Event()
@@ -181,12 +192,12 @@ def soak(target, directory):
     started = time.monotonic()
     try:
         while time.monotonic() - started < MINUTES * 60:
-            rps, p99, errors, said = wrk_slice(page, cookie, script, SLICE)
+            rps, p99, errors, said = wrk_slice(page, cookie, script, SLICE, PACED_CONNECTIONS)
             if rps > 0:
-                service = max(0.0, CONNECTIONS / rps - delay)
+                service = max(0.0, PACED_CONNECTIONS / rps - delay)
                 # Half way to the new delay each slice: the rate settles instead of swinging around the target.
-                delay = max(0.001, (delay + CONNECTIONS / target_rate - service) / 2)
-                script = paced_script(directory, round(delay * 1000))
+                delay = max(0.001, (delay + PACED_CONNECTIONS / target_rate - service) / 2)
+                script = paced_script(directory, delay)
             sample = {
                 "t": round(time.monotonic() - started), "rps": round(rps), "p99_ms": p99, "errors": errors,
                 "rss_mib": [gatehouse.memory_mib(pid)["VmRSS"] for pid in target.pids()],
@@ -229,6 +240,16 @@ def verdict(result):
     }
 
 
+def earlier_results(stores):
+    """The figures of the setups this run leaves out, from the last file (each with the run that made it), so that a
+    run of one setup replaces that setup's figures only."""
+    try:
+        earlier = json.loads(Path(f"{OUT}.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return {store: {"run": earlier["run"], **result} for store, result in earlier.get("results", {}).items() if store not in stores}
+
+
 def main():
     binary = Path(sys.argv[1])
     directory = Path(tempfile.mkdtemp(prefix="gatehouse-soak-", dir="/tmp"))
@@ -250,9 +271,13 @@ def main():
         nginx.stop()
         shutil.rmtree(directory, ignore_errors=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"minutes": MINUTES, "cores": os.cpu_count(), "connections": CONNECTIONS, "slice_seconds": SLICE}
-    Path(f"{OUT}.json").write_text(json.dumps({"run": meta, "results": results}, indent=1))
-    Path(f"{OUT}.svg").write_text(plot(results, meta))
+    meta = {"minutes": MINUTES, "cores": os.cpu_count(), "connections": CONNECTIONS, "paced_connections": PACED_CONNECTIONS, "slice_seconds": SLICE,
+            "date": time.strftime("%Y-%m-%d")}
+    for result in results.values():
+        result["run"] = meta
+    every = {**earlier_results(STORES), **results}
+    Path(f"{OUT}.json").write_text(json.dumps({"run": meta, "results": every}, indent=1))
+    Path(f"{OUT}.svg").write_text(plot(every, meta))
     for store, result in results.items():
         print(f"{store}: {json.dumps(result['verdict'])}")
     print(f"figures: {OUT}.json, plot: {OUT}.svg")
