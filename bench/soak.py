@@ -38,8 +38,8 @@ OUT = Path(os.environ.get("SOAK_OUT", ROOT / "docs" / "soak"))
 SLICE = 10
 CONNECTIONS = 32  # the capacity run's, as in the peers' benchmark
 # The paced load's: wrk waits whole milliseconds between a connection's requests, so the wait has to be long beside
-# a millisecond for the rate to hold from slice to slice (with 32 connections it was about half a millisecond, and a
-# slice ran at one of two rates 25 % apart, as wrk's timer happened to fall).
+# a millisecond for the rate to hold from slice to slice (with 32 connections the wait needed was half a millisecond,
+# wrk's smallest is one, and a slice ran at one of two rates 25 % apart as wrk's timer happened to fall).
 PACED_CONNECTIONS = 128
 UNLIMITED = {"limit": 1_000_000, "period_seconds": 60}
 PARAGRAPH = '<p>Gatehouse soak paragraph with some ordinary text in it, and a <a href="/page.html">link</a>.</p>\n'
