@@ -17,6 +17,7 @@
   var bar = root.getElementById("bar");
   var space = document.getElementById("gatehouse-bar-space");
   var roomBelow = document.getElementById("gatehouse-handle-space");
+  var reserveRoom = function () {};
   placeAtDeviceScale();
   followThePagesScheme();
   var toasts = root.getElementById("toasts");
@@ -40,12 +41,18 @@
     }).catch(function () { toast(bar.getAttribute("data-network-error")); });
   }
 
-  function setCollapsed(collapsed) {
+  // `forThisPage`: folded because the app's own controls take the top and the bottom, not the member's choice.
+  function setCollapsed(collapsed, forThisPage) {
     if (collapsed) { host.setAttribute("data-collapsed", ""); } else { host.removeAttribute("data-collapsed"); }
     // Room above the page only for a bar that is open and not laid over an app that wants the whole screen.
     if (space) { space.media = collapsed || overlay ? "not all" : "screen"; }
     // Room below the page for the handle, so that the page's end can be scrolled clear of it.
     if (roomBelow) { roomBelow.media = collapsed ? "screen" : "not all"; }
+    if (forThisPage) {
+      overlay = true;  // opened again from the handle, it lies over the page, which keeps its room
+      if (space) { space.media = "not all"; }
+      return;
+    }
     root.getElementById(collapsed ? "handle" : "collapse").focus();
     // On an app with the bar off, opening it is for this page only.
     if (!overlay) { remember("bar", collapsed ? "collapsed" : "expanded"); }
@@ -125,10 +132,13 @@
       queued = false;
       var scale = viewport.scale, k = 1 / scale;
       var below = document.documentElement.clientHeight - (viewport.offsetTop + viewport.height);
+      // At the bottom, the row's lower edge on the visible area's, and the toasts above it.
+      var atBottom = host.getAttribute("data-place") === "bottom" && !host.hasAttribute("data-collapsed");
+      var y = atBottom ? viewport.offsetTop + viewport.height - 40 * k : viewport.offsetTop;
       sheet.replaceSync(":host{--gh-k:" + k + " !important;--gh-width:" + px(viewport.width * scale) + ";--gh-w:" + px(viewport.width * scale) +
-        ";--gh-h:" + px(viewport.height * scale) + ";--gh-x:" + px(viewport.offsetLeft) + ";--gh-y:" + px(viewport.offsetTop) +
+        ";--gh-h:" + px(viewport.height * scale) + ";--gh-x:" + px(viewport.offsetLeft) + ";--gh-y:" + px(y) +
         ";--gh-handle-left:" + px(viewport.offsetLeft + 12 * k) + ";--gh-handle-bottom:" + px(below + 12 * k) +
-        ";--gh-toast-left:" + px(viewport.offsetLeft + viewport.width / 2) + ";--gh-toast-bottom:" + px(below + 16 * k) + "}");
+        ";--gh-toast-left:" + px(viewport.offsetLeft + viewport.width / 2) + ";--gh-toast-bottom:" + px(below + (atBottom ? 56 : 16) * k) + "}");
       // A change of scale that no gesture of the member's made is the page's own.
       if (scale !== lastScale && !memberZooming()) { pageScale = scale; }
       lastScale = scale;
@@ -137,6 +147,7 @@
     function queue() {
       if (!queued) { queued = true; window.requestAnimationFrame(place); }
     }
+    reserveRoom = function () { reserve(pageScale); queue(); };
     viewport.addEventListener("resize", queue);
     viewport.addEventListener("scroll", queue);
     window.addEventListener("resize", queue);
@@ -178,9 +189,63 @@
       if (style.getPropertyValue(properties[0]) === scaled(px)) { return; }
       properties.forEach(function (property) { style.setProperty(property, scaled(px), "important"); });
     };
-    set(space, ["padding-top", "scroll-padding-top"], 40);
+    var atBottom = host.getAttribute("data-place") === "bottom";
+    set(space, ["padding-top", "scroll-padding-top"], atBottom ? 0 : 40);
+    set(space, ["padding-bottom", "scroll-padding-bottom"], atBottom ? 40 : 0);
     set(roomBelow, ["padding-bottom"], 64);
   }
+
+  // A bar that never hides the app. Left at the top (`data-place="auto"`) until the app's own controls turn out to be
+  // there too: anything of the page's under the bar's strip while the page is scrolled to its top (which, with the
+  // room kept above the page, only what the app fixes or places on the window can be). The bar then goes to the
+  // bottom, or, where the app keeps controls fixed there as well (a status bar), folds into its handle for this page.
+  function placeClearOfTheApp() {
+    if (host.getAttribute("data-place") !== "auto" || overlayed() || !document.elementsFromPoint) { return; }
+    var checks = 0;
+    function pinned(element) {
+      for (var e = element; e && e !== document.body && e !== document.documentElement; e = e.parentElement) {
+        var position = getComputedStyle(e).position;
+        if (position === "fixed" || position === "sticky") { return true; }
+        if (position === "absolute") {
+          for (var a = e.parentElement; a && a !== document.body && a !== document.documentElement; a = a.parentElement) {
+            if (getComputedStyle(a).position !== "static") { return false; }
+          }
+          return true;
+        }
+      }
+      return false;
+    }
+    function appAt(y, test) {
+      var width = document.documentElement.clientWidth;
+      return [0.03, 0.25, 0.5, 0.75, 0.97].some(function (x) {
+        return document.elementsFromPoint(width * x, y).some(function (element) {
+          if (element === host || element === document.documentElement || element === document.body) { return false; }
+          var box = element.getBoundingClientRect();
+          return box.width > 0 && box.height > 0 && test(element, box);
+        });
+      });
+    }
+    function check() {
+      checks += 1;
+      if (host.getAttribute("data-place") !== "auto" || host.hasAttribute("data-collapsed") || window.scrollY !== 0) { return; }
+      var top = appAt(20, function (element, box) { return box.top < 39; });
+      if (!top) { return; }
+      var height = document.documentElement.clientHeight;
+      var bottom = appAt(height - 20, function (element, box) { return box.bottom > height - 41 && pinned(element); });
+      if (bottom) {
+        host.setAttribute("data-place", "top");
+        setCollapsed(true, true);
+      } else {
+        host.setAttribute("data-place", "bottom");
+        reserveRoom();
+      }
+    }
+    // Single-page apps draw their interface after the page has loaded: looked at again for a few seconds.
+    check();
+    window.addEventListener("load", check);
+    [500, 1500, 3000, 6000].forEach(function (delay) { window.setTimeout(check, delay); });
+  }
+  function overlayed() { return host.hasAttribute("data-overlay"); }
 
   // A request of the app's that the gateway answers with 502/504 means the app failed to load something.
   function failed(status) {
@@ -201,4 +266,5 @@
       return open.apply(this, arguments);
     };
   }
+  placeClearOfTheApp();
 })();

@@ -229,7 +229,7 @@ def dev_gateway(tmp_path):
     gw.running.stop()
 
 
-def start_browser(extra_arguments=()):
+def start_browser(extra_arguments=(), capabilities=None):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -237,6 +237,8 @@ def start_browser(extra_arguments=()):
     options.binary_location = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900", *extra_arguments):
         options.add_argument(argument)
+    for name, value in (capabilities or {}).items():
+        options.set_capability(name, value)
     driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")), options=options)
     driver.set_page_load_timeout(30)
     return driver
@@ -247,3 +249,21 @@ def browser():
     driver = start_browser()
     yield driver
     driver.quit()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test leaves a screenshot of what the browser showed, beside the test's files."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    for name in ("member", "browser"):
+        driver = item.funcargs.get(name) if hasattr(item, "funcargs") else None
+        if driver is not None and hasattr(driver, "save_screenshot"):
+            folder = Path(os.environ.get("E2E_SCREENSHOTS", "/tmp/gatehouse-e2e-failures"))
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                driver.save_screenshot(str(folder / (re.sub(r"\W+", "_", item.nodeid) + ".png")))
+            except Exception:  # the browser may be gone with the failure
+                pass

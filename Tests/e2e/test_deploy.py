@@ -12,9 +12,9 @@ DEPLOY = ROOT / "deploy"
 
 
 def promtool():
-    """Debian's promtool: on PATH, or unpacked from the prometheus package by scripts/setup --test."""
-    found = shutil.which("promtool") or ROOT / ".build" / "tools" / "promtool"
-    assert found and (shutil.which("promtool") or found.exists()), "promtool missing: run scripts/setup --test"
+    """Debian's promtool, from the prometheus package that scripts/setup --test installs."""
+    found = shutil.which("promtool")
+    assert found, "promtool missing: run scripts/setup --test"
     return str(found)
 
 

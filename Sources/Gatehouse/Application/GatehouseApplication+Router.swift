@@ -4,7 +4,7 @@ import Hummingbird
 
 extension GatehouseApplication {
     /// The request's way through the gateway, top to bottom: the client's address (behind a trusted load balancer) →
-    /// metrics and the access log → security headers → the request's language → error pages → app hosts →
+    /// metrics and the access log → security headers → the request's language → error pages → app hosts → stray app paths →
     /// static files → public routes (health, readiness, the development provider, back-channel logout) → session →
     /// sign-in routes → signed-in routes (a context that cannot be made without a session) → the proxy.
     static func buildRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
@@ -19,6 +19,7 @@ extension GatehouseApplication {
         router.add(middleware: LanguageMiddleware(languages: renderer.languages))
         router.add(middleware: ErrorPageMiddleware(renderer: renderer, refusals: gateway.refusals))
         router.add(middleware: HostMountMiddleware(controller: gateway.hostMounts))
+        router.add(middleware: StrayAppPathMiddleware(catalog: gateway.catalog, publicOrigin: configuration.publicOrigin))
         router.add(middleware: GatewayAssetsMiddleware(assets: renderer.assets))
 
         router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in PlainTextResponse.make("ok\n") }

@@ -14,7 +14,7 @@ import UnixSignals
 public enum GatehouseApplication {
     /// What a started gateway tells its operator (and what the tests use).
     public struct Built {
-        public let application: Application<RouterResponder<GatewayRequestContext>>
+        public let application: Application<HeadAsGetResponder>
         public let developmentPassword: String?
         /// This replica's sessions and jars in memory.
         public let stateCache: StateCache
@@ -85,7 +85,7 @@ public enum GatehouseApplication {
     }
 
     /// The server (HTTP/1 with WebSocket upgrades, behind the framing guard) and the services that run beside it.
-    static func buildApplication(_ gateway: Gateway, router: Router<GatewayRequestContext>) -> Application<RouterResponder<GatewayRequestContext>> {
+    static func buildApplication(_ gateway: Gateway, router: Router<GatewayRequestContext>) -> Application<HeadAsGetResponder> {
         let configuration = gateway.configuration
         let stores = gateway.stores
         // Stopped in reverse order: the event queue is flushed before the store closes.
@@ -129,7 +129,7 @@ public enum GatehouseApplication {
                     port: port, keysURL: configuration.publicOrigin + Paths.assertionKeys, http: gateway.http, logger: gateway.logger))
         }
         var application = Application(
-            router: router,
+            responder: HeadAsGetResponder(router: router.buildResponder(), appsDomain: gateway.catalog.appsDomain),
             server: server(configuration, gateway: gateway),
             configuration: .init(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName,

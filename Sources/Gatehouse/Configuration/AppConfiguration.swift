@@ -19,9 +19,8 @@ public struct AppConfiguration: Sendable, Equatable {
     public var requiredRoles: [String]
     public var requiredGroups: [String]
     public var mount: Mount
-    /// Whether the gateway bar sits on top of this app's pages; off (an app with its own full-screen interface),
-    /// only the bar's small floating handle remains.
-    public var gatewayBar: Bool
+    /// Where the gateway bar sits on this app's pages (`apps[].gateway_bar`).
+    public var gatewayBar: BarPlacement
     /// What of the browser's request, beyond what browsers send anyway, reaches this app, and how the gateway tells
     /// it who the member is.
     public var headers: AppHeaderConfiguration
@@ -29,14 +28,28 @@ public struct AppConfiguration: Sendable, Equatable {
     public var tls: AppTLSConfiguration?
     /// Rules per path, checked before the app's own requirements (`apps[].rules`, `apps[].case_insensitive_paths`).
     public var rules: PathRules
+    /// The Content-Security-Policy of this app's pages (`apps[].content_security_policy`).
+    public var contentSecurityPolicy: PolicyMode
+    /// Cookies of the app's that its own scripts read (double-submit CSRF tokens), mirrored to the browser.
+    public var clientCookies: [String]
+    /// How much of the app's pages the gateway rewrites (`apps[].rewrite`).
+    public var rewrite: RewriteProfile
+    /// On a path mount: whether the app gets its paths without the mount's prefix (`true`, the default) or with it
+    /// (an app told its prefix, served under `/apps/<slug>/` on its own host too).
+    public var stripPrefix: Bool
     /// How long a description may be: one line on a tile.
     public static let descriptionLimit = 120
 
     public init(
         slug: String, name: String, description: String? = nil, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
-        requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: Bool = true,
-        headers: AppHeaderConfiguration = .init(), tls: AppTLSConfiguration? = nil, rules: PathRules = .init()
+        requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: BarPlacement = .automatic,
+        headers: AppHeaderConfiguration = .init(), tls: AppTLSConfiguration? = nil, rules: PathRules = .init(),
+        contentSecurityPolicy: PolicyMode = .merge, clientCookies: [String] = [], rewrite: RewriteProfile = .full, stripPrefix: Bool = true
     ) {
+        self.contentSecurityPolicy = contentSecurityPolicy
+        self.clientCookies = clientCookies
+        self.rewrite = rewrite
+        self.stripPrefix = stripPrefix
         self.slug = slug
         self.name = name
         self.description = description
@@ -50,6 +63,44 @@ public struct AppConfiguration: Sendable, Equatable {
         self.headers = headers
         self.tls = tls
         self.rules = rules
+    }
+}
+
+extension AppConfiguration {
+    /// Where the bar sits: at the top (room kept above the page), at the bottom (for an app whose own bar is fixed at
+    /// the top), folded into its handle (an app with its own full-screen interface), or at the top until the bar's
+    /// script finds the app's own controls fixed there, then at the bottom.
+    public enum BarPlacement: String, Sendable, CaseIterable {
+        case automatic = "auto"
+        case top
+        case bottom
+        case handle
+    }
+
+    /// `merge`: the gateway's policy beside the app's own (never looser than either); `app`: the app's own only (the
+    /// gateway allows its bar in it and adds nothing); or a policy of the operator's that stands in for the gateway's.
+    public enum PolicyMode: Sendable, Equatable {
+        case merge
+        case app
+        case custom(String)
+    }
+
+    /// `full`: links, forms, redirects, CSS and, on a path mount the app was not told, the script that maps the URLs
+    /// its JavaScript builds; `html`: the same without that script; `none`: nothing rewritten (the bar still goes in).
+    public enum RewriteProfile: String, Sendable, CaseIterable {
+        case full
+        case html
+        case none
+    }
+
+    /// The cookie names `client_cookies: "csrf"` stands for: the double-submit tokens of the common frameworks
+    /// (Tornado and Jupyter, Django, Angular and Laravel, Flask-WTF and Rails' `csrf_token`).
+    public static let csrfCookieNames = ["_xsrf", "csrftoken", "XSRF-TOKEN", "csrf_token"]
+
+    /// Whether the app's upstream path is the gateway's (`/apps/<slug>/…`): an app told its prefix, whose pages and
+    /// scripts already name the gateway's paths.
+    public var isToldItsPrefix: Bool {
+        mount == .path && upstream.path(percentEncoded: true).hasPrefix(Paths.app(slug) + "/")
     }
 }
 

@@ -12,7 +12,7 @@ enum AppCatalogReader {
         let known: Set = [
             "slug", "name", "description", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
             "pass_headers", "identity_headers", "gateway_bar", "tls", "assertion", "assertion_header", "pass_access_token", "rules",
-            "case_insensitive_paths",
+            "case_insensitive_paths", "content_security_policy", "client_cookies", "rewrite", "strip_prefix",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
             let path = "apps[\(index)]"
@@ -46,7 +46,7 @@ enum AppCatalogReader {
             }
             let mount = AppConfiguration.Mount(rawValue: mountText)
             if mount == nil { reader.report("\(path).mount", "must be path, host or external, got \"\(mountText)\"") }
-            let upstream = URL(string: upstreamText)
+            var upstream = URL(string: upstreamText)
             if upstream == nil || upstream?.host == nil {
                 reader.report("\(path).upstream", "must be an absolute URL, got \"\(upstreamText)\"")
             }
@@ -54,14 +54,21 @@ enum AppCatalogReader {
             if let description, description.count > AppConfiguration.descriptionLimit || description.contains(where: \.isNewline) {
                 reader.report("\(path).description", "must be one line of at most \(AppConfiguration.descriptionLimit) characters")
             }
+            let stripPrefix = flag(app, "strip_prefix", path: path, reader: &reader) ?? true
+            if !stripPrefix, mount == .path, let base = upstream, !slug.isEmpty {
+                // The app is served under the gateway's own path: its upstream path gets the mount's prefix.
+                upstream = base.appending(path: String(Paths.app(slug).dropFirst()) + "/", directoryHint: .isDirectory)
+            }
             let passHeaders = list("pass_headers")
             let appHeaders = headers(app, path: path, passHeaders: passHeaders, reader: &reader)
             return AppConfiguration(
                 slug: slug, name: name, description: description.flatMap { $0.isEmpty ? nil : $0 }, icon: text("icon"),
                 upstream: upstream ?? URL(string: "https://invalid.invalid")!,
                 minimumLevel: level ?? .sso, requiredRoles: list("required_roles"), requiredGroups: list("required_groups"),
-                mount: mount ?? .path, gatewayBar: flag(app, "gateway_bar", path: path, reader: &reader) ?? true, headers: appHeaders,
-                tls: tls(app, path: path, reader: &reader), rules: PathRulesReader.read(app, path: path, reader: &reader)
+                mount: mount ?? .path, gatewayBar: barPlacement(app, path: path, reader: &reader), headers: appHeaders,
+                tls: tls(app, path: path, reader: &reader), rules: PathRulesReader.read(app, path: path, reader: &reader),
+                contentSecurityPolicy: policyMode(app, path: path, reader: &reader), clientCookies: clientCookies(app, path: path, reader: &reader),
+                rewrite: choice(app, "rewrite", path: path, reader: &reader) ?? .full, stripPrefix: stripPrefix
             )
         }
     }
@@ -83,6 +90,63 @@ enum AppCatalogReader {
             reader.report("\(path).tls", "certificate_file and private_key_file go together (a client certificate and its key)")
         }
         return tls
+    }
+
+    /// `gateway_bar`: `auto`, `top`, `bottom` or `handle`; `true` and `false` (earlier releases) are `auto` and `handle`.
+    static func barPlacement(_ app: [String: Any], path: String, reader: inout ConfigurationReader) -> AppConfiguration.BarPlacement {
+        if let value = app["gateway_bar"], ConfigurationReader.isBoolean(value), let flag = value as? Bool { return flag ? .automatic : .handle }
+        return choice(app, "gateway_bar", path: path, reader: &reader) ?? .automatic
+    }
+
+    /// One of an enumeration's names under `key`, `nil` when absent or reported as something else.
+    static func choice<Choice: RawRepresentable & CaseIterable>(
+        _ app: [String: Any], _ key: String, path: String, reader: inout ConfigurationReader
+    ) -> Choice? where Choice.RawValue == String {
+        guard let value = app[key] else { return nil }
+        if let text = value as? String, let choice = Choice(rawValue: text) { return choice }
+        reader.report("\(path).\(key)", "must be one of \(Choice.allCases.map(\.rawValue).joined(separator: ", ")), got \(value)")
+        return nil
+    }
+
+    /// `content_security_policy`: `merge`, `app`, or a policy of the operator's.
+    static func policyMode(_ app: [String: Any], path: String, reader: inout ConfigurationReader) -> AppConfiguration.PolicyMode {
+        guard let value = app["content_security_policy"] else { return .merge }
+        switch value as? String {
+        case "merge": return .merge
+        case "app": return .app
+        case let text? where !GatehouseCore.ContentSecurityPolicy(parsing: text).directives.isEmpty && !text.contains(","):
+            return .custom(text)
+        default:
+            reader.report("\(path).content_security_policy", "must be merge, app, or one policy (directives separated by ;)")
+            return .merge
+        }
+    }
+
+    /// `client_cookies`: names, or `"csrf"` for the common frameworks' CSRF cookies. The gateway's own cookies are
+    /// never mirrored.
+    static func clientCookies(_ app: [String: Any], path: String, reader: inout ConfigurationReader) -> [String] {
+        guard let value = app["client_cookies"] else { return [] }
+        if value as? String == "csrf" { return AppConfiguration.csrfCookieNames }
+        guard let names = value as? [String] else {
+            reader.report("\(path).client_cookies", "must be \"csrf\" or a list of cookie names")
+            return []
+        }
+        var kept: [String] = []
+        for name in names {
+            if name == "csrf" {
+                kept += AppConfiguration.csrfCookieNames
+            } else if name.isEmpty
+                || !name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains($0) })
+            {
+                reader.report("\(path).client_cookies", "\(name) is not a cookie name")
+            } else if name.hasPrefix("gatehouse") || name.hasPrefix("__Host-") {
+                reader.report(
+                    "\(path).client_cookies", "\(name) cannot be mirrored: the gateway's own cookies and __Host- cookies stay where they are")
+            } else {
+                kept.append(name)
+            }
+        }
+        return kept
     }
 
     /// One app's `true`/`false` setting under `key`, `nil` when it is absent or reported as something else.

@@ -76,6 +76,7 @@ public struct ProxyController: Sendable {
         let access = try await tracer.span("access decision") {
             try await self.access.open(app, rest: rest, method: request.method.rawValue, session: context.session, returnTo: returnTo)
         }
+        try access.checkOrigin(method: request.method, browser: request.headers)
         let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin)
         var headers = access.requestHeaders(from: request.headers, clientAddress: context.clientAddress, cookie: cookie, trace: context.trace)
         if let encodings = HeaderHygiene.acceptEncoding(browser: AcceptEncoding(request.headers[.acceptEncoding])) {
@@ -91,20 +92,26 @@ public struct ProxyController: Sendable {
         let gatewayBase = app.mount == .host && catalog.appsDomain != nil ? configuration.publicOrigin : ""
         return try await respond(
             upstream, to: request, app: app, url: access.url, origin: access.origin, urls: access.urls, gatewayBase: gatewayBase,
-            context: context)
+            clientCookies: access.clientCookies, context: context)
     }
 
     func respond(
         _ upstream: Forwarder.Upstream, to request: Request, app: AppConfiguration, url: URL, origin: CookieOrigin, urls: URLRewriter,
-        gatewayBase: String, context: SignedInRequestContext
+        gatewayBase: String, clientCookies: ClientCookies?, context: SignedInRequestContext
     ) async throws -> Response {
         try await jars.absorb(setCookies: upstream.headers[values: .setCookie], from: origin, sessionID: context.session.id)
+        var copies: [String] = []
+        if let clientCookies {
+            let jar = try await jars.jar(sessionID: context.session.id)
+            copies = clientCookies.settings(jar: jar, origin: origin, browserCookies: request.headers[values: .cookie])
+        }
         let mapped = try mapping.map(
-            status: upstream.status, upstream: upstream.headers, isHEAD: request.method == .head,
+            app: app, status: upstream.status, upstream: upstream.headers, isHEAD: request.method == .head,
             isNavigation: GatewayBar.isDocumentNavigation(method: request.method, headers: request.headers),
             acceptsGzip: AcceptEncoding(request.headers[.acceptEncoding]).takesGzip, url: url, urls: urls,
             logger: context.logger)
         var headers = mapped.headers
+        for copy in copies { headers.append(HTTPField(name: .setCookie, value: copy)) }
 
         guard let encoding = mapped.encoding else {
             if let length = mapped.contentLength { headers[.contentLength] = length }

@@ -36,7 +36,7 @@ public enum DemoApps {
                 upstream: URL(string: base + "/styled/")!),
             AppConfiguration(
                 slug: "fullscreen", name: "Full-Screen App", description: "Its own full-screen interface, with the bar tucked away",
-                upstream: URL(string: base + "/fullscreen/")!, gatewayBar: false),
+                upstream: URL(string: base + "/fullscreen/")!, gatewayBar: .handle),
             AppConfiguration(
                 slug: whoAmISlug, name: "Who Am I", description: "What an app learns about you, and how it checks it",
                 upstream: URL(string: base + "/whoami/")!),

@@ -36,7 +36,7 @@ public struct GatewayBar: Sendable {
 
     /// The same markup as the bytes the HTML rewriter injects, put together from the cached rendering.
     func bytes(nonce: String, session: Session, app: AppConfiguration, returnTo: String, gatewayBase: String) throws -> [UInt8] {
-        let overlay = !app.gatewayBar
+        let overlay = app.gatewayBar == .handle
         let collapsed = overlay || session.frame?.barCollapsed == true
         let segments = try segments(session: session, app: app, gatewayBase: gatewayBase)
         var html: [UInt8] = []
@@ -52,9 +52,15 @@ public struct GatewayBar: Sendable {
                     if byte == UInt8(ascii: "&") { html += "&amp;".utf8 } else { html.append(byte) }
                 }
             case .state:
-                if collapsed { html += " data-collapsed".utf8 }
-                if overlay { html += " data-overlay".utf8 }
-                if session.frame?.bannerDismissed == true { html += " data-banner-dismissed".utf8 }
+                // Attributes with values: the bar goes into XHTML documents too, which must stay well-formed XML.
+                if collapsed { html += " data-collapsed=\"\"".utf8 }
+                if overlay { html += " data-overlay=\"\"".utf8 }
+                if session.frame?.bannerDismissed == true { html += " data-banner-dismissed=\"\"".utf8 }
+                switch app.gatewayBar {
+                case .automatic: html += " data-place=\"auto\"".utf8
+                case .bottom: html += " data-place=\"bottom\"".utf8
+                case .top, .handle: html += " data-place=\"top\"".utf8
+                }
             case .space: html += (collapsed ? "not all" : "screen").utf8  // printed pages keep no room for it
             // Below the page, room for the handle: the end of the page can always be scrolled clear of it.
             case .roomBelow: html += (collapsed ? "screen" : "not all").utf8

@@ -2,8 +2,8 @@ import CompressNIO
 import GatehouseCore
 import NIOCore
 
-/// Turns an upstream HTML body, chunk by chunk, into what the browser gets: inflated when the upstream compressed
-/// it, then rewritten (URLs, banner), then gzipped again for a browser that takes it. Memory stays at one chunk plus
+/// Turns an upstream HTML body (or style sheet), chunk by chunk, into what the browser gets: inflated when the upstream
+/// compressed it, then rewritten (URLs, banner), then gzipped again for a browser that takes it. Memory stays at one chunk plus
 /// one tag (and zlib's window) whatever the document's size, and inflation stops at the configured size and ratio,
 /// so a small bomb cannot become gigabytes.
 struct HTMLResponseTransform {
@@ -21,7 +21,14 @@ struct HTMLResponseTransform {
         var ratioFloor = 1 << 20
     }
 
-    private var rewriter: HTMLStreamRewriter
+    /// What rewrites the inflated bytes: a page's rewriter, or a style sheet's (held apart, so each is mutated in place).
+    enum Rewriter {
+        case html(HTMLStreamRewriter)
+        case css(CSSStreamRewriter)
+    }
+
+    private var html: HTMLStreamRewriter?
+    private var css: CSSStreamRewriter?
     private var decompressor: ZlibDecompressor?
     private let encoding: Encoding
     private let limits: InflationLimits
@@ -35,10 +42,13 @@ struct HTMLResponseTransform {
     /// still arrives as the app sends it; handed back when the page is finished.
     private var compressor: ZlibCompressor?
 
-    init(rewriter: HTMLStreamRewriter, encoding: Encoding, limits: InflationLimits, emptyBody: [UInt8]? = nil, compresses: Bool = false)
+    init(rewriter: Rewriter, encoding: Encoding, limits: InflationLimits, emptyBody: [UInt8]? = nil, compresses: Bool = false)
         throws
     {
-        self.rewriter = rewriter
+        switch rewriter {
+        case .html(let rewriter): html = rewriter
+        case .css(let rewriter): css = rewriter
+        }
         self.encoding = encoding
         self.limits = limits
         self.emptyBody = emptyBody
@@ -58,13 +68,13 @@ struct HTMLResponseTransform {
     mutating func process(_ chunk: ByteBuffer) throws(ProxyError) -> ByteBuffer {
         let plain = try inflate(chunk)
         if plain.readableBytes > 0 { sawBytes = true }
-        return try compress(rewriter.feed(plain.readableBytesView), flush: .sync)
+        return try compress(html?.feed(plain.readableBytesView) ?? css!.feed(plain.readableBytesView), flush: .sync)
     }
 
     /// The body's last bytes (and the end of the gzip stream). A failure to compress them (zlib out of memory) ends
     /// the member's body incomplete, which the browser tells as such.
     mutating func finish() -> ByteBuffer {
-        var rest = !sawBytes && emptyBody != nil ? emptyBody! : rewriter.finish()
+        var rest = !sawBytes && emptyBody != nil ? emptyBody! : html?.finish() ?? css!.finish()
         guard let stream = compressor else { return ByteBuffer(bytes: rest) }
         rest += Self.randomLengthPadding()
         let last = (try? compress(rest, flush: .finish)) ?? ByteBuffer()

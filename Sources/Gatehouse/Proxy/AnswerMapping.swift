@@ -9,7 +9,7 @@ import Logging
 /// app's, and whether the body is rewritten and gets the bar. Cookies are the caller's business (the jar).
 struct AnswerMapping: Sendable {
     let gatewayPolicy: GatehouseCore.ContentSecurityPolicy
-    /// The bar's files by their exact URLs, for policies that rely on `'unsafe-inline'`.
+    /// The bar's files (and the URL shim's) by their exact URLs, for policies that rely on `'unsafe-inline'`.
     let barScriptURLs: [String]
     let barStyleURL: String
     let inflationLimits: HTMLResponseTransform.InflationLimits
@@ -17,44 +17,93 @@ struct AnswerMapping: Sendable {
     let renderer: PageRenderer
     /// Rewritten pages go gzipped to browsers that take it (`proxy.compress_pages`).
     let compressesPages: Bool
-    /// The header for an app that sends no policy of its own (most do not): the gateway's policy without a nonce,
-    /// and with one, cut where the nonce goes, rendered once.
-    private let gatewayAlone: String
-    private let gatewayAloneAroundNonce: [String]
+    /// Each app's policy plan (`apps[].content_security_policy`), by slug.
+    private let plans: [String: PolicyPlan]
+    private let defaultPlan: PolicyPlan
+
+    /// The gateway's part of an app's policy, and the header for an app that sends no policy of its own (most do not)
+    /// without a nonce and, with one, cut where the nonce goes: rendered once.
+    struct PolicyPlan: Sendable {
+        let gateway: GatehouseCore.ContentSecurityPolicy?
+        let alone: String
+        let aloneAroundNonce: [String]
+    }
 
     init(configuration: GatehouseConfiguration, renderer: PageRenderer) {
         self.renderer = renderer
         compressesPages = configuration.proxy.compressPages
         inflationLimits = .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio)
-        barScriptURLs = [Paths.toastsScript, Paths.barScript].map { configuration.publicOrigin + renderer.assets.url(for: $0) }
-        barStyleURL = configuration.publicOrigin + renderer.assets.url(for: Paths.barStyle)
+        let scriptURLs = [Paths.urlShimScript, Paths.toastsScript, Paths.barScript].map { configuration.publicOrigin + renderer.assets.url(for: $0) }
+        let styleURL = configuration.publicOrigin + renderer.assets.url(for: Paths.barStyle)
+        barScriptURLs = scriptURLs
+        barStyleURL = styleURL
         let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
-        gatewayPolicy =
+        let gatewayPolicy =
             configuration.proxy.contentSecurityPolicy.map(GatehouseCore.ContentSecurityPolicy.init(parsing:))
             ?? .gatewayDefault(allowlistedSources: allowlisted, formActionSources: allowlisted)
-        gatewayAlone = GatehouseCore.ContentSecurityPolicy.combined(
-            gateway: gatewayPolicy, upstream: [], nonce: nil, scriptURLs: barScriptURLs, styleURL: barStyleURL)
-        gatewayAloneAroundNonce = GatehouseCore.ContentSecurityPolicy.combined(
-            gateway: gatewayPolicy, upstream: [], nonce: Self.noncePlaceholder, scriptURLs: barScriptURLs, styleURL: barStyleURL
-        ).components(separatedBy: Self.noncePlaceholder)
+        self.gatewayPolicy = gatewayPolicy
+        func plan(_ gateway: GatehouseCore.ContentSecurityPolicy?) -> PolicyPlan {
+            PolicyPlan(
+                gateway: gateway,
+                alone: GatehouseCore.ContentSecurityPolicy.combined(
+                    gateway: gateway, upstream: [], nonce: nil, scriptURLs: scriptURLs, styleURL: styleURL),
+                aloneAroundNonce: GatehouseCore.ContentSecurityPolicy.combined(
+                    gateway: gateway, upstream: [], nonce: Self.noncePlaceholder, scriptURLs: scriptURLs, styleURL: styleURL
+                ).components(separatedBy: Self.noncePlaceholder))
+        }
+        defaultPlan = plan(gatewayPolicy)
+        var plans: [String: PolicyPlan] = [:]
+        for app in configuration.apps {
+            switch app.contentSecurityPolicy {
+            case .merge: continue
+            case .app: plans[app.slug] = plan(nil)
+            case .custom(let text): plans[app.slug] = plan(GatehouseCore.ContentSecurityPolicy(parsing: text))
+            }
+        }
+        self.plans = plans
+        let shimURL = renderer.assets.url(for: Paths.urlShimScript)
+        var allowed = [configuration.publicURL.host ?? ""]
+        for entry in configuration.allowlist where !allowed.contains(entry) { allowed.append(entry) }
+        var shimTags: [String: (before: [UInt8], after: [UInt8])] = [:]
+        for app in configuration.apps where app.rewrite == .full && app.mount == .path && !app.isToldItsPrefix {
+            let mount = URLRewriter.Mount(prefix: Paths.app(app.slug), upstream: app.upstream)
+            let attributes = [
+                ("data-prefix", mount.prefix), ("data-upstream", mount.origin + mount.basePath), ("data-leaving", Paths.leaving),
+                ("data-allow", allowed.joined(separator: " ")),
+            ].map { name, value in " \(name)=\"\(HTMLStreamRewriter.escapeAttribute(value))\"" }.joined()
+            shimTags[app.slug] = (Array("<script src=\"\(shimURL)\" nonce=\"".utf8), Array("\"\(attributes)></script>".utf8))
+        }
+        self.shimTags = shimTags
     }
+
+    /// The URL shim's tag for each app that gets it, cut where the response's nonce goes.
+    private let shimTags: [String: (before: [UInt8], after: [UInt8])]
 
     static let noncePlaceholder = "GATEHOUSEnoncePLACEHOLDER"
 
-    /// The gateway's policy combined with the app's (each enforced: the browser applies every policy in the header).
-    func policy(upstream: [String], nonce: String?) -> String {
+    /// The gateway's policy for `app` combined with the app's (each enforced: the browser applies every policy in the
+    /// header).
+    func policy(app: String, upstream: [String], nonce: String?) -> String {
+        let plan = plans[app] ?? defaultPlan
         guard upstream.isEmpty else {
             return GatehouseCore.ContentSecurityPolicy.combined(
-                gateway: gatewayPolicy, upstream: upstream, nonce: nonce, scriptURLs: barScriptURLs, styleURL: barStyleURL)
+                gateway: plan.gateway, upstream: upstream, nonce: nonce, scriptURLs: barScriptURLs, styleURL: barStyleURL)
         }
-        return nonce.map { gatewayAloneAroundNonce.joined(separator: $0) } ?? gatewayAlone
+        let value = nonce.map { plan.aloneAroundNonce.joined(separator: $0) } ?? plan.alone
+        // An app whose own policy is left alone and that sends none: only what every answer of the gateway has
+        // (no framing by others), instead of the gateway's strict policy for its own pages (`SecurityHeaders`).
+        return value.isEmpty ? Self.framingOnly : value
     }
+
+    static let framingOnly = "frame-ancestors 'self'"
 
     /// The member's head, before the body is known.
     struct Head {
         var headers: HTTPFields
         /// Set when the body goes through the HTML transform: the coding to decode it from.
         var encoding: HTMLResponseTransform.Encoding?
+        /// The body is a style sheet (its URLs rewritten), not a page.
+        var isStyleSheet = false
         /// Set when the bar goes in: the nonce its script and style carry.
         var nonce: String?
         /// The app's `Content-Length`, for a body that goes out as it came.
@@ -80,7 +129,8 @@ struct AnswerMapping: Sendable {
     }
 
     func map(
-        status: HTTPResponse.Status, upstream: HTTPFields, isHEAD: Bool, isNavigation: Bool, acceptsGzip: Bool, url: URL, urls: URLRewriter,
+        app: AppConfiguration, status: HTTPResponse.Status, upstream: HTTPFields, isHEAD: Bool, isNavigation: Bool, acceptsGzip: Bool, url: URL,
+        urls: URLRewriter,
         logger: @autoclosure () -> Logger
     ) throws(ProxyError) -> Head {
         var headers = HeaderHygiene.responseHeaders(from: upstream)
@@ -115,21 +165,24 @@ struct AnswerMapping: Sendable {
         let isEmpty = upstream.contentLength.map { $0.trimmingCharacters(in: .whitespaces) == "0" } ?? false
         let fillsEmptyError = isNavigation && hasBody && status.code >= 400
         if fillsEmptyError && isEmpty { headers[.contentType] = "text/html; charset=utf-8" }
-        let isHTML =
-            (fillsEmptyError && isEmpty)
-            || upstream.contentType.map { $0.utf8.starts(with: "text/html".utf8, by: { $0.asciiLowercased == $1 }) } == true
+        let isHTML = (fillsEmptyError && isEmpty) || Self.isDocument(contentType: upstream.contentType)
+        // Style sheets of an app on a path mount it was not told: their `url(/…)` would miss the mount.
+        let isStyleSheet =
+            !isHTML && app.rewrite != .none && app.mount == .path && !app.isToldItsPrefix
+            && upstream.contentType.map { Self.starts($0, with: "text/css") } == true
         // A partial body cannot be rewritten without breaking its ranges, nor a document whose charset does not
         // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
-        let isRewritable = isHTML && hasBody && status != .partialContent && Self.isASCIICompatible(contentType: upstream.contentType)
+        let isRewritable =
+            (isHTML || isStyleSheet) && hasBody && status != .partialContent && Self.isASCIICompatible(contentType: upstream.contentType)
         let encoding = isRewritable ? HTMLResponseTransform.encoding(of: upstream.contentEncoding) : nil
         // Every page the member reads gets the bar (an app's own error pages too), not redirects or downloads.
         let injectBar =
-            encoding != nil && isNavigation && !(300...399).contains(status.code)
+            encoding != nil && isHTML && isNavigation && !(300...399).contains(status.code)
             && !(upstream.contentDisposition?.lowercased().hasPrefix("attachment") ?? false)
         let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
-        headers[.contentSecurityPolicy] = policy(upstream: upstream.contentSecurityPolicy, nonce: nonce)
+        headers[.contentSecurityPolicy] = policy(app: app.slug, upstream: upstream.contentSecurityPolicy, nonce: nonce)
         return Head(
-            headers: headers, encoding: encoding, nonce: nonce, contentLength: upstream.contentLength,
+            headers: headers, encoding: encoding, isStyleSheet: isStyleSheet, nonce: nonce, contentLength: upstream.contentLength,
             emptyError: fillsEmptyError && nonce != nil ? status : nil, compresses: encoding != nil && compressesPages && acceptsGzip,
             mayCompress: encoding != nil && compressesPages)
     }
@@ -167,6 +220,11 @@ struct AnswerMapping: Sendable {
         _ head: Head, encoding: HTMLResponseTransform.Encoding, bar: GatewayBar, session: Session, app: AppConfiguration, returnTo: String,
         gatewayBase: String, urls: URLRewriter
     ) throws -> HTMLResponseTransform {
+        let urls = app.rewrite == .none ? nil : urls
+        if head.isStyleSheet, let urls {
+            return try HTMLResponseTransform(
+                rewriter: .css(CSSStreamRewriter(urls: urls)), encoding: encoding, limits: inflationLimits, compresses: head.compresses)
+        }
         let injection = try head.nonce.map { try bar.bytes(nonce: $0, session: session, app: app, returnTo: returnTo, gatewayBase: gatewayBase) }
         var emptyBody: [UInt8]?
         if let status = head.emptyError, let nonce = head.nonce {
@@ -174,9 +232,11 @@ struct AnswerMapping: Sendable {
             var page = HTMLStreamRewriter(injection: injection, urls: nil)
             emptyBody = page.feed(Array(try emptyErrorPage(status: status, app: app, nonce: nonce, gatewayBase: gatewayBase).utf8)) + page.finish()
         }
+        // The URL shim goes with the bar, before the app's scripts, on the gateway's own host only.
+        let shim = gatewayBase.isEmpty ? head.nonce.flatMap { nonce in shimTags[app.slug].map { $0.before + Array(nonce.utf8) + $0.after } } : nil
         return try HTMLResponseTransform(
-            rewriter: HTMLStreamRewriter(injection: injection, urls: urls), encoding: encoding, limits: inflationLimits, emptyBody: emptyBody,
-            compresses: head.compresses)
+            rewriter: .html(HTMLStreamRewriter(injection: injection, urls: urls, headInjection: shim)), encoding: encoding, limits: inflationLimits,
+            emptyBody: emptyBody, compresses: head.compresses)
     }
 
     /// What the member reads when an app answers a page with an error and nothing to show: which app, what it said in
@@ -215,6 +275,17 @@ struct AnswerMapping: Sendable {
         while let last = charset.last, quotes.contains(last) { charset.removeLast() }
         if charset.starts(with: "utf-8".utf8) { return true }
         return !(asciiIncompatiblePrefixes.contains { charset.starts(with: $0) } || charset.elementsEqual("unicode".utf8))
+    }
+
+    /// `text/html` or `application/xhtml+xml`: a document the member reads, which gets the bar.
+    static func isDocument(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        return starts(contentType, with: "text/html") || starts(contentType, with: "application/xhtml+xml")
+    }
+
+    static func starts(_ value: String, with lowercasePrefix: StaticString) -> Bool {
+        value.utf8.starts(
+            with: UnsafeBufferPointer(start: lowercasePrefix.utf8Start, count: lowercasePrefix.utf8CodeUnitCount), by: { $0.asciiLowercased == $1 })
     }
 
     static let charsetParameter = Array("charset=".utf8)

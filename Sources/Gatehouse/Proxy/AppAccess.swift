@@ -25,10 +25,22 @@ struct AppAccess: Sendable {
         self.configuration = configuration
         self.assertions = assertions
         upstreamTLS = try UpstreamTLS.make(for: catalog.apps)
+        let origins = OriginMapping(catalog: catalog, publicOrigin: configuration.publicOrigin)
+        self.origins = origins
         headerRules = Dictionary(
-            catalog.apps.map { ($0.slug, HeaderHygiene.Rules($0.headers, publicURL: configuration.publicURL)) },
+            catalog.apps.map { app in
+                let place = origins.bySlug[app.slug]
+                let pageHost = place.flatMap { URL(string: $0.pageOrigin) }.flatMap { url in
+                    url.host.map { host in url.port.map { "\(host):\($0)" } ?? host }
+                }
+                let prefix = app.mount == .path && !app.isToldItsPrefix ? Paths.app(app.slug) : nil
+                return (app.slug, HeaderHygiene.Rules(app.headers, publicURL: configuration.publicURL, pageHost: pageHost, prefix: prefix))
+            },
             uniquingKeysWith: { first, _ in first })
     }
+
+    /// How the browser's `Origin` and `Referer` reach apps, and the gateway's own check of where requests come from.
+    let origins: OriginMapping
 
     private func rules(_ app: AppConfiguration) -> HeaderHygiene.Rules {
         headerRules[app.slug] ?? HeaderHygiene.Rules(app.headers, publicURL: configuration.publicURL)
@@ -47,6 +59,9 @@ struct AppAccess: Sendable {
         let rules: HeaderHygiene.Rules
         /// The signed identity assertion, when the app takes one (held per session and app, not signed per request).
         let assertion: String?
+        let origins: OriginMapping
+        /// The app's cookies its scripts read, copied to the browser (`apps[].client_cookies`), if it has any.
+        let clientCookies: ClientCookies?
 
         /// The headers the app gets: the browser's allowed ones, then the gateway's forwarding and identity headers,
         /// the assertion and the access token as the app's configuration says, the same on every entry point.
@@ -54,6 +69,7 @@ struct AppAccess: Sendable {
         /// into one per cookie as setting it through `HTTPFields`' subscript would.
         func requestHeaders(from browser: HTTPFields, clientAddress: String?, cookie: String?, trace: TraceContext?) -> HTTPFields {
             var headers = HeaderHygiene.requestHeaders(from: browser, for: rules)
+            mapOrigins(&headers)
             // The app's request is a child of the gateway's span: the browser's own `traceparent` never passes.
             if let trace { headers.append(HTTPField(name: HeaderHygiene.traceparent, value: trace.traceparent)) }
             HeaderHygiene.addForwardingHeaders(&headers, clientAddress: clientAddress, rules: rules)
@@ -61,6 +77,26 @@ struct AppAccess: Sendable {
                 &headers, identity: session.identity, rules: rules, assertion: assertion, accessToken: session.tokens.accessToken)
             if let cookie { headers.append(HTTPField(name: .cookie, value: cookie)) }
             return headers
+        }
+
+        /// `Origin` and `Referer` as the app expects them (`OriginMapping`); most requests carry neither or only a
+        /// `Referer`, and are left alone at the cost of one look at each field.
+        func mapOrigins(_ headers: inout HTTPFields) {
+            let origin = headers[.origin]
+            let referer = headers[.referer]
+            guard origin != nil || referer != nil else { return }
+            let mapped = origins.map(origin: origin, referer: referer, to: app.slug)
+            if mapped.origin != origin { headers[.origin] = mapped.origin }
+            if mapped.referer != referer { headers[.referer] = mapped.referer }
+        }
+
+        /// The gateway's own check of a request that changes something: it must come from one of the gateway's
+        /// origins (the app, seeing its own origin, can no longer tell).
+        func checkOrigin(method: HTTPRequest.Method, browser: HTTPFields) throws {
+            guard !Forwarder.safe(method) else { return }
+            if let refusal = origins.refusal(origin: browser[.origin], fetchSite: browser[FrameController.fetchSite]) {
+                throw RequestError.forbidden(refusal)
+            }
         }
     }
 
@@ -104,7 +140,9 @@ struct AppAccess: Sendable {
     ) -> Forwarding {
         Forwarding(
             app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app),
-            assertion: assertion(app, session: session))
+            assertion: assertion(app, session: session), origins: origins,
+            clientCookies: ClientCookies(
+                app: app, onAppHost: app.mount == .host && catalog.appsDomain != nil, isSecure: configuration.cookieIsSecure))
     }
 
     /// The member's held assertion for `app`, unless the app takes none.

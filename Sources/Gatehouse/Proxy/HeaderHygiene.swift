@@ -21,12 +21,14 @@ public enum HeaderHygiene {
         "if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range", "range", "origin", "referer",
         "user-agent", "dnt", "sec-gpc", "save-data", "upgrade-insecure-requests", "x-requested-with", "priority",
         "sec-fetch-dest", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-user", "sec-purpose", "purpose",
+        // What an app's own scripts send back of its CSRF cookie (Tornado and Jupyter, Django, Angular, Laravel, Rails).
+        "x-xsrftoken", "x-csrftoken", "x-xsrf-token", "x-csrf-token",
     ]
     /// Client hints (`Sec-CH-UA`, …) are a family of their own.
     static let browserRequestPrefix = "sec-ch-"
 
     /// Names the gateway sets itself on every forwarded request; they can never be passed from the browser.
-    static let forwardingNames: Set = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"]
+    static let forwardingNames: Set = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-prefix", "x-forwarded-port"]
     /// Names no configuration can pass from the browser: the gateway decides them (the jar, the upstream's host,
     /// framing) or they belong to the hop.
     static let neverPassed: Set = ["cookie", "host", "content-length", "accept-encoding", "authorization", "forwarded"]
@@ -79,9 +81,14 @@ public enum HeaderHygiene {
         let passAuthorization: Bool
         let passAccessToken: Bool
         let forwardedProto: String
+        /// The host the member's browser names for the app: the gateway's, or the app host's.
         let forwardedHost: String
+        /// The mount's path, for an app that gets its paths without it (`X-Forwarded-Prefix`).
+        let forwardedPrefix: String?
+        /// `Forwarded`'s `host` and `proto` (RFC 7239), the client's `for` added per request.
+        let forwardedTail: String
 
-        init(_ rules: AppHeaderConfiguration, publicURL: URL) {
+        init(_ rules: AppHeaderConfiguration, publicURL: URL, pageHost: String? = nil, prefix: String? = nil) {
             passed = Set(rules.passHeaders.map(canonical))
             // The assertion's name counts as an identity header: nobody but the gateway sets it.
             identityNames = Set((Array(rules.identity.keys) + (rules.assertion.map { [$0] } ?? [])).map(canonical))
@@ -90,7 +97,9 @@ public enum HeaderHygiene {
             passAuthorization = rules.passAuthorization
             passAccessToken = rules.passAccessToken
             forwardedProto = publicURL.scheme ?? "https"
-            forwardedHost = publicURL.host ?? ""
+            forwardedHost = pageHost ?? publicURL.host.map { host in publicURL.port.map { "\(host):\($0)" } ?? host } ?? ""
+            forwardedPrefix = prefix
+            forwardedTail = ";host=\"\(forwardedHost)\";proto=\(forwardedProto)"
         }
     }
 
@@ -121,6 +130,10 @@ public enum HeaderHygiene {
         headers.append(HTTPField(name: .xForwardedFor, value: clientAddress ?? "unknown"))
         headers.append(HTTPField(name: forwardedProto, value: rules.forwardedProto))
         headers.append(HTTPField(name: forwardedHost, value: rules.forwardedHost))
+        if let prefix = rules.forwardedPrefix { headers.append(HTTPField(name: forwardedPrefix, value: prefix)) }
+        // `for` is a node: an IPv6 address in brackets and quotes (RFC 7239 §6).
+        let node = clientAddress.map { $0.contains(":") ? "\"[\($0)]\"" : $0 } ?? "unknown"
+        headers.append(HTTPField(name: forwarded, value: "for=" + node + rules.forwardedTail))
     }
 
     /// Who the member is, named as the app's configuration says, with the signed assertion and the access token where
@@ -148,6 +161,8 @@ public enum HeaderHygiene {
     static let traceparent = HTTPField.Name("traceparent")!
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
     static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!
+    static let forwardedPrefix = HTTPField.Name("X-Forwarded-Prefix")!
+    static let forwarded = HTTPField.Name("Forwarded")!
 
     /// The upstream's headers as the browser may see them: no hop-by-hop or `Connection`-listed fields, no
     /// `Set-Cookie2` (obsolete, and a way around the jar); cookies, CSP, lengths, `Location`, `Refresh` and `Link`

@@ -103,7 +103,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
                 memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
                 accept: browser[.accept], acceptLanguage: browser[.acceptLanguage], acceptsGzip: acceptEncoding.takesGzip, trace: trace,
-                spans: spans))
+                spans: spans, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie]))
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
@@ -189,6 +189,8 @@ final class ProxiedRequest: DataPlaneExchange {
     }
 
     let spans: Spans?
+    /// The browser's `Cookie` fields, kept for an app whose client cookies are compared with them.
+    let browserCookies: [String]
     /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
     /// carries it only when something is logged: most requests log nothing below `info`.
     private(set) lazy var requestID = RequestID().description
@@ -207,8 +209,10 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil
+        isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
+        browserCookies: [String] = []
     ) {
+        self.browserCookies = browserCookies
         self.acceptLanguage = acceptLanguage
         self.spans = spans
         self.plane = plane
@@ -228,9 +232,15 @@ final class ProxiedRequest: DataPlaneExchange {
         let setCookies = fields[values: .setCookie]
         if !setCookies.isEmpty { plane.cache.changeJar(session.id, plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin)) }
         status = HTTPResponse.Status(code: Int(upstream.status.code))
-        let mapped = try plane.mapping.map(
-            status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip, url: forwarding.url,
+        var mapped = try plane.mapping.map(
+            app: forwarding.app, status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip,
+            url: forwarding.url,
             urls: forwarding.urls, logger: logger)
+        if let client = forwarding.clientCookies, case .some(let jar) = plane.cache.jar(session.id) {
+            for copy in client.settings(jar: jar ?? CookieJar(), origin: forwarding.origin, browserCookies: browserCookies) {
+                mapped.headers.append(HTTPField(name: .setCookie, value: copy))
+            }
+        }
         self.mapped = mapped
         guard let encoding = mapped.encoding else {
             var headers = mapped.headers

@@ -21,6 +21,11 @@ public actor SharedCookieJars {
         return jar.cookieHeader(for: origin)
     }
 
+    /// The session's jar as it is now.
+    public func jar(sessionID: String) async throws -> CookieJar {
+        try await store.load(sessionID: sessionID) ?? CookieJar()
+    }
+
     /// Stores every `Set-Cookie` of one upstream response, after any change already under way for the session.
     public func absorb(setCookies headers: [String], from origin: CookieOrigin, sessionID: String) async throws {
         guard !headers.isEmpty else { return }

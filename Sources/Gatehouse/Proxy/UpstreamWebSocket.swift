@@ -24,18 +24,29 @@ struct UpstreamWebSocket {
     }
 
     enum UpgradeResult: Sendable {
-        case upgraded(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        /// The channel, and the subprotocol the app chose (`Sec-WebSocket-Protocol`), if any.
+        case upgraded(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, subprotocol: String?)
         case refused
     }
+
+    /// An upgraded connection to the app.
+    struct Connection: Sendable {
+        let channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
+        /// The subprotocol the app chose of those the browser offered, for the browser's handshake.
+        let subprotocol: String?
+    }
+
+    static let subprotocol = HTTPField.Name("Sec-WebSocket-Protocol")!
 
     /// Messages from the app are reassembled from their fragments up to this size; a larger one closes the relay.
     let maximumMessageBytes: Int
     let connectTimeout: TimeAmount
     let handshakeTimeout: Duration
 
-    /// Connects, sends the upgrade request with `headers` (plus `Host` and the `Sec-WebSocket-*` fields) and answers
-    /// the upgraded channel, whose frames are whole messages and control frames.
-    func connect(to target: UpstreamTarget, headers: HTTPFields) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
+    /// Connects, sends the upgrade request with `headers` (plus `Host` and the `Sec-WebSocket-*` fields, the browser's
+    /// offered subprotocols among them) and answers the upgraded channel, whose frames are whole messages and control
+    /// frames, with the subprotocol the app chose.
+    func connect(to target: UpstreamTarget, headers: HTTPFields) async throws -> Connection {
         let secure = target.url.scheme?.lowercased() == "https"
         let port = target.url.port ?? (secure ? 443 : 80)
         let address = try SocketAddress(ipAddress: target.address ?? Self.literal(target.host), port: port)
@@ -54,12 +65,14 @@ struct UpstreamWebSocket {
                     if let sslContext {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
                     }
-                    let upgrader = NIOTypedWebSocketClientUpgrader<UpgradeResult>(maxFrameSize: maximumMessageBytes) { channel, _ in
+                    let upgrader = NIOTypedWebSocketClientUpgrader<UpgradeResult>(maxFrameSize: maximumMessageBytes) { channel, response in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
                                 NIOWebSocketFrameAggregator(
                                     minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 12, maxAccumulatedFrameSize: maximumMessageBytes))
-                            return .upgraded(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                            return .upgraded(
+                                try NIOAsyncChannel(wrappingChannelSynchronously: channel),
+                                subprotocol: response.headers.first(name: "sec-websocket-protocol"))
                         }
                     }
                     var configuration = NIOUpgradableHTTPClientPipelineConfiguration(
@@ -71,18 +84,20 @@ struct UpstreamWebSocket {
                 }
             }
         let result = try await withTimeout(handshakeTimeout, { try await upgrade.get() }, expired: { Failure.handshakeTimeout })
-        guard case .upgraded(let channel) = result else { throw Failure.upgradeRefused }
-        return channel
+        guard case .upgraded(let channel, let subprotocol) = result else { throw Failure.upgradeRefused }
+        return Connection(channel: channel, subprotocol: subprotocol)
     }
 
     /// The browser's handshake fields are the relay's business, never the app's: the client sets its own
-    /// `Sec-WebSocket-Key`/`-Version`, and extensions (compression) are not negotiated through the relay.
+    /// `Sec-WebSocket-Key`/`-Version`, and extensions (compression) are not negotiated through the relay (the browser
+    /// gets none back, which declines them). The subprotocols the page offered go to the app, which chooses.
     static func handshakeHeaders(_ fields: HTTPFields, host: String) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: host)
         for field in fields {
             let name = field.name.canonicalName
-            if name == "host" || name == "connection" || name == "upgrade" || name.hasPrefix("sec-websocket-") { continue }
+            if name == "host" || name == "connection" || name == "upgrade" { continue }
+            if name.hasPrefix("sec-websocket-") && name != "sec-websocket-protocol" { continue }
             headers.add(name: field.name.rawName, value: field.value)
         }
         return headers

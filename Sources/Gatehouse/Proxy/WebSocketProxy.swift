@@ -70,12 +70,27 @@ public struct WebSocketProxy: Sendable {
         let clientAddress = clientAddresses.resolve(peer: peer, forwardedFor: head.headerFields[values: .xForwardedFor])
         let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin)
         let trace = clientAddresses.trace(peer: peer, traceparent: head.headerFields[HeaderHygiene.traceparent])
+        // The `Origin` checked above goes to the app mapped (`OriginMapping`), as an app that checks it (Jupyter) expects.
         var headers = access.requestHeaders(from: head.headerFields, clientAddress: clientAddress, cookie: cookie ?? nil, trace: trace)
-        headers[.origin] = nil
+        // The subprotocols the page offers, for the app to choose from (`UpstreamWebSocket.handshakeHeaders`).
+        for offered in head.headerFields[values: UpstreamWebSocket.subprotocol] {
+            headers.append(HTTPField(name: UpstreamWebSocket.subprotocol, value: offered))
+        }
+        // The app is reached before the browser is answered: the subprotocol it chooses goes into the browser's
+        // handshake (a browser that offered some refuses an answer without one).
+        let connection: Result<UpstreamWebSocket.Connection, any Error>
+        do {
+            connection = .success(try await client.connect(to: access.target, headers: headers))
+        } catch {
+            connection = .failure(error)
+        }
+        var answer = HTTPFields()
+        if case .success(let upstream) = connection, let subprotocol = upstream.subprotocol {
+            answer[UpstreamWebSocket.subprotocol] = subprotocol
+        }
         let relay = Relay(
-            target: access.target, headers: headers, client: client, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval,
-            draining: draining, logger: logger)
-        return .upgrade([:]) { [draining] inbound, outbound, _ in
+            connection: connection, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval, draining: draining, logger: logger)
+        return .upgrade(answer) { [draining] inbound, outbound, _ in
             try await draining.relaying { try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
         }
     }
@@ -129,9 +144,7 @@ public struct WebSocketProxy: Sendable {
 
     /// One relayed connection.
     struct Relay: Sendable {
-        let target: UpstreamTarget
-        let headers: HTTPFields
-        let client: UpstreamWebSocket
+        let connection: Result<UpstreamWebSocket.Connection, any Error>
         let sessionID: String
         let sessions: any SessionStore
         let interval: Duration
@@ -143,9 +156,9 @@ public struct WebSocketProxy: Sendable {
 
         func run(browserInbound: WebSocketInboundStream, browserOutbound: WebSocketOutboundWriter) async throws {
             let upstream: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
-            do {
-                upstream = try await client.connect(to: target, headers: headers)
-            } catch {
+            switch connection {
+            case .success(let connection): upstream = connection.channel
+            case .failure(let error):
                 logger.notice("WebSocket to app failed", metadata: ["reason": .string("\(error)")])
                 try? await browserOutbound.close(.unexpectedServerError, reason: nil)
                 return

@@ -18,7 +18,7 @@ import Testing
         let apps = [
             AppConfiguration(slug: "wiki", name: "Team <Wiki>", upstream: upstream),
             AppConfiguration(slug: "admin", name: "Admin", upstream: upstream, requiredRoles: ["admin"]),
-            AppConfiguration(slug: "board", name: "Board", upstream: upstream, gatewayBar: false),
+            AppConfiguration(slug: "board", name: "Board", upstream: upstream, gatewayBar: .handle),
             AppConfiguration(slug: "chat", name: "Chat", upstream: upstream, minimumLevel: .registered),
         ]
         try await SessionLifecycleTests.Harness.with(.sqlite) { harness in
@@ -40,7 +40,7 @@ import Testing
     @Test func theBarShowsTheMembersAppsAndLevel() async throws {
         try await Self.withBar { bar, apps in
             let sso = try bar.html(nonce: "N1", session: Self.member(level: .sso), app: apps[0], returnTo: "/apps/wiki/x?a=1&b=2", gatewayBase: "")
-            #expect(sso.contains("<gatehouse-bar id=\"gatehouse-bar\"><template shadowrootmode=\"open\">"))
+            #expect(sso.contains("<gatehouse-bar id=\"gatehouse-bar\" data-place=\"auto\"><template shadowrootmode=\"open\">"))
             #expect(sso.contains("<style id=\"gatehouse-bar-space\" media=\"screen\" nonce=\"N1\">"))
             // The switcher: the apps the member's roles reach (names escaped), the current one marked; not the admin app.
             #expect(sso.contains("<a href=\"/open/wiki\" data-app=\"wiki\" aria-current=\"page\">"))
@@ -70,12 +70,12 @@ import Testing
                 return "\(host) | \(media)"
             }
             let fresh = try state(Self.member(level: .sso), apps[0])
-            #expect(fresh == " | screen")
+            #expect(fresh == " data-place=\"auto\" | screen")
             let chosen = try state(Self.member(level: .sso, frame: FramePreferences(barCollapsed: true, bannerDismissed: true)), apps[0])
-            #expect(chosen == " data-collapsed data-banner-dismissed | not all")
+            #expect(chosen == " data-collapsed=\"\" data-banner-dismissed=\"\" data-place=\"auto\" | not all")
             // The bar off for this app: only the handle, opening over the page, whatever the member chose elsewhere.
             let off = try state(Self.member(level: .sso, frame: FramePreferences(barCollapsed: false)), apps[2])
-            #expect(off == " data-collapsed data-overlay | not all")
+            #expect(off == " data-collapsed=\"\" data-overlay=\"\" data-place=\"top\" | not all")
         }
     }
 
@@ -138,16 +138,16 @@ import Testing
             }
             #expect(try await choose("bar=collapsed", cookies: [:]).status != 204)
             var page = try await gateway.get("/apps/echo/html", cookies: cookies, headers: Self.document)
-            #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\">") && page.body.contains("media=\"screen\""))
+            #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-place=\"auto\">") && page.body.contains("media=\"screen\""))
 
             #expect(try await choose("bar=collapsed").status == 204)
             #expect(try await choose("banner=dismissed", headers: Self.bar + [("Sec-Fetch-Site", "same-origin")]).status == 204)
             #expect(try await choose("banner=dismissed").status == 204)
             page = try await gateway.get("/apps/echo/html?doc=%3Cbody%3E", cookies: cookies, headers: Self.document)
-            #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed data-banner-dismissed>"))
+            #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed=\"\" data-banner-dismissed=\"\" data-place=\"auto\">"))
             #expect(try await choose("bar=expanded").status == 204)
             page = try await gateway.get("/apps/echo/html", cookies: cookies, headers: Self.document)
-            #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-banner-dismissed>"))
+            #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-banner-dismissed=\"\" data-place=\"auto\">"))
             // Dismissing is counted once, however often the script repeats it; the banner is no longer counted as shown.
             let samples = MetricsTests.samples(gateway.built.metrics.exposition())
             #expect(samples["gatehouse_banner_dismissed_total"] == 1)
@@ -156,7 +156,8 @@ import Testing
             // Another member's session is untouched.
             let bob = try await ProxyTests.signedIn(gateway, as: "bob")
             #expect(
-                try await gateway.get("/apps/echo/html", cookies: bob, headers: Self.document).body.contains("<gatehouse-bar id=\"gatehouse-bar\">"))
+                try await gateway.get("/apps/echo/html", cookies: bob, headers: Self.document).body.contains(
+                    "<gatehouse-bar id=\"gatehouse-bar\" data-place=\"auto\">"))
         }
     }
 }

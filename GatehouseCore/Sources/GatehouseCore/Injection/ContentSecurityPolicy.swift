@@ -35,11 +35,14 @@ public struct ContentSecurityPolicy: Sendable, Equatable, CustomStringConvertibl
         directives.first { $0.name == name }?.sources
     }
 
-    /// The gateway's policy for proxied pages: `default-src 'self'` plus the allowlisted origins, no plugins, no
-    /// framing by others, forms only to the gateway and allowlisted origins, `<base>` only from the gateway.
+    /// The gateway's policy for proxied pages: what it adds whatever the app does. Resources and connections only
+    /// from the page's own origin and allowlisted ones (`data:` and `blob:` URLs are the page's own), no plugins, no
+    /// framing by others, forms only to the gateway and allowlisted origins, `<base>` only from the gateway. Inline
+    /// scripts and styles and `eval` stay as the app has them: an app that sends no policy relies on them (its page
+    /// configuration, its bootstrap), and a policy of its own, where it has one, is enforced beside this one.
     public static func gatewayDefault(allowlistedSources: [String], formActionSources: [String]) -> ContentSecurityPolicy {
         ContentSecurityPolicy([
-            Directive(name: "default-src", sources: ["'self'"] + allowlistedSources),
+            Directive(name: "default-src", sources: ["'self'"] + allowlistedSources + ["data:", "blob:", "'unsafe-inline'", "'unsafe-eval'"]),
             Directive(name: "object-src", sources: ["'none'"]),
             Directive(name: "base-uri", sources: ["'self'"]),
             Directive(name: "frame-ancestors", sources: ["'self'"]),
@@ -67,13 +70,13 @@ public struct ContentSecurityPolicy: Sendable, Equatable, CustomStringConvertibl
         return result
     }
 
-    /// One header value enforcing the gateway's policy and every upstream policy at once (the browser applies
-    /// each policy of a comma-separated list), so the result is never looser than any of them; only the bar is
-    /// allowed in each.
+    /// One header value enforcing the gateway's policy (`nil`: none, for an app whose own policy is left alone) and
+    /// every upstream policy at once (the browser applies each policy of a comma-separated list), so the result is
+    /// never looser than any of them; only the bar is allowed in each. Empty when there is no policy at all.
     public static func combined(
-        gateway: ContentSecurityPolicy, upstream: [String], nonce: String?, scriptURLs: [String], styleURL: String
+        gateway: ContentSecurityPolicy?, upstream: [String], nonce: String?, scriptURLs: [String], styleURL: String
     ) -> String {
-        let policies = [gateway] + parseAll(upstream)
+        let policies = (gateway.map { [$0] } ?? []) + parseAll(upstream)
         return policies.map { policy in
             nonce.map { policy.allowingBar(nonce: $0, scriptURLs: scriptURLs, styleURL: styleURL) } ?? policy
         }.map(\.description).joined(separator: ", ")

@@ -28,17 +28,23 @@ public struct HTMLStreamRewriter: Sendable {
     private var state: State = .text
     private var pending: [UInt8] = []
     private let injection: [UInt8]?
+    /// What goes at the start of the document's head, before any script of the app's: right after `<head …>`, or
+    /// before the first tag that belongs in the head or the body when the document has no `<head>` tag.
+    private let headInjection: [UInt8]?
     private let urls: URLRewriter?
     public private(set) var hasInjected = false
+    private var hasInjectedHead: Bool
 
-    public init(injection: [UInt8]?, urls: URLRewriter?) {
+    public init(injection: [UInt8]?, urls: URLRewriter?, headInjection: [UInt8]? = nil) {
         self.injection = injection
+        self.headInjection = headInjection
         self.urls = urls
         self.hasInjected = injection == nil
+        self.hasInjectedHead = headInjection == nil
     }
 
     /// Whether anything needs doing at all; when not, callers can skip the rewriter.
-    public var isIdentity: Bool { injection == nil && urls == nil }
+    public var isIdentity: Bool { injection == nil && headInjection == nil && urls == nil }
 
     public mutating func feed(_ chunk: some Collection<UInt8>) -> [UInt8] {
         if let output = chunk.withContiguousStorageIfAvailable({ feed(bytes: $0) }) { return output }
@@ -131,6 +137,10 @@ public struct HTMLStreamRewriter: Sendable {
     public mutating func finish() -> [UInt8] {
         var output = pending
         pending = []
+        if !hasInjectedHead, let headInjection {
+            output += headInjection
+            hasInjectedHead = true
+        }
         if !hasInjected, let injection {
             output += injection
             hasInjected = true
@@ -240,12 +250,34 @@ public struct HTMLStreamRewriter: Sendable {
 
     /// Rewrites and emits one whole tag, injects after `<body>`, enters raw text where needed.
     private mutating func complete(_ tag: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        var afterTag: [UInt8]? = nil
+        if !hasInjectedHead, let headInjection {
+            switch Self.headPlace(of: tag) {
+            case .after: afterTag = headInjection
+            case .before: output += headInjection
+            case .notYet: break
+            }
+            hasInjectedHead = Self.headPlace(of: tag) != .notYet
+        }
         let (isBody, rawText) = Self.writeTag(tag, urls: urls, into: &output)
+        if let afterTag { output += afterTag }
         state = rawText.map { .rawText(name: $0, matched: 0) } ?? .text
         if isBody, !hasInjected, let injection {
             output += injection
             hasInjected = true
         }
+    }
+
+    enum HeadPlace { case after, before, notYet }
+
+    /// Where the head's injection goes around a tag: after `<head>`, not yet around `<html>`, before anything else.
+    static func headPlace(of tag: UnsafeBufferPointer<UInt8>) -> HeadPlace {
+        guard tag.count > 1, tag[1] != UInt8(ascii: "/") else { return .before }
+        var nameEnd = 1
+        while nameEnd < tag.count, !isSpace(tag[nameEnd]), tag[nameEnd] != UInt8(ascii: ">"), tag[nameEnd] != UInt8(ascii: "/") { nameEnd += 1 }
+        let name = tag[1..<nameEnd]
+        if equalsIgnoringCase(name, "head") { return .after }
+        return equalsIgnoringCase(name, "html") ? .notYet : .before
     }
 
     /// Writes one complete tag as the browser may see it, and says whether it opens `<body>` and which raw-text
@@ -401,7 +433,7 @@ public struct HTMLStreamRewriter: Sendable {
         return result + rest
     }
 
-    static func escapeAttribute(_ value: String) -> String {
+    public static func escapeAttribute(_ value: String) -> String {
         value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
     }
 

@@ -53,6 +53,8 @@ public enum Paths {
     public static let barScript = "/static/gatehouse-bar.js"
     public static let barStyle = "/static/gatehouse-bar.css"
     public static let toastsScript = "/static/gatehouse-toasts.js"
+    /// The script that maps the URLs an app's JavaScript builds to its mount (`apps[].rewrite: full`).
+    public static let urlShimScript = "/static/gatehouse-shim.js"
     public static let frame = "/__gatehouse/frame"
 
     /// Where "Add Features" leads: the flow's entry, told where the member came from and where they were heading.

@@ -213,3 +213,33 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The head's injection (the URL shim) goes before any script of the app's, however the document begins.
+@Suite struct HeadInjectionTests {
+    static let cases: [(String, String)] = [
+        (
+            "<!doctype html><html><head><script>a()</script></head><body>x</body></html>",
+            "<!doctype html><html><head>[H]<script>a()</script></head><body>[B]x</body></html>"
+        ),
+        ("<HTML lang=en><HEAD data-x=\"<head>\"><title>t</title>", "<HTML lang=en><HEAD data-x=\"<head>\">[H]<title>t</title>[B]"),
+        ("<html><script src=/a.js></script><body>", "<html>[H]<script src=/a.js></script><body>[B]"),
+        ("<!-- <head> --><script>a()</script>", "<!-- <head> -->[H]<script>a()</script>[B]"),
+        ("<body>only a body", "[H]<body>[B]only a body"),
+        ("plain text", "plain text[H][B]"),
+        (
+            "<?xml version=\"1.0\"?><html xmlns=\"http://www.w3.org/1999/xhtml\"><head/><body/>",
+            "<?xml version=\"1.0\"?><html xmlns=\"http://www.w3.org/1999/xhtml\"><head/>[H]<body/>[B]"
+        ),
+    ]
+
+    @Test func theHeadsInjectionComesFirst() {
+        for (input, expected) in Self.cases {
+            let bytes = Array(input.utf8)
+            for cut in 0...bytes.count {
+                var rewriter = HTMLStreamRewriter(injection: Array("[B]".utf8), urls: nil, headInjection: Array("[H]".utf8))
+                let output = rewriter.feed(bytes[..<cut]) + rewriter.feed(bytes[cut...]) + rewriter.finish()
+                #expect(String(decoding: output, as: UTF8.self) == expected, "\(input) cut at \(cut)")
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+
+/// Cookies of an app's that its own scripts read (`apps[].client_cookies`): the double-submit CSRF tokens of Tornado
+/// and Jupyter (`_xsrf`), Django (`csrftoken`), Angular and Laravel (`XSRF-TOKEN`). The jar keeps every cookie on the
+/// server, so a script reading `document.cookie` finds nothing and its first write is refused. For the names an
+/// operator lists, the browser gets a copy: host-only, on the app's mount path (its host for an app host), never one
+/// the app marked `HttpOnly`. The jar stays the truth: the copy goes back with each answer that finds it different
+/// (set, changed or gone), and the browser's copy never reaches the app (its `Cookie` comes from the jar only).
+struct ClientCookies: Sendable {
+    let names: Set<String>
+    /// Where the copies live in the browser: the mount's path on the gateway's host, `/` on an app host.
+    let path: String
+    let isSecure: Bool
+
+    init?(app: AppConfiguration, onAppHost: Bool, isSecure: Bool) {
+        guard !app.clientCookies.isEmpty else { return nil }
+        names = Set(app.clientCookies)
+        path = onAppHost ? "/" : Paths.app(app.slug) + "/"
+        self.isSecure = isSecure
+    }
+
+    /// The `Set-Cookie` fields that bring the browser's copies in line with `jar` for a request to `origin`, given the
+    /// `Cookie` fields the browser sent.
+    func settings(jar: CookieJar, origin: CookieOrigin, browserCookies: [String]) -> [String] {
+        var jar = jar
+        var truth: [String: String] = [:]
+        // Longest path first: the value the app's own page would read first.
+        for cookie in jar.cookies(for: origin) where names.contains(cookie.name) && !cookie.httpOnly && truth[cookie.name] == nil {
+            truth[cookie.name] = cookie.value
+        }
+        let held = Self.values(named: names, in: browserCookies)
+        var settings: [String] = []
+        for name in names.sorted() {
+            switch (truth[name], held[name]) {
+            case (let value?, let copy) where copy != value: settings.append(setting(name, value, maxAge: nil))
+            case (nil, _?): settings.append(setting(name, "", maxAge: 0))
+            default: break
+            }
+        }
+        return settings
+    }
+
+    private func setting(_ name: String, _ value: String, maxAge: Int?) -> String {
+        var parts = ["\(name)=\(value)", "Path=\(path)", "SameSite=Lax"]
+        if let maxAge { parts.append("Max-Age=\(maxAge)") }
+        if isSecure { parts.append("Secure") }
+        return parts.joined(separator: "; ")
+    }
+
+    /// The first value of each of `names` in the browser's `Cookie` fields.
+    static func values(named names: Set<String>, in fields: [String]) -> [String: String] {
+        var values: [String: String] = [:]
+        for field in fields {
+            for pair in field.split(separator: ";") {
+                let trimmed = pair.drop { $0 == " " }
+                guard let equals = trimmed.firstIndex(of: "=") else { continue }
+                let name = String(trimmed[..<equals])
+                if names.contains(name), values[name] == nil { values[name] = String(trimmed[trimmed.index(after: equals)...]) }
+            }
+        }
+        return values
+    }
+}
