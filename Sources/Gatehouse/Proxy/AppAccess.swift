@@ -79,6 +79,8 @@ struct AppAccess: Sendable {
             return headers
         }
 
+        static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
+
         /// `Origin` and `Referer` as the app expects them (`OriginMapping`); most requests carry neither or only a
         /// `Referer`, and are left alone at the cost of one look at each field.
         func mapOrigins(_ headers: inout HTTPFields) {
@@ -94,7 +96,7 @@ struct AppAccess: Sendable {
         /// origins (the app, seeing its own origin, can no longer tell).
         func checkOrigin(method: HTTPRequest.Method, browser: HTTPFields) throws {
             guard !Forwarder.safe(method) else { return }
-            if let refusal = origins.refusal(origin: browser[.origin], fetchSite: browser[FrameController.fetchSite]) {
+            if let refusal = origins.refusal(origin: browser[.origin], fetchSite: browser[Self.fetchSite]) {
                 throw RequestError.forbidden(refusal)
             }
         }
