@@ -165,6 +165,46 @@ import Testing
                     caseInsensitive: true))
     }
 
+    /// What an operator sets to fit a third-party app: its policy, the cookies its scripts read, the rewriting, the
+    /// bar's place, and whether it gets the mount's prefix; every wrong value reported with its key.
+    @Test func readsHowEachAppIsFitted() throws {
+        let base = """
+            {"public_url": "https://gate.example.org", "oidc": {"issuer": "https://idp.example.org", "client_id": "gate"},
+             "allowlist": ["*.example.org"], "registration": {"code_sender": {"kind": "http", "url": "https://sms.example.org/send"}},
+             "apps": [APPS]}
+            """
+        let json = base.replacingOccurrences(
+            of: "APPS",
+            with: """
+                {"slug": "lab", "name": "Lab", "upstream": "https://lab.example.org/", "client_cookies": "csrf", "gateway_bar": "bottom",
+                 "content_security_policy": "app", "strip_prefix": false},
+                {"slug": "prom", "name": "Prom", "upstream": "https://prom.example.org", "client_cookies": ["_xsrf", "csrf"], "rewrite": "html",
+                 "content_security_policy": "default-src 'self'", "gateway_bar": false},
+                {"slug": "wiki", "name": "Wiki", "upstream": "https://wiki.example.org"}
+                """)
+        let apps = try loader(["g.json": json]).load(path: "g.json", development: false).apps
+        #expect(apps[0].clientCookies == AppConfiguration.csrfCookieNames && apps[0].gatewayBar == .bottom && apps[0].contentSecurityPolicy == .app)
+        #expect(apps[0].upstream.absoluteString == "https://lab.example.org/apps/lab/" && apps[0].isToldItsPrefix && !apps[0].stripPrefix)
+        #expect(apps[1].clientCookies == ["_xsrf"] + AppConfiguration.csrfCookieNames && apps[1].rewrite == .html && apps[1].gatewayBar == .handle)
+        #expect(apps[1].contentSecurityPolicy == .custom("default-src 'self'"))
+        #expect(
+            apps[2].clientCookies.isEmpty && apps[2].gatewayBar == .automatic && apps[2].rewrite == .full && apps[2].contentSecurityPolicy == .merge)
+        #expect(!apps[2].isToldItsPrefix)
+        let wrong = problems(
+            base.replacingOccurrences(
+                of: "APPS",
+                with: """
+                    {"slug": "lab", "name": "Lab", "upstream": "https://lab.example.org", "client_cookies": ["gatehouse_session", "a b", "__Host-x"],
+                     "gateway_bar": "left", "rewrite": "some", "content_security_policy": "a, b", "strip_prefix": "no"}
+                    """))
+        #expect(
+            wrong.sorted()
+                == [
+                    "apps[0].client_cookies", "apps[0].client_cookies", "apps[0].client_cookies", "apps[0].content_security_policy",
+                    "apps[0].gateway_bar", "apps[0].rewrite", "apps[0].strip_prefix",
+                ])
+    }
+
     /// The session cookie must reach an external app's host: the gateway's own, or under `cookie.domain`.
     @Test func anExternalAppNeedsTheSessionCookieToReachItsHost() {
         func problems(domain: String?) -> [String] {

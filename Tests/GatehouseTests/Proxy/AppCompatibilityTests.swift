@@ -187,3 +187,56 @@ import Testing
         }
     }
 }
+
+/// The mapping itself, with the spellings a hostile page or client could try: only a page of a mounted app, named
+/// exactly, becomes that app's upstream URL.
+@Suite struct OriginMappingTests {
+    static let gateway = "https://gate.example.org"
+    static let mapping = OriginMapping(
+        catalog: AppCatalog(
+            apps: [
+                AppConfiguration(slug: "wiki", name: "Wiki", upstream: URL(string: "https://wiki.internal/base/")!),
+                AppConfiguration(slug: "wiki-admin", name: "Admin", upstream: URL(string: "http://10.0.0.5:8080/")!),
+                AppConfiguration(slug: "grafana", name: "Grafana", upstream: URL(string: "http://grafana.internal:3000/")!, mount: .host),
+            ], publicOrigin: gateway, appsDomain: AppsDomain(domain: "apps.example.org", publicURL: URL(string: gateway)!)),
+        publicOrigin: gateway)
+
+    @Test(
+        arguments: [
+            ("\(gateway)/apps/wiki/page?x=1", "https://wiki.internal/base/page?x=1"),
+            ("\(gateway)/apps/wiki", "https://wiki.internal/base/"),
+            ("\(gateway)/apps/wiki-admin/users", "http://10.0.0.5:8080/users"),
+            ("https://grafana.apps.example.org/d/1", "http://grafana.internal:3000/d/1"),
+            ("\(gateway)/apps/wikix/page", nil), ("\(gateway)/", nil), ("\(gateway).evil.example/apps/wiki/x", nil),
+            ("https://evil.example/apps/wiki/x", nil), ("http://gate.example.org/apps/wiki/x", nil), ("\(gateway)@evil.example/apps/wiki/", nil),
+        ] as [(String, String?)])
+    func pagesOfMountedAppsOnly(page: String, upstream: String?) {
+        #expect(Self.mapping.upstream(ofPage: page)?.url == upstream)
+    }
+
+    @Test func originsFollowThePageTheRequestCameFrom() {
+        let mapping = Self.mapping
+        // A form of the wiki's to the wiki; of the admin app's to the wiki (the app sees a cross-origin request, as it is).
+        #expect(mapping.map(origin: Self.gateway, referer: Self.gateway + "/apps/wiki/edit", to: "wiki").origin == "https://wiki.internal")
+        #expect(mapping.map(origin: Self.gateway, referer: Self.gateway + "/apps/wiki-admin/", to: "wiki").origin == "http://10.0.0.5:8080")
+        #expect(mapping.map(origin: Self.gateway, referer: nil, to: "wiki") == ("https://wiki.internal", nil))
+        #expect(mapping.map(origin: "https://grafana.apps.example.org", referer: nil, to: "wiki").origin == "http://grafana.internal:3000")
+        #expect(
+            mapping.map(origin: "https://evil.example", referer: "https://evil.example/x", to: "wiki") == (
+                "https://evil.example", "https://evil.example/x"
+            ))
+        #expect(mapping.map(origin: nil, referer: Self.gateway + "/open/wiki", to: "wiki") == (nil, nil))
+    }
+
+    @Test func onlyTheGatewaysOriginsMayChangeThings() {
+        let mapping = Self.mapping
+        for origin in [Self.gateway, "https://grafana.apps.example.org"] { #expect(mapping.refusal(origin: origin, fetchSite: nil) == nil) }
+        for origin in [
+            "null", "https://evil.example", "https://gate.example.org.evil.example", "http://gate.example.org", "https://GATE.example.org",
+        ] {
+            #expect(mapping.refusal(origin: origin, fetchSite: nil) != nil, "\(origin)")
+        }
+        #expect(mapping.refusal(origin: nil, fetchSite: "cross-site") != nil)
+        #expect(mapping.refusal(origin: nil, fetchSite: "same-site") == nil && mapping.refusal(origin: nil, fetchSite: nil) == nil)
+    }
+}
