@@ -15,7 +15,8 @@ from selenium.webdriver.common.keys import Keys
 
 from conftest import start_browser, start_gateway
 from real_apps import RealApps
-from test_browser_journey import open_development_sign_in, wait
+from test_browser_journey import in_bar, open_development_sign_in, wait
+from test_upgrade_journey import register_by_http
 
 MOUNTS = ["host", "told", "path"]
 
@@ -42,16 +43,21 @@ def gw(tmp_path_factory, real_apps):
     gateway.running.stop()
 
 
-@pytest.fixture
-def member(gw):
-    """A browser signed in as Alice, its console recorded."""
+def signed_in_browser(gw, account):
     driver = start_browser(capabilities={"goog:loggingPrefs": {"browser": "ALL"}})
     open_development_sign_in(driver, gw, "/")
-    driver.find_element(By.ID, "account-alice").click()
+    driver.find_element(By.ID, f"account-{account}").click()
     driver.find_element(By.ID, "password").send_keys(gw.dev_password)
     driver.find_element(By.ID, "dev-continue").click()
     wait(driver, lambda b: b.current_url.rstrip("/") == gw.url)
     driver.get_log("browser")  # the sign-in's own lines are not the app's
+    return driver
+
+
+@pytest.fixture
+def member(gw):
+    """A browser signed in as Alice (level `sso`: the bar with the upgrade banner), its console recorded."""
+    driver = signed_in_browser(gw, "alice")
     yield driver
     driver.quit()
 
@@ -158,3 +164,26 @@ def test_prometheus_runs_a_query_and_opens_its_targets(member, gw, real_apps, mo
     assert member.current_url.startswith(base(gw, "prometheus", mount))
     wait(member, lambda b: "self" in b.find_element(By.TAG_NAME, "body").text)
     assert_clean_console(member, "prometheus")
+
+
+def test_a_registered_members_bar_keeps_the_apps_usable(gw, real_apps):
+    """Olive, registered (the bar without the banner): Django's admin keeps its header below the bar at the top,
+    Prometheus's fixed navigation bar stays clickable with the bar at the bottom, and the bar's own links work."""
+    register_by_http(gw, "olive", "olive_apps")
+    browser = signed_in_browser(gw, "olive")
+    try:
+        browser.get(base(gw, "django", "path") + "admin/login/")
+        wait(browser, lambda b: b.find_element(By.ID, "id_username"))
+        assert in_bar(browser, "#home").is_displayed() and not browser.find_elements(By.ID, "gatehouse-banner")
+        assert browser.execute_script("return document.getElementById('gatehouse-bar').getAttribute('data-place')") == "auto"
+        assert browser.find_element(By.ID, "header").rect["y"] >= 40 and gateway_bar_clear_of(browser, "#header")
+        assert_clean_console(browser, "django")
+        browser.get(base(gw, "prometheus", "path") + "graph")
+        wait(browser, lambda b: b.execute_script("return document.getElementById('gatehouse-bar').getAttribute('data-place')") == "bottom")
+        wait(browser, lambda b: gateway_bar_clear_of(b, ".navbar .dropdown-toggle"))
+        assert in_bar(browser, "#home").is_displayed()
+        in_bar(browser, "#web-apps").click()
+        wait(browser, lambda b: b.current_url.rstrip("/") == gw.url)
+        assert_clean_console(browser, "prometheus")
+    finally:
+        browser.quit()
