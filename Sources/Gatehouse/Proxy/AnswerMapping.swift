@@ -64,8 +64,9 @@ struct AnswerMapping: Sendable {
         let shimURL = renderer.assets.url(for: Paths.urlShimScript)
         var allowed = [configuration.publicURL.host ?? ""]
         for entry in configuration.allowlist where !allowed.contains(entry) { allowed.append(entry) }
+        mountedUntold = Set(configuration.apps.filter { $0.rewrite != .none && $0.mount == .path && !$0.isToldItsPrefix }.map(\.slug))
         var shimTags: [String: (before: [UInt8], after: [UInt8])] = [:]
-        for app in configuration.apps where app.rewrite == .full && app.mount == .path && !app.isToldItsPrefix {
+        for app in configuration.apps where app.rewrite == .full && mountedUntold.contains(app.slug) {
             let mount = URLRewriter.Mount(prefix: Paths.app(app.slug), upstream: app.upstream)
             let attributes = [
                 ("data-prefix", mount.prefix), ("data-upstream", mount.origin + mount.basePath), ("data-leaving", Paths.leaving),
@@ -76,6 +77,8 @@ struct AnswerMapping: Sendable {
         self.shimTags = shimTags
     }
 
+    /// The path-mounted apps not told their mount whose pages and style sheets are rewritten (worked out once).
+    private let mountedUntold: Set<String>
     /// The URL shim's tag for each app that gets it, cut where the response's nonce goes.
     private let shimTags: [String: (before: [UInt8], after: [UInt8])]
 
@@ -168,8 +171,7 @@ struct AnswerMapping: Sendable {
         let isHTML = (fillsEmptyError && isEmpty) || Self.isDocument(contentType: upstream.contentType)
         // Style sheets of an app on a path mount it was not told: their `url(/…)` would miss the mount.
         let isStyleSheet =
-            !isHTML && app.rewrite != .none && app.mount == .path && !app.isToldItsPrefix
-            && upstream.contentType.map { Self.starts($0, with: "text/css") } == true
+            !isHTML && upstream.contentType.map { Self.starts($0, with: "text/css") } == true && mountedUntold.contains(app.slug)
         // A partial body cannot be rewritten without breaking its ranges, nor a document whose charset does not
         // spell `<` as ASCII does (UTF-16, UTF-32): both pass through untouched.
         let isRewritable =
