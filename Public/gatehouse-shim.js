@@ -108,13 +108,18 @@
     return windowOpen.apply(window, args);
   };
 
-  // URLs set on elements, as attributes or properties: scripts and styles a bundle loads, images, frames, links.
+  // URLs set on elements, as attributes or properties: scripts and styles a bundle loads, images, frames, links. The
+  // gateway bar's own links (in its shadow root) name the gateway's pages and are left as they are.
+  function isTheBars(element) {
+    var root = element.getRootNode ? element.getRootNode() : null;
+    return !!(root && root.host && root.host.id === "gatehouse-bar");
+  }
   var navigating = { href: true, action: true, formaction: true };
   var urlAttributes = { src: true, href: true, action: true, formaction: true, poster: true };
   var setAttribute = Element.prototype.setAttribute;
   Element.prototype.setAttribute = function (name, value) {
     var lower = String(name).toLowerCase();
-    if (urlAttributes[lower] && !(this instanceof SVGElement)) {
+    if (urlAttributes[lower] && !(this instanceof SVGElement) && !isTheBars(this)) {
       var isNavigation = navigating[lower] && (this instanceof HTMLAnchorElement || this instanceof HTMLAreaElement || this instanceof HTMLFormElement ||
         this instanceof HTMLButtonElement || this instanceof HTMLInputElement);
       value = map(value, isNavigation);
@@ -129,7 +134,7 @@
     if (!descriptor || !descriptor.set) { return; }
     Object.defineProperty(type.prototype, entry[1], {
       configurable: true, enumerable: descriptor.enumerable, get: descriptor.get,
-      set: function (value) { descriptor.set.call(this, map(value, entry[2])); }
+      set: function (value) { descriptor.set.call(this, isTheBars(this) ? value : map(value, entry[2])); }
     });
   });
 
