@@ -11,6 +11,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -261,7 +262,7 @@ def pytest_runtest_makereport(item, call):
     for name in ("member", "browser"):
         driver = item.funcargs.get(name) if hasattr(item, "funcargs") else None
         if driver is not None and hasattr(driver, "save_screenshot"):
-            folder = Path(os.environ.get("E2E_SCREENSHOTS", "/tmp/gatehouse-e2e-failures"))
+            folder = Path(os.environ.get("E2E_SCREENSHOTS", Path(tempfile.gettempdir()) / "gatehouse-e2e-failures"))
             folder.mkdir(parents=True, exist_ok=True)
             try:
                 driver.save_screenshot(str(folder / (re.sub(r"\W+", "_", item.nodeid) + ".png")))

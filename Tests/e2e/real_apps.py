@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -163,7 +164,7 @@ class RealApps:
 
 
 if __name__ == "__main__":
-    work = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/gatehouse-real-apps")
+    work = Path(sys.argv[1] if len(sys.argv) > 1 else Path(tempfile.gettempdir()) / "gatehouse-real-apps")
     shutil.rmtree(work, ignore_errors=True)
     apps = RealApps(work)
     port = int(os.environ.get("PORT", "8080"))
