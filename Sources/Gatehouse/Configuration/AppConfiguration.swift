@@ -102,6 +102,12 @@ extension AppConfiguration {
     public var isToldItsPrefix: Bool {
         mount == .path && upstream.path(percentEncoded: true).hasPrefix(Paths.app(slug) + "/")
     }
+
+    /// Whether the gateway maps this app's root paths to its mount beyond its HTML (style sheets, the URL shim, stray
+    /// root paths): a path mount the app was not told, with rewriting on.
+    public var isRewrittenToItsMount: Bool {
+        mount == .path && rewrite != .none && !isToldItsPrefix
+    }
 }
 
 /// Per app: the request headers the gateway passes beyond the browser's ordinary ones, and the identity headers it sets.

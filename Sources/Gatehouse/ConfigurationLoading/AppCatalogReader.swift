@@ -122,8 +122,8 @@ enum AppCatalogReader {
         }
     }
 
-    /// `client_cookies`: names, or `"csrf"` for the common frameworks' CSRF cookies. The gateway's own cookies are
-    /// never mirrored.
+    /// `client_cookies`: names, or `"csrf"` for the common frameworks' CSRF cookies (the names themselves are checked
+    /// with the rest of the configuration, which knows the gateway's own cookies).
     static func clientCookies(_ app: [String: Any], path: String, reader: inout ConfigurationReader) -> [String] {
         guard let value = app["client_cookies"] else { return [] }
         if value as? String == "csrf" { return AppConfiguration.csrfCookieNames }
@@ -131,22 +131,7 @@ enum AppCatalogReader {
             reader.report("\(path).client_cookies", "must be \"csrf\" or a list of cookie names")
             return []
         }
-        var kept: [String] = []
-        for name in names {
-            if name == "csrf" {
-                kept += AppConfiguration.csrfCookieNames
-            } else if name.isEmpty
-                || !name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains($0) })
-            {
-                reader.report("\(path).client_cookies", "\(name) is not a cookie name")
-            } else if name.hasPrefix("gatehouse") || name.hasPrefix("__Host-") {
-                reader.report(
-                    "\(path).client_cookies", "\(name) cannot be mirrored: the gateway's own cookies and __Host- cookies stay where they are")
-            } else {
-                kept.append(name)
-            }
-        }
-        return kept
+        return names.flatMap { $0 == "csrf" ? AppConfiguration.csrfCookieNames : [$0] }
     }
 
     /// One app's `true`/`false` setting under `key`, `nil` when it is absent or reported as something else.

@@ -140,6 +140,17 @@ extension GatehouseConfiguration {
             if !host.isEmpty && !allowlist.isAllowed(host: host) {
                 problems.append(.init("\(path).upstream", "host \(host) is outside the allowlist"))
             }
+            for name in app.clientCookies {
+                if !Self.isCookieName(name) {
+                    problems.append(.init("\(path).client_cookies", "\(name) is not a cookie name"))
+                } else if name.hasPrefix(cookie.name) || [HostMountCookies.grant, HostMountCookies.state].contains(name) || name.hasPrefix("__Host-")
+                {
+                    // A copy on the app's path would shadow the gateway's own cookie there; `__Host-` ones must be on `/`.
+                    problems.append(
+                        .init("\(path).client_cookies", "\(name) cannot be copied: the gateway's own cookies and __Host- cookies stay where they are")
+                    )
+                }
+            }
             if let tls = app.tls {
                 if scheme != "https" { problems.append(.init("\(path).tls", "is for an https upstream")) }
                 if case .failure(let error) = UpstreamTLS.load(tls, keyPath: "\(path).tls") { problems += error.problems }

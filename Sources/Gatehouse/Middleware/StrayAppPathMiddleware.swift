@@ -14,7 +14,7 @@ public struct StrayAppPathMiddleware: RouterMiddleware {
     let publicOrigin: String
 
     init(catalog: AppCatalog, publicOrigin: String) {
-        prefixes = catalog.apps.filter { $0.mount == .path && $0.rewrite != .none && !$0.isToldItsPrefix }.map { Paths.app($0.slug) }
+        prefixes = catalog.apps.filter(\.isRewrittenToItsMount).map { Paths.app($0.slug) }
         self.publicOrigin = publicOrigin
     }
 

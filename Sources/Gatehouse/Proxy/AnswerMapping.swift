@@ -64,7 +64,7 @@ struct AnswerMapping: Sendable {
         let shimURL = renderer.assets.url(for: Paths.urlShimScript)
         var allowed = [configuration.publicURL.host ?? ""]
         for entry in configuration.allowlist where !allowed.contains(entry) { allowed.append(entry) }
-        mountedUntold = Set(configuration.apps.filter { $0.rewrite != .none && $0.mount == .path && !$0.isToldItsPrefix }.map(\.slug))
+        mountedUntold = Set(configuration.apps.filter(\.isRewrittenToItsMount).map(\.slug))
         var shimTags: [String: (before: [UInt8], after: [UInt8])] = [:]
         for app in configuration.apps where app.rewrite == .full && mountedUntold.contains(app.slug) {
             let mount = URLRewriter.Mount(prefix: Paths.app(app.slug), upstream: app.upstream)

@@ -29,15 +29,22 @@ struct AppAccess: Sendable {
         self.origins = origins
         headerRules = Dictionary(
             catalog.apps.map { app in
-                let place = origins.bySlug[app.slug]
-                let pageHost = place.flatMap { URL(string: $0.pageOrigin) }.flatMap { url in
-                    url.host.map { host in url.port.map { "\(host):\($0)" } ?? host }
-                }
                 let prefix = app.mount == .path && !app.isToldItsPrefix ? Paths.app(app.slug) : nil
-                return (app.slug, HeaderHygiene.Rules(app.headers, publicURL: configuration.publicURL, pageHost: pageHost, prefix: prefix))
+                let rules = HeaderHygiene.Rules(
+                    app.headers, publicURL: configuration.publicURL, pageHost: origins.bySlug[app.slug]?.pageAuthority, prefix: prefix)
+                return (app.slug, rules)
+            },
+            uniquingKeysWith: { first, _ in first })
+        clientCookies = Dictionary(
+            catalog.apps.compactMap { app in
+                ClientCookies(app: app, onAppHost: app.mount == .host && catalog.appsDomain != nil, isSecure: configuration.cookieIsSecure)
+                    .map { (app.slug, $0) }
             },
             uniquingKeysWith: { first, _ in first })
     }
+
+    /// The apps' client cookies (`apps[].client_cookies`), by slug, worked out once.
+    private let clientCookies: [String: ClientCookies]
 
     /// How the browser's `Origin` and `Referer` reach apps, and the gateway's own check of where requests come from.
     let origins: OriginMapping
@@ -142,9 +149,7 @@ struct AppAccess: Sendable {
     ) -> Forwarding {
         Forwarding(
             app: app, session: session, url: url, target: target, origin: origin, urls: urls, rules: rules(app),
-            assertion: assertion(app, session: session), origins: origins,
-            clientCookies: ClientCookies(
-                app: app, onAppHost: app.mount == .host && catalog.appsDomain != nil, isSecure: configuration.cookieIsSecure))
+            assertion: assertion(app, session: session), origins: origins, clientCookies: clientCookies[app.slug])
     }
 
     /// The member's held assertion for `app`, unless the app takes none.

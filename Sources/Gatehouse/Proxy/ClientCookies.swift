@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import HTTPTypes
+import Hummingbird
 
 /// Cookies of an app's that its own scripts read (`apps[].client_cookies`): the double-submit CSRF tokens of Tornado
 /// and Jupyter (`_xsrf`), Django (`csrftoken`), Angular and Laravel (`XSRF-TOKEN`). The jar keeps every cookie on the
@@ -30,10 +31,10 @@ struct ClientCookies: Sendable {
         for cookie in jar.cookies(for: origin) where names.contains(cookie.name) && !cookie.httpOnly && truth[cookie.name] == nil {
             truth[cookie.name] = cookie.value
         }
-        let held = Self.values(named: names, in: browserCookies)
+        let held = Cookies(from: browserCookies)
         var settings: [String] = []
         for name in names.sorted() {
-            switch (truth[name], held[name]) {
+            switch (truth[name], held[name]?.value) {
             case (let value?, let copy) where copy != value: settings.append(setting(name, value, maxAge: nil))
             case (nil, _?): settings.append(setting(name, "", maxAge: 0))
             default: break
@@ -49,17 +50,4 @@ struct ClientCookies: Sendable {
         return parts.joined(separator: "; ")
     }
 
-    /// The first value of each of `names` in the browser's `Cookie` fields.
-    static func values(named names: Set<String>, in fields: [String]) -> [String: String] {
-        var values: [String: String] = [:]
-        for field in fields {
-            for pair in field.split(separator: ";") {
-                let trimmed = pair.drop { $0 == " " }
-                guard let equals = trimmed.firstIndex(of: "=") else { continue }
-                let name = String(trimmed[..<equals])
-                if names.contains(name), values[name] == nil { values[name] = String(trimmed[trimmed.index(after: equals)...]) }
-            }
-        }
-        return values
-    }
 }

@@ -16,6 +16,8 @@ final class OriginMapping: Sendable {
         let pagePrefix: String
         /// The origin those pages have in the browser.
         let pageOrigin: String
+        /// Its host and port (when not the scheme's), as `Host` and `X-Forwarded-Host` name it.
+        var pageAuthority: String { pageOrigin.components(separatedBy: "://").last ?? pageOrigin }
         let upstreamOrigin: String
         /// The upstream's origin and base path, ending with `/`.
         let upstreamBase: String
