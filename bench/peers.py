@@ -381,6 +381,24 @@ def otlp_sink():
     return f"http://127.0.0.1:{server.server_address[1]}"
 
 
+def cpu_seconds(root):
+    """User and system CPU seconds of process `root` and every process below it (nginx's workers), from /proc."""
+    ticks, parents = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        pid = int(stat.parent.name)
+        parents[pid], ticks[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+    tree, grew = {root}, True
+    while grew:
+        below = {pid for pid, parent in parents.items() if parent in tree} - tree
+        grew = bool(below)
+        tree |= below
+    return sum(ticks.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+
+
 def load(name, url, cookie, headers, duration=None):
     """wrk, or h2load for the HTTP/2 targets."""
     measure = gatehouse.h2load if name.endswith("-h2") else gatehouse.wrk
@@ -419,9 +437,12 @@ def main():
         ports = run.ports
         # name: (base URL, cookie, banner marker and whether it is expected, more request headers)
         targets = {"direct": (f"http://127.0.0.1:{ports['upstream']}/", None, None, ())}
+        # The server process whose CPU a target's pages cost (the proxy's, not the upstream's), where the run knows it.
+        servers = {}
         if any(name.startswith("nginx") for name in TARGETS):
             run.nginx_proxy()
             targets["nginx"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True), ())
+            servers["nginx"] = int((run.work / "run" / "nginx-proxy.pid").read_text())
             targets["nginx-gzip"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True), GZIP)
             targets["nginx-tls"] = (f"https://localhost:{ports['nginx-tls']}/", None, (BANNER, True), ())
             targets["nginx-h2"] = (f"https://localhost:{ports['nginx-tls']}/", None, (BANNER, True), ())
@@ -445,6 +466,7 @@ def main():
             if not suffix:
                 measured = (process, base, sso)
             targets["gatehouse-sso" + suffix] = (base, sso, ("gatehouse-banner", True), ())
+            servers["gatehouse-sso" + suffix] = servers["gatehouse-reg" + suffix] = process.process.pid
             targets["gatehouse-sso-gzip" + suffix] = (base, sso, ("gatehouse-banner", True), GZIP)
             targets["gatehouse-sso-noassertion" + suffix] = (base.replace("/apps/bench/", "/apps/bench-plain/"), sso, ("gatehouse-banner", True), ())
             targets["gatehouse-reg" + suffix] = (base, registered, ("gatehouse-banner", False), ())
@@ -476,12 +498,17 @@ def main():
                 order = names[round % len(names) :] + names[: round % len(names)]
                 for name in order:
                     base, cookie, _, headers = targets[name]
+                    before = cpu_seconds(servers[name]) if name in servers else None
+                    started = time.monotonic()
                     rps, p50, p99 = load(name, base + page, cookie, headers)
-                    results.setdefault((page, name), []).append((rps, p50, p99))
-                    print(f"RUN page={page} round={round + 1} target={name} rps={rps:.0f} p50_ms={p50:.2f} p99_ms={p99:.2f}", flush=True)
+                    # CPU per page: the server's CPU time over the pages wrk completed (rate × time taken).
+                    cpu = (cpu_seconds(servers[name]) - before) / (rps * (time.monotonic() - started)) * 1e6 if before is not None else None
+                    results.setdefault((page, name), []).append((rps, p50, p99, cpu))
+                    shown_cpu = f" cpu_us={cpu:.0f}" if cpu is not None else ""
+                    print(f"RUN page={page} round={round + 1} target={name} rps={rps:.0f} p50_ms={p50:.2f} p99_ms={p99:.2f}{shown_cpu}", flush=True)
         print()
-        print("| page | target | req/s | × direct | p50 | p99 | bytes on the wire |")
-        print("|---|---|---:|---:|---:|---:|---:|")
+        print("| page | target | req/s | × direct | p50 | p99 | CPU per page | bytes on the wire |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
         for page in PAGES:
             direct = statistics.median(r[0] for r in results[(page, "direct")])
             for name in names:
@@ -491,7 +518,8 @@ def main():
                 p99 = statistics.median(r[2] for r in runs)
                 # h2load gives the mean and the slowest request instead of percentiles.
                 shown = f"{p50:.2f} ms (mean) | {p99:.2f} ms (max)" if name.endswith("-h2") else f"{p50:.2f} ms | {p99:.2f} ms"
-                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {shown} | {wire[(page, name)]:,} |")
+                cpu = f"{statistics.median(r[3] for r in runs):.0f} µs" if runs[0][3] is not None else ""
+                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {shown} | {cpu} | {wire[(page, name)]:,} |")
 
         # The 100 MB page streamed through the injector: how much the gateway's peak memory grows.
         process, base, sso = measured
