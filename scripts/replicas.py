@@ -229,23 +229,18 @@ class ReplicaSet:
         self.balancer = start_nginx(
             self.directory / "nginx",
             f"""
-  # Round robin, every request on its own: no sticky sessions.
+  # Round robin, every request on its own: no sticky sessions. WebSocket upgrades share the kept-alive
+  # connections: Gatehouse upgrades on any request of a connection.
   upstream gatehouse {{
 {upstreams}
     keepalive 32;
   }}
-  # A WebSocket upgrade on a connection of its own: Gatehouse upgrades only at the start of a connection (one that
-  # served a request first answers 307 to the same URL, which browsers' WebSockets do not follow).
-  upstream gatehouse_upgrades {{
-{upstreams}
-  }}
   map $http_upgrade $connection_upgrade {{ default upgrade; '' ''; }}
-  map $http_upgrade $gatehouse_pool {{ default gatehouse_upgrades; '' gatehouse; }}
   server {{
     listen 127.0.0.1:{self.port};
     client_max_body_size 100m;
     location / {{
-      proxy_pass http://$gatehouse_pool;
+      proxy_pass http://gatehouse;
       proxy_http_version 1.1;
       proxy_set_header Host $http_host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;

@@ -8,9 +8,11 @@ import NIOHTTP1
 /// waits until the application has answered every request handed to it before, and any request after one the data
 /// plane took waits until that answer is complete. While a request waits, the connection is not read further.
 ///
-/// A WebSocket upgrade (which the routes leave to the application) turns the connection into frames: from the
-/// `101` on, everything passes untouched. A shutdown's quiesce event waits for an answer under way here, so that the
-/// application, which knows nothing of it, does not close the connection under it.
+/// A WebSocket upgrade, on any request of the connection (in the same order), is the gateway's `DataPlaneUpgrades`
+/// decision: a tunnel to the app, after which the connection's bytes go to the app's connection and back untouched
+/// (`WebSocketTunnel`), or a plain request for the application (whose answer ends the connection). A shutdown's
+/// quiesce event waits for an answer under way here, and never reaches the application during a tunnel, so that the
+/// application, which knows nothing of either, does not close the connection under it.
 public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPServerRequestPart
     public typealias InboundOut = HTTPServerRequestPart
@@ -18,6 +20,8 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     public typealias OutboundOut = HTTPServerResponsePart
 
     let routes: any DataPlaneRoutes
+    /// Without (an HTTP/2 stream, which has no upgrades), every request goes by `routes`.
+    let upgrades: (any DataPlaneUpgrades)?
     let pools: UpstreamPools
     let readTimeout: TimeAmount
     private var pool: UpstreamPool?
@@ -31,12 +35,19 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Parts that arrived while an earlier answer was under way, oldest first.
     private var waiting = CircularBuffer<HTTPServerRequestPart>()
     private var readHeld = false
-    private var upgraded = false
+    /// An upgrade request is being read (its head) or decided: nothing after it is taken until the decision.
+    private var upgrading = false
+    private var upgradeHead: HTTPRequestHead?
+    /// The connection is the tunnel's: this handler is out of the pipeline.
+    private var handedOver = false
+    /// The application answers a refused upgrade: the connection closes after that answer.
+    private var closeAfterApplicationAnswers = false
     private var heldQuiesce = false
     private var isClosed = false
 
-    public init(routes: any DataPlaneRoutes, pools: UpstreamPools, readTimeout: TimeAmount) {
+    public init(routes: any DataPlaneRoutes, upgrades: (any DataPlaneUpgrades)?, pools: UpstreamPools, readTimeout: TimeAmount) {
         self.routes = routes
+        self.upgrades = upgrades
         self.pools = pools
         self.readTimeout = readTimeout
     }
@@ -47,16 +58,12 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !upgraded else {
-            context.fireChannelRead(data)
-            return
-        }
         let part = unwrapInboundIn(data)
         if !waiting.isEmpty || !process(part, context: context) { waiting.append(part) }
     }
 
     public func read(context: ChannelHandlerContext) {
-        if waiting.isEmpty {
+        if waiting.isEmpty, !upgrading {
             context.read()
         } else {
             readHeld = true
@@ -65,17 +72,20 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         // Only the application's answers pass here; the data plane writes from its own place in the pipeline.
-        guard !upgraded else {
-            context.write(data, promise: promise)
-            return
-        }
         switch unwrapOutboundIn(data) {
-        case .head(let head) where head.status == .switchingProtocols:
-            upgraded = true
-            context.write(data, promise: promise)
+        case .head(var head) where closeAfterApplicationAnswers:
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end:
-            context.write(data, promise: promise)
             applicationAnswersOwed -= 1
+            if applicationAnswersOwed == 0, closeAfterApplicationAnswers {
+                context.writeAndFlush(data).assumeIsolated().whenComplete { result in
+                    promise?.completeWith(result)
+                    context.close(promise: nil)
+                }
+                return
+            }
+            context.write(data, promise: promise)
             if applicationAnswersOwed == 0 { serveWaiting(context: context) }
         default:
             context.write(data, promise: promise)
@@ -88,7 +98,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, exchange != nil {
+        if event is ChannelShouldQuiesceEvent, exchange != nil || upgrading {
             heldQuiesce = true
             return
         }
@@ -96,13 +106,15 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     public func channelInactive(context: ChannelHandlerContext) {
-        isClosed = true
-        exchange?.memberClosed()
-        timer?.cancel()
+        memberGone()
         context.fireChannelInactive()
     }
 
     public func handlerRemoved(context: ChannelHandlerContext) {
+        memberGone()
+    }
+
+    private func memberGone() {
         isClosed = true
         exchange?.memberClosed()
         timer?.cancel()
@@ -114,7 +126,14 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func process(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) -> Bool {
         switch part {
         case .head(let head):
-            guard exchange == nil, !isClosed else { return false }
+            guard exchange == nil, !upgrading, !isClosed else { return false }
+            if upgrades != nil, Self.isWebSocketUpgrade(head) {
+                // Decided once the application's answers are out, like a proxied request, and once it is complete.
+                guard applicationAnswersOwed == 0 else { return false }
+                upgrading = true
+                upgradeHead = head
+                return true
+            }
             switch routes.route(head, peer: context.channel.remoteAddress) {
             case .application:
                 passing = true
@@ -134,14 +153,86 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
                 run.begin()
             }
         case .body:
-            if passing { context.fireChannelRead(wrapInboundOut(part)) }
+            // An upgrade request's body is nobody's.
+            if upgradeHead == nil, passing { context.fireChannelRead(wrapInboundOut(part)) }
         case .end:
-            if passing {
+            if let head = upgradeHead, let upgrades {
+                upgradeHead = nil
+                upgrades.upgrade(head, peer: context.channel.remoteAddress, eventLoop: context.eventLoop).assumeIsolated().whenComplete {
+                    [unowned self] result in
+                    self.upgradeDecided(head, result, context: context)
+                }
+            } else if passing {
                 passing = false
                 context.fireChannelRead(wrapInboundOut(part))
             }
         }
         return true
+    }
+
+    static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+        head.version == .http1_1 && head.method == .GET
+            && head.headers["upgrade"].contains { field in
+                field.lowercased().split(separator: ",").contains { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }) == ["websocket"] }
+            }
+    }
+
+    /// The gateway decided an upgrade: a tunnel opens, or the request goes on to the application as a plain one.
+    private func upgradeDecided(_ head: HTTPRequestHead, _ result: Result<DataPlaneUpgrade, any Error>, context: ChannelHandlerContext) {
+        switch result {
+        case .success(.tunnel(let answer, let upstream, let opened)):
+            guard !isClosed, let app = try? upstream.pipeline.syncOperations.handler(type: TunnelSide.self) else {
+                upstream.close(promise: nil)
+                return
+            }
+            openTunnel(answer, app: app, upstream: upstream, context: context, opened: opened)
+        case .success(.application), .failure:
+            upgrading = false
+            guard !isClosed else { return }
+            closeAfterApplicationAnswers = true
+            applicationAnswersOwed += 1
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+            context.fireChannelRead(wrapInboundOut(.end(nil)))
+            context.fireChannelReadComplete()
+            if heldQuiesce {
+                heldQuiesce = false
+                context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+            }
+            serveWaiting(context: context)
+        }
+    }
+
+    /// The HTTP decoder leaves the pipeline first (it parses nothing after an upgrade request, and a client sends
+    /// nothing before the `101`); then the `101` goes out through the HTTP encoder, which leaves too, and the tunnel's
+    /// side takes this handler's place: the connection carries the tunnel's bytes from here on, and nothing reaches
+    /// the application any more.
+    private func openTunnel(
+        _ answer: HTTPResponseHead, app: TunnelSide, upstream: any Channel, context: ChannelHandlerContext,
+        opened: @escaping (WebSocketTunnel) -> Void
+    ) {
+        let pipeline = context.pipeline.syncOperations
+        let decoderRemoved = context.eventLoop.makePromise(of: Void.self)
+        do {
+            pipeline.removeHandler(try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self), promise: decoderRemoved)
+        } catch {
+            decoderRemoved.fail(error)
+        }
+        decoderRemoved.futureResult.assumeIsolated().whenComplete { [unowned self] removed in
+            do {
+                guard case .success = removed, !isClosed else { throw ChannelError.ioOnClosedChannel }
+                context.writeAndFlush(wrapOutboundOut(.head(answer)), promise: nil)
+                pipeline.removeHandler(try pipeline.handler(type: HTTPResponseEncoder.self), promise: nil)
+                let member = TunnelSide(.member)
+                try pipeline.addHandler(member, position: .after(self))
+                handedOver = true
+                pipeline.removeHandler(context: context, promise: nil)
+                // Joined once this handler is gone: the reads the tunnel asks for go past no one who holds them.
+                opened(try WebSocketTunnel(member: member, app: app))
+            } catch {
+                upstream.close(promise: nil)
+                context.close(promise: nil)
+            }
+        }
     }
 
     private func exchangeEnded(closeMember: Bool, context: ChannelHandlerContext) {
@@ -159,13 +250,16 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
         serveWaiting(context: context)
     }
 
-    /// Takes the waiting parts in order until one must wait again; reads resume once none waits.
+    /// Takes the waiting parts in order until one must wait again; reads resume once none waits. What went on to
+    /// the application is followed by a read's end, which is when the server takes what it was given.
     private func serveWaiting(context: ChannelHandlerContext) {
-        while let part = waiting.first {
+        let waited = waiting.count
+        defer { if waiting.count < waited, !handedOver { context.fireChannelReadComplete() } }
+        while !handedOver, let part = waiting.first {
             guard process(part, context: context) else { return }
             waiting.removeFirst()
         }
-        if readHeld {
+        if readHeld, !handedOver {
             readHeld = false
             context.read()
         }

@@ -6,8 +6,26 @@ import NIOHTTP1
 /// answers needs a task, a lock held across a suspension, or another thread.
 public protocol DataPlaneRoutes: Sendable {
     /// `peer` is the connection's remote address. Anything that needs to wait (no cached session, a refresh due, a
-    /// name not yet resolved, a WebSocket upgrade, a request with a body) answers `.application`.
+    /// name not yet resolved, a request with a body) answers `.application`; WebSocket upgrades are
+    /// `DataPlaneUpgrades`' and never come here.
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute
+}
+
+/// What the gateway decides about a WebSocket upgrade (`Upgrade: websocket` on HTTP/1.1), on whichever request of a
+/// connection it comes: its checks and the app's own handshake wait, so the decision is a future, on `eventLoop` (the
+/// member connection's, where the app's connection is to be made too).
+public protocol DataPlaneUpgrades: Sendable {
+    func upgrade(_ head: HTTPRequestHead, peer: SocketAddress?, eventLoop: any EventLoop) -> EventLoopFuture<DataPlaneUpgrade>
+}
+
+public enum DataPlaneUpgrade: Sendable {
+    /// The app answered `101`: `head` goes to the member, and from then on the bytes of each side go to the other
+    /// through `upstream` (on the member's event loop, its pipeline ending in a `TunnelSide(.app)`) until either
+    /// closes or the gateway ends the tunnel it is given in `opened`.
+    case tunnel(HTTPResponseHead, upstream: any Channel, opened: @Sendable (WebSocketTunnel) -> Void)
+    /// No upgrade: the request goes on to the application, which answers it as a plain request (its page), and the
+    /// connection closes after that answer (the HTTP decoder reads nothing after an upgrade request).
+    case application
 }
 
 public enum DataPlaneRoute {

@@ -19,6 +19,23 @@ import Testing
         }
     }
 
+    /// `/ws/tunnel` opens a tunnel to an embedded app connection on the member's loop; any other upgrade is refused.
+    final class Upgrades: DataPlaneUpgrades, @unchecked Sendable {
+        let asked = NIOLockedValueBox<[String]>([])
+        let apps = NIOLockedValueBox<[EmbeddedChannel]>([])
+        let tunnels = NIOLockedValueBox<[WebSocketTunnel]>([])
+
+        func upgrade(_ head: HTTPRequestHead, peer: SocketAddress?, eventLoop: any EventLoop) -> EventLoopFuture<DataPlaneUpgrade> {
+            asked.withLockedValue { $0.append(head.uri) }
+            guard head.uri == "/ws/tunnel" else { return eventLoop.makeSucceededFuture(.application) }
+            let app = EmbeddedChannel(handler: TunnelSide(.app), loop: eventLoop as! EmbeddedEventLoop)
+            _ = app.connect(to: try! SocketAddress(ipAddress: "127.0.0.1", port: 8080))
+            apps.withLockedValue { $0.append(app) }
+            let answer = HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: ["Upgrade": "websocket"])
+            return eventLoop.makeSucceededFuture(.tunnel(answer, upstream: app) { tunnel in self.tunnels.withLockedValue { $0.append(tunnel) } })
+        }
+    }
+
     /// How each exchange ended, in order.
     final class Outcomes: Sendable {
         let box = NIOLockedValueBox<[(status: HTTPResponseStatus?, failure: String?)]>([])
@@ -63,6 +80,7 @@ import Testing
         let loop = EmbeddedEventLoop()
         let member: EmbeddedChannel
         let outcomes = Outcomes()
+        let upgrades = Upgrades()
         private(set) var upstreams: [(channel: EmbeddedChannel, reads: ReadCounter)] = []
 
         init() throws {
@@ -78,7 +96,7 @@ import Testing
             }
             try member.pipeline.syncOperations.addHandlers([
                 ByteToMessageHandler(HTTPRequestDecoder()), HTTPResponseEncoder(),
-                DataPlaneHandler(routes: Routes(outcomes: outcomes), pools: pools, readTimeout: .seconds(30)),
+                DataPlaneHandler(routes: Routes(outcomes: outcomes), upgrades: upgrades, pools: pools, readTimeout: .seconds(30)),
             ])
             try member.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         }
@@ -234,18 +252,94 @@ import Testing
         #expect(try harness.memberReceived().hasPrefix("HTTP/1.1 502"))
     }
 
-    @Test func aWebSocketUpgradeTurnsTheConnectionOverToTheApplication() throws {
+    static let upgrade = "GET /ws/tunnel HTTP/1.1\r\nHost: gateway.test\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n"
+
+    @Test func aWebSocketUpgradeAfterOtherRequestsOpensATunnelThatPassesBytesUntouched() throws {
         let harness = try Harness()
-        try harness.send("GET /app/socket HTTP/1.1\r\nHost: gateway.test\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n")
-        #expect(try harness.applicationReceivedHead()?.uri == "/app/socket")
+        try harness.send(Self.request("/app/first") + Self.upgrade)
+        #expect(try harness.applicationReceivedHead()?.uri == "/app/first")
+        // Decided once the application's answer is out.
+        #expect(harness.upgrades.asked.withLockedValue { $0 } == [])
+        try harness.applicationAnswers("one")
+        #expect(harness.upgrades.asked.withLockedValue { $0 } == ["/ws/tunnel"])
+        harness.loop.run()  // the decoder leaves the pipeline
+        #expect(try harness.memberReceived() == Self.okay("one") + "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
+        let app = try #require(harness.upgrades.apps.withLockedValue { $0.first })
+
+        // A masked "hi" from the browser reaches the app as it is, and the app's answer comes back as it is.
+        let masked = ByteBuffer(bytes: [0x81, 0x82, 1, 2, 3, 4, 0x68 ^ 1, 0x69 ^ 2])
+        try harness.member.writeInbound(masked)
+        #expect(try app.readOutbound(as: ByteBuffer.self) == masked)
+        let reply = ByteBuffer(bytes: [0x81, 0x02, 0x68, 0x69])
+        try app.writeInbound(reply)
+        #expect(try harness.member.readOutbound(as: ByteBuffer.self) == reply)
+        // Nothing of it reached the application.
         #expect(try harness.member.readInbound(as: HTTPServerRequestPart.self) == .end(nil))
-        try harness.member.writeOutbound(
-            HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: ["Upgrade": "websocket"])))
-        // From here on the handler passes whatever comes, untouched (the decoder would be gone by now).
-        let frame = ByteBuffer(bytes: [0x81, 0x02, 0x68, 0x69])
-        let decoder = try harness.member.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
-        decoder.fireChannelRead(NIOAny(frame))
-        #expect(try harness.member.readInbound(as: ByteBuffer.self) == frame)
-        #expect(harness.upstreams.isEmpty)
+        #expect(try harness.member.readInbound(as: HTTPServerRequestPart.self) == nil)
+        #expect(throws: ChannelPipelineError.notFound) { try harness.member.pipeline.syncOperations.handler(type: DataPlaneHandler.self) }
+    }
+
+    @Test func theGatewayEndsATunnelWithCloseFramesBetweenThePeersFrames() throws {
+        let harness = try Harness()
+        try harness.send(Self.upgrade)
+        harness.loop.run()
+        _ = try harness.memberReceived()
+        let app = try #require(harness.upgrades.apps.withLockedValue { $0.first })
+        let tunnel = try #require(harness.upgrades.tunnels.withLockedValue { $0.first })
+        // The app is in the middle of a frame (3 of its 5 bytes sent), the browser between two.
+        try app.writeInbound(ByteBuffer(bytes: [0x82, 0x05, 1, 2]))
+        _ = try harness.member.readOutbound(as: ByteBuffer.self)
+        try harness.member.writeInbound(ByteBuffer(bytes: [0x81, 0x80, 9, 9, 9, 9]))
+        _ = try app.readOutbound(as: ByteBuffer.self)
+        tunnel.end(1001)
+        harness.loop.run()
+        // The browser gets no frame of the gateway's inside the app's: its connection just closes.
+        #expect(try harness.member.readOutbound(as: ByteBuffer.self)?.readableBytes == 0)
+        #expect(!harness.member.isActive)
+        // The app gets a client's (masked) close frame: "going away".
+        let close = try #require(try app.readOutbound(as: ByteBuffer.self))
+        let bytes = Array(close.readableBytesView)
+        #expect(bytes.count == 8 && bytes[0] == 0x88 && bytes[1] == 0x82)
+        #expect([bytes[6] ^ bytes[2], bytes[7] ^ bytes[3]] == [0x03, 0xE9])
+        #expect(!app.isActive)
+    }
+
+    @Test func eitherSideClosingClosesTheOther() throws {
+        let harness = try Harness()
+        try harness.send(Self.upgrade)
+        harness.loop.run()
+        let app = try #require(harness.upgrades.apps.withLockedValue { $0.first })
+        try app.close().wait()
+        #expect(!harness.member.isActive)
+    }
+
+    @Test func aRefusedUpgradeIsAPlainRequestWhoseAnswerEndsTheConnection() throws {
+        let harness = try Harness()
+        try harness.send(Self.upgrade.replacingOccurrences(of: "/ws/tunnel", with: "/ws/refused"))
+        #expect(try harness.applicationReceivedHead()?.uri == "/ws/refused")
+        #expect(try harness.member.readInbound(as: HTTPServerRequestPart.self) == .end(nil))
+        try harness.applicationAnswers("signed out")
+        let answer = try harness.memberReceived()
+        #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.lowercased().contains("connection: close\r\n"))
+        #expect(!harness.member.isActive)
+        #expect(harness.upgrades.apps.withLockedValue { $0.isEmpty })
+    }
+
+    @Test func frameBoundariesFollowHeadersInPiecesAndEveryLengthForm() {
+        var boundaries = FrameBoundaries()
+        // A masked frame with a 16-bit length (300), its header in two pieces.
+        boundaries.pass(ByteBuffer(bytes: [0x82, 0xFE, 0x01]))
+        #expect(!boundaries.atBoundary)
+        boundaries.pass(ByteBuffer(bytes: [0x2C, 1, 2, 3, 4] + [UInt8](repeating: 0, count: 299)))
+        #expect(!boundaries.atBoundary)
+        boundaries.pass(ByteBuffer(bytes: [0]))
+        #expect(boundaries.atBoundary)
+        // A 64-bit length (70,000) and, in the same bytes, the start of the next frame.
+        let long: [UInt8] = [0x82, 0x7F, 0, 0, 0, 0, 0, 0x01, 0x11, 0x70]
+        boundaries.pass(ByteBuffer(bytes: long + [UInt8](repeating: 7, count: 70_000) + [0x89]))
+        #expect(!boundaries.atBoundary)
+        // An empty ping completes it.
+        boundaries.pass(ByteBuffer(bytes: [0x00]))
+        #expect(boundaries.atBoundary)
     }
 }

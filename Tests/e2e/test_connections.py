@@ -140,8 +140,13 @@ def test_the_listener_at_its_total_refuses_at_once_and_recovers_by_itself(listen
     addresses = TOTAL // PER_ADDRESS + 1
     held = [c for n in range(3, 3 + addresses) for c in connect(listener, f"127.0.0.{n}", PER_ADDRESS)]
     try:
-        time.sleep(1)
-        assert TOTAL - 5 <= still_open(held) <= TOTAL  # the member's own kept-alive connection counts too
+        # The connections over the total wait in the kernel's backlog until the gateway accepts and closes them,
+        # which on a loaded machine may take more than a moment; the ones it holds are not closed before the idle
+        # timeout.
+        deadline = time.monotonic() + IDLE_SECONDS / 2
+        while (open_now := still_open(held)) > TOTAL and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert TOTAL - 5 <= open_now <= TOTAL  # the member's own kept-alive connection counts too
         # A new member's connection is closed at once instead of waiting unanswered.
         newcomer = connect(listener, "127.0.0.100", 1)[0]
         newcomer.settimeout(2)

@@ -3,7 +3,6 @@ import GatehouseCore
 import GatehouseStorage
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -150,7 +149,6 @@ public enum GatehouseApplication {
     /// connection limits first.
     static func server(_ configuration: GatehouseConfiguration, gateway: Gateway) -> HTTPServerBuilder {
         let listen = configuration.listen
-        let webSockets = gateway.webSockets
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: listen.maximumHeaderBytes, maxHeaderListSize: listen.maximumHeaderBytes, maxHeaderFieldCount: 256)
         let limits = RequestFramingGuard.Limits(
@@ -158,7 +156,8 @@ public enum GatehouseApplication {
             bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), sendTimeout: .seconds(Int64(listen.sendTimeoutSeconds)),
             maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
         let dataPlane = MemberDataPlane(
-            routes: gateway.dataPlane, pools: gateway.upstreamPools, readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds)))
+            routes: gateway.dataPlane, upgrades: gateway.webSockets, pools: gateway.upstreamPools,
+            readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds)))
         let admission = ConnectionAdmission(listen)
         gateway.metrics.gauge("gatehouse_connections_open") { Double(admission.open) }
         for reason in ConnectionAdmission.Refusal.allCases {
@@ -166,11 +165,7 @@ public enum GatehouseApplication {
         }
         return HTTPServerBuilder { responder in
             let http = GuardedHTTPChannel(
-                inner: HTTP1WebSocketUpgradeChannel(
-                    responder: responder, configuration: .init(http1: .init(httpDecoderConfiguration: decoder))
-                ) { head, channel, _ in
-                    await webSockets.shouldUpgrade(head, peer: channel.remoteAddress?.ipAddress)
-                },
+                inner: HTTP1Channel(responder: responder, configuration: .init(httpDecoderConfiguration: decoder)),
                 limits: limits, draining: gateway.draining, dataPlane: dataPlane)
             guard let tls = gateway.listenerTLS else { return AdmittedChannel(inner: http, admission: admission) }
             let http2 =

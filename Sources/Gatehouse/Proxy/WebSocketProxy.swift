@@ -1,17 +1,20 @@
 import Foundation
 import GatehouseCore
+import GatehouseDataPlane
 import GatehouseStorage
 import HTTPTypes
 import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import NIOCore
-import NIOWebSocket
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
-/// WebSocket upgrades to `/apps/<slug>/…`: the same checks as any proxied request (session, level, roles,
-/// allowlist, jar cookies, identity headers) plus the `Origin` a browser must send, then frames are relayed both
-/// ways until either side closes or the member's session ends.
-public struct WebSocketProxy: Sendable {
+/// WebSocket upgrades to `/apps/<slug>/…` and on app hosts, on any request of a connection (the data plane asks,
+/// `DataPlaneUpgrades`): the same checks as any proxied request (session, level, roles, allowlist, jar cookies,
+/// identity headers) plus the `Origin` a browser must send; then the app's own handshake, whose `101` goes to the
+/// browser, and the two connections joined (`WebSocketTunnel`) until either side closes, the member's session ends
+/// or the gateway shuts down.
+public struct WebSocketProxy: DataPlaneUpgrades {
     let catalog: AppCatalog
     let access: AppAccess
     let jars: SharedCookieJars
@@ -23,14 +26,13 @@ public struct WebSocketProxy: Sendable {
     let logger: Logger
     let clientAddresses: ClientAddressResolver
 
-    /// How often a relay checks that the member is still signed in: a read of the state cache, so often enough that
+    /// How often a tunnel checks that the member is still signed in: a read of the state cache, so often enough that
     /// a sign-out anywhere closes the member's WebSockets within about a second too.
     var sessionCheckInterval: Duration = .milliseconds(500)
-    static let maximumMessageBytes = 1 << 20
     var client: UpstreamWebSocket {
         UpstreamWebSocket(
-            maximumMessageBytes: Self.maximumMessageBytes, connectTimeout: .seconds(Int64(configuration.proxy.connectTimeoutSeconds)),
-            handshakeTimeout: .seconds(configuration.proxy.readTimeoutSeconds))
+            connectTimeout: .seconds(Int64(configuration.proxy.connectTimeoutSeconds)),
+            handshakeTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds)))
     }
 
     init(
@@ -50,49 +52,81 @@ public struct WebSocketProxy: Sendable {
         self.logger = logger
     }
 
-    public typealias Decision = ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+    public func upgrade(_ head: HTTPRequestHead, peer: SocketAddress?, eventLoop: any EventLoop) -> EventLoopFuture<DataPlaneUpgrade> {
+        let promise = eventLoop.makePromise(of: DataPlaneUpgrade.self)
+        promise.completeWithTask {
+            guard let request = try? HTTPRequest(head, secure: configuration.listen.tls != nil, splitCookie: false) else { return .application }
+            return await upgrade(request, peer: peer?.ipAddress, eventLoop: eventLoop)
+        }
+        return promise.futureResult
+    }
 
-    /// Whether to take over this connection; anything refused continues as a plain HTTP request (and fails there
-    /// with the usual page).
-    public func shouldUpgrade(_ head: HTTPRequest, peer: String?) async -> Decision {
-        guard let target = await target(of: head) else { return .dontUpgrade }
-        let (app, rest, session) = target
+    /// A tunnel to the app, or the plain request's way for anything refused (which fails there with the usual page).
+    func upgrade(_ head: HTTPRequest, peer: String?, eventLoop: any EventLoop) async -> DataPlaneUpgrade {
+        guard let (app, rest, session) = await target(of: head) else { return .application }
         let access: AppAccess.Forwarding
         do {
             access = try await self.access.open(app, rest: rest, method: "GET", session: session, returnTo: rest)
         } catch {
             // The fixed reason only: the error's text may hold the path's query.
             logger.notice("WebSocket refused", metadata: ["reason": .string((error as? any PresentableError)?.reason ?? "\(type(of: error))")])
-            return .dontUpgrade
+            return .application
         }
-        // The same headers a plain request to the app carries; the WebSocket client sets the handshake's own
-        // (`Host`, `Origin`, `Sec-WebSocket-*`).
+        // The same headers a plain request to the app carries; the handshake's own are the browser's.
         let clientAddress = clientAddresses.resolve(peer: peer, forwardedFor: head.headerFields[values: .xForwardedFor])
         let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin)
         let trace = clientAddresses.trace(peer: peer, traceparent: head.headerFields[HeaderHygiene.traceparent])
         // The `Origin` checked above goes to the app mapped (`OriginMapping`), as an app that checks it (Jupyter) expects.
-        var headers = access.requestHeaders(from: head.headerFields, clientAddress: clientAddress, cookie: cookie ?? nil, trace: trace)
-        // The subprotocols the page offers, for the app to choose from (`UpstreamWebSocket.handshakeHeaders`).
-        for offered in head.headerFields[values: UpstreamWebSocket.subprotocol] {
-            headers.append(HTTPField(name: UpstreamWebSocket.subprotocol, value: offered))
-        }
-        // The app is reached before the browser is answered: the subprotocol it chooses goes into the browser's
-        // handshake (a browser that offered some refuses an answer without one).
-        let connection: Result<UpstreamWebSocket.Connection, any Error>
+        let headers = access.requestHeaders(from: head.headerFields, clientAddress: clientAddress, cookie: cookie ?? nil, trace: trace)
+        let upstream: UpstreamWebSocket.Connection
         do {
-            connection = .success(try await client.connect(to: access.target, headers: headers))
+            upstream = try await client.connect(to: access.target, headers: headers, browser: head.headerFields, on: eventLoop)
         } catch {
-            connection = .failure(error)
+            logger.notice("WebSocket to app failed", metadata: ["reason": .string("\(error)")])
+            return .application
         }
-        var answer = HTTPFields()
-        if case .success(let upstream) = connection, let subprotocol = upstream.subprotocol {
-            answer[UpstreamWebSocket.subprotocol] = subprotocol
+        return .tunnel(Self.answer(upstream.answer), upstream: upstream.channel) { [self, sessionID = session.id] tunnel in
+            watch(tunnel, sessionID: sessionID)
         }
-        let relay = Relay(
-            connection: connection, sessionID: session.id, sessions: sessions, interval: sessionCheckInterval, draining: draining, logger: logger)
-        return .upgrade(answer) { [draining] inbound, outbound, _ in
-            try await draining.relaying { try await relay.run(browserInbound: inbound, browserOutbound: outbound) }
+    }
+
+    /// The browser's `101`: the app's handshake fields only (its accept key for the browser's key, the subprotocol and
+    /// extensions it chose), nothing else of the app's.
+    static func answer(_ app: HTTPResponseHead) -> HTTPResponseHead {
+        var headers = HTTPHeaders([("Upgrade", "websocket"), ("Connection", "Upgrade")])
+        for (name, value) in app.headers where name.lowercased().hasPrefix("sec-websocket-") {
+            headers.add(name: name, value: value)
         }
+        return HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers)
+    }
+
+    /// Ends `tunnel` with a close frame when the member's session ends (a normal close) or the gateway shuts down
+    /// ("going away", so that pages reconnect elsewhere); a shutdown waits for the tunnels it closes. The watch ends
+    /// when the tunnel closes.
+    func watch(_ tunnel: WebSocketTunnel, sessionID: String) {
+        enum End { case session, shutdown }
+        let watcher = Task { [draining, sessions, interval = sessionCheckInterval] in
+            await draining.relaying {
+                let end = await withTaskGroup(of: End?.self) { group in
+                    group.addTask {
+                        while (try? await Task.sleep(for: interval)) != nil {
+                            if case .some(.none) = try? await sessions.find(id: sessionID) { return .session }
+                        }
+                        return nil
+                    }
+                    group.addTask {
+                        await draining.wait()
+                        return Task.isCancelled ? nil : .shutdown
+                    }
+                    defer { group.cancelAll() }
+                    return await group.next() ?? nil
+                }
+                guard let end else { return }
+                tunnel.end(end == .session ? 1000 : 1001)  // normal closure, going away
+                try? await tunnel.closeFuture.get()
+            }
+        }
+        tunnel.closeFuture.whenComplete { _ in watcher.cancel() }
     }
 
     /// The app, its path and the member's session for an upgrade request: on an app host through its grant cookie,
@@ -140,104 +174,5 @@ public struct WebSocketProxy: Sendable {
             }
         }
         return nil
-    }
-
-    /// One relayed connection.
-    struct Relay: Sendable {
-        let connection: Result<UpstreamWebSocket.Connection, any Error>
-        let sessionID: String
-        let sessions: any SessionStore
-        let interval: Duration
-        let draining: Draining
-        let logger: Logger
-
-        /// Which side ended the relay, or the gateway's graceful shutdown.
-        enum End { case browser, app, session, shutdown }
-
-        func run(browserInbound: WebSocketInboundStream, browserOutbound: WebSocketOutboundWriter) async throws {
-            let upstream: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
-            switch connection {
-            case .success(let connection): upstream = connection.channel
-            case .failure(let error):
-                logger.notice("WebSocket to app failed", metadata: ["reason": .string("\(error)")])
-                try? await browserOutbound.close(.unexpectedServerError, reason: nil)
-                return
-            }
-            let end = try await upstream.executeThenClose { appInbound, appOutbound -> End in
-                let end = try await withThrowingTaskGroup(of: End.self) { group in
-                    group.addTask {
-                        for try await message in browserInbound.messages(maxSize: WebSocketProxy.maximumMessageBytes) {
-                            switch message {
-                            case .text(let text): try await appOutbound.write(Self.frame(.text, ByteBuffer(string: text)))
-                            case .binary(let buffer): try await appOutbound.write(Self.frame(.binary, buffer))
-                            }
-                        }
-                        return .browser
-                    }
-                    group.addTask { try await Self.relay(appInbound, replies: appOutbound, to: browserOutbound) }
-                    group.addTask {
-                        try await watchSession()
-                        return .session
-                    }
-                    group.addTask {
-                        await draining.wait()
-                        try? await browserOutbound.close(.goingAway, reason: nil)
-                        return .shutdown
-                    }
-                    // Whichever ends first (a side closed, the session ended) ends the relay.
-                    defer { group.cancelAll() }
-                    return try await group.next() ?? .browser
-                }
-                // The app closed first: its close was answered already.
-                let code: WebSocketErrorCode = end == .shutdown ? .goingAway : .normalClosure
-                if end != .app { try? await appOutbound.write(Self.frame(.connectionClose, Self.closeReason(code))) }
-                return end
-            }
-            if end != .shutdown { try? await browserOutbound.close(.normalClosure, reason: nil) }
-        }
-
-        /// The app's messages to the browser; pings answered, and its close frame answered and ending the relay.
-        static func relay(
-            _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, replies: NIOAsyncChannelOutboundWriter<WebSocketFrame>,
-            to browser: WebSocketOutboundWriter
-        ) async throws -> End {
-            for try await received in inbound {
-                let data = received.unmaskedData
-                switch received.opcode {
-                case .text:
-                    guard let text = String(validating: data.readableBytesView, as: UTF8.self) else {
-                        try await replies.write(frame(.connectionClose, closeReason(.dataInconsistentWithMessage)))
-                        return .app
-                    }
-                    try await browser.write(.text(text))
-                case .binary: try await browser.write(.binary(data))
-                case .ping: try await replies.write(frame(.pong, data))
-                case .connectionClose:
-                    try await replies.write(frame(.connectionClose, closeReason(.normalClosure)))
-                    return .app
-                default: continue
-                }
-            }
-            return .app
-        }
-
-        /// A client's frames are masked (RFC 6455 §5.3); the encoder applies the key.
-        static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
-            WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
-        }
-
-        static func closeReason(_ code: WebSocketErrorCode) -> ByteBuffer {
-            var buffer = ByteBuffer()
-            buffer.write(webSocketErrorCode: code)
-            return buffer
-        }
-
-        /// Returns when the member's session is gone (signed out, expired, ended on another replica).
-        func watchSession() async throws {
-            while true {
-                try await Task.sleep(for: interval)
-                if try await sessions.find(id: sessionID) == nil { return }
-            }
-        }
     }
 }

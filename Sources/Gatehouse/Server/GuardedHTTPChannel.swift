@@ -5,8 +5,9 @@ import NIOCore
 import NIOHTTP1
 
 /// A server child channel with `RequestFramingGuard` placed right after the HTTP/1 decoder of whatever pipeline
-/// `inner` builds (here: HTTP/1 with WebSocket upgrades), and the data plane right after the guard: what the data
-/// plane answers never reaches the application, and everything it writes passes the guard.
+/// `inner` builds (here: Hummingbird's HTTP/1), and the data plane right after the guard: what the data plane
+/// answers (its proxied pages, and WebSocket upgrades on any request of the connection) never reaches the application,
+/// and everything it writes passes the guard.
 struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 

@@ -3,15 +3,17 @@ import NIOCore
 import NIOHTTP2
 import NIOHTTPTypesHTTP1
 
-/// What the member listener needs to put the data plane into a pipeline: the gateway's routes, the upstream pools
-/// and the read timeout. A `DataPlaneHandler` is made per HTTP/1.1 connection and per HTTP/2 stream.
+/// What the member listener needs to put the data plane into a pipeline: the gateway's routes and WebSocket upgrades,
+/// the upstream pools and the read timeout. A `DataPlaneHandler` is made per HTTP/1.1 connection and per HTTP/2 stream.
 struct MemberDataPlane: Sendable {
     let routes: any DataPlaneRoutes
+    let upgrades: any DataPlaneUpgrades
     let pools: UpstreamPools
     let readTimeout: TimeAmount
 
+    /// An HTTP/1.1 connection's handler, WebSocket upgrades included.
     func handler() -> DataPlaneHandler {
-        DataPlaneHandler(routes: routes, pools: pools, readTimeout: readTimeout)
+        DataPlaneHandler(routes: routes, upgrades: upgrades, pools: pools, readTimeout: readTimeout)
     }
 
     /// An HTTP/2 stream's handlers, from its frames to the application's request parts: the stream's request in
@@ -20,6 +22,9 @@ struct MemberDataPlane: Sendable {
     /// from that head, never the stream's own fields; what it leaves to the application goes on as HTTP request
     /// parts, `https` their scheme.
     func http2StreamHandlers() -> [any ChannelHandler] {
-        [HTTP2FramePayloadToHTTP1ServerCodec(), handler(), HTTP1ToHTTPServerCodec(secure: true)]
+        [
+            HTTP2FramePayloadToHTTP1ServerCodec(), DataPlaneHandler(routes: routes, upgrades: nil, pools: pools, readTimeout: readTimeout),
+            HTTP1ToHTTPServerCodec(secure: true),
+        ]
     }
 }

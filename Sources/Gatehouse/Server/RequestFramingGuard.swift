@@ -5,7 +5,7 @@ import NIOHTTP1
 
 /// Sits right after the HTTP/1 decoder and makes every framing problem end the way RFC 9112 says: a status, then a
 /// closed connection, within the configured time. Without it a parse error leaves the connection open with no
-/// answer (the server's upgrade pipeline drops the error), and a client that sends half a request or nothing at all
+/// answer, and a client that sends half a request or nothing at all
 /// keeps a connection forever.
 ///
 /// - Parse errors (obs-fold, whitespace before a colon, bare LF, bad lengths, bad chunk sizes, …): `400`; an
@@ -96,15 +96,6 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     func channelActive(context: ChannelHandlerContext) {
         armTimer(context)
         context.fireChannelActive()
-    }
-
-    /// A connection that ends before the application saw a request (a browser's preconnect it never used, one closed
-    /// at the idle timeout, one whose every request the data plane answered) ends quietly: the upgrade handler further
-    /// on is told its input closed, which it takes as such, instead of finding itself removed undecided, which the
-    /// server logs as an error. Once it has decided it is gone, and the event only ends the server's reading.
-    func channelInactive(context: ChannelHandlerContext) {
-        if !isUpgraded { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
-        context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -2,6 +2,7 @@ import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdWSCompression
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -19,14 +20,20 @@ struct EchoUpstream {
         logger.logLevel = .error
         let app = Application(
             router: router(),
-            server: .http1WebSocketUpgrade { head, _, _ in
+            // Compression for a client that proposes it, negotiated with the browser's client through the gateway.
+            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(extensions: [.perMessageDeflate()]))) { head, _, _ in
                 guard head.path?.hasPrefix("/ws") == true else { return .dontUpgrade }
+                // The first subprotocol the page offers is chosen.
+                var answer = HTTPFields()
+                if let offered = head.headerFields[HTTPField.Name("Sec-WebSocket-Protocol")!]?.split(separator: ",").first {
+                    answer[HTTPField.Name("Sec-WebSocket-Protocol")!] = offered.trimmingCharacters(in: .whitespaces)
+                }
                 if head.path?.hasPrefix("/ws-headers") == true {
                     // Every header of the upgrade request, as `/echo` reports a plain request's.
                     var headers: [String: [String]] = [:]
                     for field in head.headerFields { headers[field.name.canonicalName, default: []].append(field.value) }
                     let report = String(decoding: try JSONSerialization.data(withJSONObject: ["headers": headers]), as: UTF8.self)
-                    return .upgrade([:]) { inbound, outbound, _ in
+                    return .upgrade(answer) { inbound, outbound, _ in
                         try await outbound.write(.text(report))
                         for try await _ in inbound {}  // open until the other side closes
                     }
@@ -34,7 +41,7 @@ struct EchoUpstream {
                 // First tells what the upgrade request carried, then echoes every message.
                 let seen =
                     "user=\(head.headerFields[HTTPField.Name("X-Forwarded-User")!] ?? "") cookie=\(head.headerFields[.cookie] ?? "") host=\(head.authority ?? "")"
-                return .upgrade([:]) { inbound, outbound, _ in
+                return .upgrade(answer) { inbound, outbound, _ in
                     try await outbound.write(.text(seen))
                     for try await message in inbound.messages(maxSize: 1 << 20) {
                         if case .text(let text) = message { try await outbound.write(.text("echo: \(text)")) }

@@ -9,9 +9,10 @@ import NIOPosix
 /// server closes or `timeout` passes, so a hang shows as "not closed".
 struct RawSocket {
     struct Outcome {
-        var text: String
+        var bytes: [UInt8]
         var closed: Bool
         var elapsed: Duration
+        var text: String { String(decoding: bytes, as: UTF8.self) }
         var status: Int? {
             guard text.hasPrefix("HTTP/1.1 ") || text.hasPrefix("HTTP/1.0 ") else { return nil }
             return Int(text.dropFirst(9).prefix(3))
@@ -52,7 +53,7 @@ struct RawSocket {
     func readUntilClosed(timeout: Duration) async -> Outcome {
         let socket = self
         return (try? await NIOThreadPool.singleton.runIfActive { socket.blockingReadUntilClosed(timeout: timeout) })
-            ?? Outcome(text: "", closed: false, elapsed: .zero)
+            ?? Outcome(bytes: [], closed: false, elapsed: .zero)
     }
 
     func blockingReadUntilClosed(timeout: Duration) -> Outcome {
@@ -72,7 +73,7 @@ struct RawSocket {
             }
             received += buffer[..<count]
         }
-        return Outcome(text: String(decoding: received, as: UTF8.self), closed: closed, elapsed: ContinuousClock.now - started)
+        return Outcome(bytes: received, closed: closed, elapsed: ContinuousClock.now - started)
     }
 
     func close() { Glibc.close(fd) }
