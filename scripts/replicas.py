@@ -5,6 +5,7 @@ separate OIDC provider process (oidc-provider-mock, Keycloak-shaped members), wi
 around a test, and kill or restart its parts.
 """
 
+import base64
 import json
 import os
 import shutil
@@ -144,6 +145,7 @@ class ReplicaSet:
         self.url = f"http://127.0.0.1:{self.port}"
         self.token_max_age = token_max_age
         self.extra = extra or {}
+        self.storage_key = base64.b64encode(os.urandom(32)).decode()
         # Directly under /tmp, enterable by all: PostgreSQL runs as its own user when this runs as root.
         self.directory = Path(tempfile.mkdtemp(prefix="gatehouse-replicas-", dir="/tmp"))
         os.chmod(self.directory, 0o755)
@@ -218,6 +220,8 @@ class ReplicaSet:
         secret.write_text(CLIENT_SECRET + "\n")
         env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
         env["GATEHOUSE_STORAGE_POSTGRES_URL"] = self.database_url
+        # One key for every replica: each opens what the others sealed.
+        env["GATEHOUSE_STORAGE_ENCRYPTION_KEY"] = self.storage_key
         env["GATEHOUSE_OIDC_CLIENT_SECRET_FILE"] = str(secret)
         replica = Process([self.binary, "serve", "--config", str(path)], self.directory / f"replica-{index + 1}.log", env=env)
         self.processes.append(replica)

@@ -18,9 +18,11 @@ public struct Stores: Sendable {
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
     package var service: any Service
-    /// Makes the backend ready (PostgreSQL's migrations): once, however many ask — the server before it accepts
-    /// requests, and background services before their first query, which may start before the server does.
-    package var prepare: @Sendable () async throws -> Void
+    /// Makes the backend ready (PostgreSQL's migrations, then sealing what is stored in clear): once, however many
+    /// ask — the server before it accepts requests, and background services before their first query, which may
+    /// start before the server does.
+    package var prepare: @Sendable () async throws -> Void { { _ = try await preparation.run() } }
+    private let preparation: Once<ResealReport>
     /// Whether the backend answers now, quickly (`/readyz`: a balancer waits a second or two, not a query's deadline).
     package var answers: @Sendable () async -> Bool
     /// What the backend has been asked (the metrics' database figures).
@@ -29,39 +31,66 @@ public struct Stores: Sendable {
     package var shared: PostgresDatabase? = nil
     /// The SQLite file, when that is the backend (tests reach its connection to make faults).
     package var sqlite: SQLiteDatabase? = nil
+    /// The keys the stores seal secrets with.
+    package var keyring: StorageKeyring
 
-    public static func sqlite(_ database: SQLiteDatabase) -> Stores {
+    public static func sqlite(_ database: SQLiteDatabase, keyring: StorageKeyring) -> Stores {
         Stores(
-            sessions: SQLiteSessionStore(database: database), jars: SQLiteCookieJarStore(database: database),
-            attempts: SQLiteLoginAttemptStore(database: database), hostMounts: SQLiteHostMountStore(database: database),
-            registrations: SQLiteRegistrationStore(database: database), flows: SQLiteRegistrationFlowStore(database: database),
+            sessions: SQLiteSessionStore(database: database, keyring: keyring),
+            jars: SQLiteCookieJarStore(database: database, keyring: keyring),
+            attempts: SQLiteLoginAttemptStore(database: database, keyring: keyring), hostMounts: SQLiteHostMountStore(database: database),
+            registrations: SQLiteRegistrationStore(database: database, keyring: keyring),
+            flows: SQLiteRegistrationFlowStore(database: database, keyring: keyring),
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
-            rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database),
-            service: DatabaseService(database: database), prepare: {},
-            answers: { await database.answers() }, statistics: database.statistics, sqlite: database)
+            rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database, keyring: keyring),
+            service: DatabaseService(database: database), preparation: Once { try await reseal(database, keyring) },
+            answers: { await database.answers() }, statistics: database.statistics, sqlite: database, keyring: keyring)
     }
 
-    public static func postgres(_ database: PostgresDatabase) -> Stores {
+    public static func postgres(_ database: PostgresDatabase, keyring: StorageKeyring) -> Stores {
         Stores(
-            sessions: PostgresSessionStore(database: database), jars: PostgresCookieJarStore(database: database),
-            attempts: PostgresLoginAttemptStore(database: database), hostMounts: PostgresHostMountStore(database: database),
-            registrations: PostgresRegistrationStore(database: database), flows: PostgresRegistrationFlowStore(database: database),
+            sessions: PostgresSessionStore(database: database, keyring: keyring),
+            jars: PostgresCookieJarStore(database: database, keyring: keyring),
+            attempts: PostgresLoginAttemptStore(database: database, keyring: keyring),
+            hostMounts: PostgresHostMountStore(database: database),
+            registrations: PostgresRegistrationStore(database: database, keyring: keyring),
+            flows: PostgresRegistrationFlowStore(database: database, keyring: keyring),
             events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database),
-            rateLimits: PostgresRateLimitStore(database: database), assertionKeys: PostgresAssertionKeyStore(database: database),
+            rateLimits: PostgresRateLimitStore(database: database),
+            assertionKeys: PostgresAssertionKeyStore(database: database, keyring: keyring),
             service: database,
-            prepare: Once { try await database.migrate() }.run, answers: { await database.answers(within: .seconds(1)) },
+            preparation: Once {
+                try await database.migrate()
+                return try await reseal(database, keyring)
+            },
+            answers: { await database.answers(within: .seconds(1)) },
             statistics: database.statistics,
-            shared: database)
+            shared: database, keyring: keyring)
+    }
+
+    /// Seals what an older version stored in clear and moves values of older keys to the sealing key, before the
+    /// gateway serves (every replica does it at its start; the changes are compare-and-set, so replicas starting
+    /// together do not undo each other's).
+    private static func reseal(_ access: some SealedRowAccess, _ keyring: StorageKeyring) async throws -> ResealReport {
+        let report = try await Resealing.run(access, keyring: keyring)
+        if report != ResealReport() { Logger(label: "gatehouse.storage").notice("stored secrets resealed: \(report)") }
+        return report
+    }
+
+    /// Prepares the store as the gateway's start does, for `gatehouse storage reseal`: what resealing did.
+    public func reseal() async throws -> ResealReport {
+        try await GatehouseStorage.whileRunning(service) { try await preparation.run() }
     }
 
     /// The stores `configuration` names, opened (SQLite) or ready to run (PostgreSQL).
     public static func open(_ configuration: StorageConfiguration, logger: Logger) async throws -> Stores {
+        let keyring = try configuration.keys.keyring()
         switch configuration.kind {
         case .sqlite:
-            return .sqlite(try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger))
+            return .sqlite(try await SQLiteDatabase.open(path: configuration.sqlitePath, logger: logger), keyring: keyring)
         case .postgres:
             guard let url = configuration.postgresURL else { throw StorageError.unavailable("storage.postgres_url is not set") }
-            return .postgres(try PostgresDatabase(url: url, logger: logger))
+            return .postgres(try PostgresDatabase(url: url, logger: logger), keyring: keyring)
         }
     }
 
@@ -84,13 +113,13 @@ func whileRunning<T: Sendable>(_ service: any Service, _ body: () async throws -
 }
 
 /// Runs `body` the first time it is asked to; every later caller waits for that run and shares its outcome.
-final class Once: Sendable {
-    private let body: @Sendable () async throws -> Void
-    private let task = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+final class Once<Value: Sendable>: Sendable {
+    private let body: @Sendable () async throws -> Value
+    private let task = NIOLockedValueBox<Task<Value, any Error>?>(nil)
 
-    init(_ body: @escaping @Sendable () async throws -> Void) { self.body = body }
+    init(_ body: @escaping @Sendable () async throws -> Value) { self.body = body }
 
-    @Sendable func run() async throws {
+    @Sendable func run() async throws -> Value {
         let body = self.body
         let running = task.withLockedValue { task in
             if let task { return task }
@@ -98,6 +127,6 @@ final class Once: Sendable {
             task = started
             return started
         }
-        try await running.value
+        return try await running.value
     }
 }

@@ -9,7 +9,7 @@ struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "A web gateway: SSO sign-in, proxied web apps, chat features by auth level.",
-        subcommands: [Serve.self, CheckConfig.self, Development.self, Funnel.self],
+        subcommands: [Serve.self, CheckConfig.self, Development.self, Funnel.self, StorageCommand.self],
         defaultSubcommand: Development.self
     )
 }
@@ -156,6 +156,34 @@ struct Funnel: AsyncParsableCommand {
             print(String(decoding: data, as: UTF8.self))
         } else {
             print(report.text())
+        }
+    }
+}
+
+struct StorageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storage", abstract: "Work on the gateway's store.", subcommands: [Reseal.self])
+
+    struct Reseal: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: """
+                Seal every secret the store keeps with the first key of storage.encryption_key_file, and print what changed. \
+                Run it after putting a new key first (the old one after it); then the old key can be dropped.
+                """)
+
+        @Option(name: .long, help: "Path of the JSON configuration file (the same the gateway runs with).")
+        var config: String?
+
+        @Flag(name: .long, help: "Use the development-mode store (./data) when no configuration file is given.")
+        var development = false
+
+        func run() async throws {
+            let configuration = loadConfiguration(path: config, development: development || config == nil)
+            var logger = Logger(label: "gatehouse")
+            logger.logLevel = .warning
+            let report = try await GatehouseApplication.resealStore(configuration: configuration, logger: logger)
+            print("storage resealed: \(report)")
+            if report.unreadable > 0 { throw ExitCode(1) }
         }
     }
 }

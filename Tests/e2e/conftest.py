@@ -5,6 +5,7 @@
 - headless Chromium driven by Selenium through Debian's chromedriver.
 """
 
+import base64
 import json
 import os
 import re
@@ -152,13 +153,30 @@ class Gateway:
         """Everything the gateway wrote, except the development banner's line that shows the demo password on purpose."""
         return "\n".join(line for line in self.running.output().splitlines() if "password for all of them this run:" not in line)
 
-    def stored_secrets(self):
-        """The tokens and CSRF tokens of every session in the SQLite store."""
-        database = sqlite3.connect(self.log_dir / "data" / "gatehouse.sqlite")
+    def opened_rows(self, table, key):
+        """Every row's body of `table` in the SQLite store, opened with development mode's key as the gateway opens
+        it: AES-256-GCM, `gh1:<key id>:<base64 of nonce, ciphertext and tag>`, the row's identity as associated data."""
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        data = self.log_dir / "data"
+        aead = AESGCM(base64.b64decode((data / "storage.key").read_text().split()[0]))
+        database = sqlite3.connect(data / "gatehouse.sqlite")
         try:
-            bodies = [json.loads(body) for (body,) in database.execute("SELECT body FROM sessions")]
+            rows = list(database.execute(f"SELECT {key}, body FROM {table}"))
         finally:
             database.close()
+        opened = []
+        for identity, body in rows:
+            sealed = json.loads(body)["sealed"] if table == "sessions" else body
+            prefix, _, combined = sealed.split(":", 2)
+            assert prefix == "gh1", f"{table} holds a value that is not sealed"
+            raw = base64.b64decode(combined)
+            opened.append(json.loads(aead.decrypt(raw[:12], raw[12:], f"{table}.body:{identity}".encode())))
+        return opened
+
+    def stored_secrets(self):
+        """The tokens and CSRF tokens of every session, and the value of every cookie in the members' jars, as the
+        store keeps them sealed."""
         found = []
 
         def collect(value, key=""):
@@ -168,9 +186,16 @@ class Gateway:
             elif isinstance(value, str) and ("token" in key.lower() or "csrf" in key.lower()) and len(value) >= 8:
                 found.append(value)
 
-        for body in bodies:
+        for body in self.opened_rows("sessions", "id"):
             collect(body)
+        for jar in self.opened_rows("cookie_jars", "session_id"):
+            found += [cookie["value"] for cookie in jar.get("cookies", []) if len(cookie["value"]) >= 8]
         return found
+
+    def stored_bytes(self):
+        """The SQLite store's files as a copy of them would have them."""
+        data = self.log_dir / "data"
+        return b"".join(path.read_bytes() for path in (data / "gatehouse.sqlite", data / "gatehouse.sqlite-wal") if path.exists())
 
     def assert_log_holds_none_of(self, secrets):
         """No secret in the log as a value of its own: a short one (a 4-digit PIN) inside a longer run of letters and
@@ -189,6 +214,15 @@ class Gateway:
         return match.group(1)
 
 
+def storage_key(folder):
+    """A key for the store's secrets in `folder` (made once, owner-only): `openssl rand -base64 32`'s kind."""
+    path = folder / "storage.key"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    return path
+
+
 def start_gateway(tmp_path, mode, issuer=None, extra=None, attempts=3):
     """Starts Gatehouse on free ports. A port found free can be taken by another process before Gatehouse binds it;
     then Gatehouse exits saying so, and it is started again on other ports."""
@@ -201,6 +235,8 @@ def start_gateway(tmp_path, mode, issuer=None, extra=None, attempts=3):
         secret = tmp_path / "client-secret"
         secret.write_text("e2e-client-secret\n")
         env["GATEHOUSE_OIDC_CLIENT_SECRET_FILE"] = str(secret)
+        # The store's key, as an operator makes it (development mode makes its own).
+        env["GATEHOUSE_STORAGE_ENCRYPTION_KEY_FILE"] = str(storage_key(tmp_path))
     running = Running(command, tmp_path / "gatehouse.log", env=env)
     try:
         wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)

@@ -1,5 +1,6 @@
 """Sign-in against a real, separately running OIDC provider process (oidc-provider-mock), over HTTP."""
 
+import base64
 import os
 import re
 from urllib.parse import parse_qs, urlparse
@@ -140,7 +141,10 @@ def test_the_readmes_deployment_example_passes_check_config(tmp_path):
         ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
          "-subj", "/CN=gate.homesteadheritage.org", "-keyout", str(key), "-out", str(certificate)],
         check=True, capture_output=True)
-    example = example.replace("/etc/gatehouse/tls/fullchain.pem", str(certificate)).replace("/etc/gatehouse/tls/privkey.pem", str(key))
+    storage_key = tmp_path / "storage.key"
+    storage_key.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    example = (example.replace("/etc/gatehouse/tls/fullchain.pem", str(certificate)).replace("/etc/gatehouse/tls/privkey.pem", str(key))
+               .replace("/etc/gatehouse/storage.key", str(storage_key)))
     path = tmp_path / "gatehouse.json"
     path.write_text(example)
     environment = {key: value for key, value in os.environ.items() if not key.startswith("GATEHOUSE_")}

@@ -317,6 +317,9 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
     secrets["second session"] = browser.get_cookie("gatehouse_session")["value"]
     stored += gw.stored_secrets()
     assert len(stored) >= 6
+    # The store keeps them sealed: a copy of its files shows none of them.
+    copy = gw.stored_bytes()
+    assert b"gh1:" in copy and not [value for value in stored if value.encode() in copy]
     secrets.update({f"stored secret {index}": value for index, value in enumerate(stored)})
     gw.assert_log_holds_none_of(secrets)
 

@@ -175,6 +175,12 @@ public enum GatehouseApplication {
         }
     }
 
+    /// Seals what the store holds in clear and moves values of older keys to the sealing key, for
+    /// `gatehouse storage reseal` (the gateway's start does the same).
+    public static func resealStore(configuration: GatehouseConfiguration, logger: Logger) async throws -> ResealReport {
+        try await Stores.open(configuration.storage, logger: logger).reseal()
+    }
+
     /// The funnel report straight from the store, for `gatehouse funnel`.
     public static func funnelReport(configuration: GatehouseConfiguration, window: DateInterval, logger: Logger) async throws -> FunnelReport {
         try await Stores.open(configuration.storage, logger: logger).whileRunning { stores in

@@ -159,7 +159,8 @@ public struct ConfigurationLoader {
         let storage = StorageConfiguration(
             kind: kind,
             sqlitePath: reader.string("storage.sqlite_path", default: StorageConfiguration.sqlitePath(in: directories.data)),
-            postgresURL: reader.secret("storage.postgres_url")
+            postgresURL: reader.secret("storage.postgres_url"),
+            keys: readStorageKeys(&reader, development: development, data: directories.data)
         )
         let brandDefaults = BrandConfiguration()
         let brand = BrandConfiguration(
@@ -223,6 +224,25 @@ public struct ConfigurationLoader {
                 rotationDays: reader.int("assertions.rotation_days", default: AssertionsConfiguration().rotationDays, range: 1...365)),
             tracing: readTracing(&reader)
         )
+    }
+
+    /// The keys that seal the store's secrets: `storage.encryption_key_file` (a file of base64 keys, the sealing key
+    /// first) or `GATEHOUSE_STORAGE_ENCRYPTION_KEY`; development mode keeps its own in the data folder.
+    private func readStorageKeys(_ reader: inout ConfigurationReader, development: Bool, data: String) -> StorageKeySource {
+        guard let text = reader.text(ofFileNamedBy: "storage.encryption_key_file") ?? reader.secret("storage.encryption_key") else {
+            if development { return .developmentFile(StorageConfiguration.developmentKeyPath(in: data)) }
+            reader.report(
+                "storage.encryption_key_file",
+                "is required: members' tokens, cookies and phone numbers are sealed with it in the store; make a key with "
+                    + "`openssl rand -base64 32 > storage.key` (owner-only) and name the file here, or set GATEHOUSE_STORAGE_ENCRYPTION_KEY")
+            return .missing
+        }
+        do {
+            return .keyring(try StorageKeyring.parse(text))
+        } catch {
+            reader.report("storage.encryption_key_file", "\(error)")
+            return .missing
+        }
     }
 
     /// `tracing.otlp_endpoint` (an http or https URL) and `tracing.service_name`.

@@ -121,6 +121,18 @@ struct ConfigurationReader {
         }
     }
 
+    /// The text of the file that `keyPath` names (a key file: not a secret itself, so the configuration file may name
+    /// it), `nil` when it names none; a file that cannot be read is reported under `keyPath`.
+    func text(ofFileNamedBy keyPath: String) -> String? {
+        guard let path = optionalString(keyPath) else { return nil }
+        do {
+            return try readSecretFile(path)
+        } catch {
+            report(keyPath, "cannot read \(path)")
+            return nil
+        }
+    }
+
     /// Whether a value from the JSON file is `true` or `false`. (On Linux `1 is Bool` holds too: JSON's numbers and
     /// booleans both arrive as `NSNumber`, told apart only by their type encoding.)
     static func isBoolean(_ value: Any) -> Bool {

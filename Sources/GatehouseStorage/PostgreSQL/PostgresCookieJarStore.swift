@@ -4,11 +4,15 @@ import PostgresNIO
 
 public struct PostgresCookieJarStore: CookieJarStore {
     let database: PostgresDatabase
+    let keyring: StorageKeyring
 
-    public init(database: PostgresDatabase) { self.database = database }
+    public init(database: PostgresDatabase, keyring: StorageKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
 
     public func load(sessionID: String) async throws -> CookieJar? {
-        try await database.body(CookieJar.self, "SELECT body FROM cookie_jars WHERE session_id = \(sessionID)")
+        try await database.sealedBody(CookieJar.self, .jars, key: sessionID, keyring, "SELECT body FROM cookie_jars WHERE session_id = \(sessionID)")
     }
 
     /// One transaction holding the jar's advisory lock: changes from two replicas to one jar line up instead of
@@ -17,11 +21,13 @@ public struct PostgresCookieJarStore: CookieJarStore {
         try await database.transaction { transaction in
             try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.jarLockClass), hashtext(\(sessionID)))")
             let row = try await transaction.query("SELECT body FROM cookie_jars WHERE session_id = \(sessionID)").first
-            let before = try row.map { row in try RowCoding.decode(CookieJar.self, text: PostgresDatabase.decoding { try row.decode(String.self) }) }
+            let before = try row.map { row in
+                try SealedColumn.jars.open(CookieJar.self, PostgresDatabase.decoding { try row.decode(String.self) }, key: sessionID, with: keyring)
+            }
             var jar = before ?? CookieJar()
             change(&jar)
             if jar != before {
-                let body = try RowCoding.encode(jar)
+                let body = try SealedColumn.jars.seal(jar, key: sessionID, with: keyring)
                 try await transaction.query(
                     """
                     INSERT INTO cookie_jars (session_id, body, updated_at) VALUES (\(sessionID), \(body), \(Date()))

@@ -337,6 +337,14 @@ extension PostgresDatabase {
         return try RowCoding.decode(type, text: Self.decoding { try row.decode(String.self) })
     }
 
+    /// The sealed body in the first column of the first row, opened for the row `key` and decoded.
+    func sealedBody<T: Decodable>(
+        _ type: T.Type, _ column: SealedColumn, key: String, _ keyring: StorageKeyring, _ query: PostgresQuery
+    ) async throws -> T? {
+        guard let row = try await self.query(query).first else { return nil }
+        return try column.open(type, Self.decoding { try row.decode(String.self) }, key: key, with: keyring)
+    }
+
     /// Decodes a row's columns, a failure reported as a corrupt row.
     static func decoding<T>(_ decode: () throws -> T) throws -> T {
         do {
@@ -344,5 +352,29 @@ extension PostgresDatabase {
         } catch {
             throw StorageError.corrupt("\(T.self): \(error)")
         }
+    }
+}
+
+extension PostgresDatabase: SealedRowAccess {
+    /// Table and column names come from `SealedColumn`, never from input.
+    func values(of column: SealedColumn) async throws -> [(key: String, value: String)] {
+        try await query(
+            PostgresQuery(
+                unsafeSQL: "SELECT \(column.key)::text, \(column.column)::text FROM \(column.table) WHERE \(column.column) IS NOT NULL")
+        ).map { row in try Self.decoding { try row.decode((String, String).self) } }
+    }
+
+    func replace(_ column: SealedColumn, key: String, old: String, new: String) async throws {
+        var binds = PostgresBindings()
+        binds.append(new)
+        binds.append(key)
+        binds.append(old)
+        let cast = column.kind == .sessionBody ? "::jsonb" : ""
+        try await query(
+            PostgresQuery(
+                unsafeSQL: """
+                    UPDATE \(column.table) SET \(column.column) = $1\(cast)
+                    WHERE \(column.key)::text = $2 AND \(column.column) = $3\(cast)
+                    """, binds: binds))
     }
 }

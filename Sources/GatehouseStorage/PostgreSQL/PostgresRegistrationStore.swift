@@ -4,8 +4,12 @@ import PostgresNIO
 
 public struct PostgresRegistrationStore: RegistrationStore {
     let database: PostgresDatabase
+    let keyring: StorageKeyring
 
-    public init(database: PostgresDatabase) { self.database = database }
+    public init(database: PostgresDatabase, keyring: StorageKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
 
     public func isRegistered(sub: String) async throws -> Bool {
         try await !database.query("SELECT 1 FROM registrations WHERE sub = \(sub)").isEmpty
@@ -13,7 +17,8 @@ public struct PostgresRegistrationStore: RegistrationStore {
 
     public func account(sub: String) async throws -> RegisteredAccount? {
         guard let row = try await database.query("SELECT username, phone_number FROM registrations WHERE sub = \(sub)").first else { return nil }
-        let (username, phone) = try PostgresDatabase.decoding { try row.decode((String, String?).self) }
+        let (username, sealedPhone) = try PostgresDatabase.decoding { try row.decode((String, String?).self) }
+        let phone = try sealedPhone.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
         return RegisteredAccount(username: username, phoneNumber: phone.flatMap(PhoneNumber.stored))
     }
 
@@ -24,12 +29,14 @@ public struct PostgresRegistrationStore: RegistrationStore {
     /// The trigger `registration_completes` raises the sessions and deletes the flow inside this statement; the
     /// unique index on the lower-cased username decides races between two members.
     public func register(_ registration: Registration) async throws -> RegisterOutcome {
+        let phone = try SealedColumn.phoneNumbers.seal(registration.phoneNumber.e164, key: registration.sub, with: keyring)
+        let displayName = try SealedColumn.displayNames.seal(registration.displayName, key: registration.sub, with: keyring)
         do {
             let inserted = try await database.query(
                 """
                 INSERT INTO registrations (sub, username, registered_at, phone_number, display_name, discoverability, pin_hash)
-                VALUES (\(registration.sub), \(registration.username), \(registration.registeredAt), \(registration.phoneNumber.e164),
-                    \(registration.displayName), \(registration.discoverability.rawValue), \(registration.pinHash))
+                VALUES (\(registration.sub), \(registration.username), \(registration.registeredAt), \(phone),
+                    \(displayName), \(registration.discoverability.rawValue), \(registration.pinHash))
                 ON CONFLICT (sub) DO NOTHING RETURNING sub
                 """)
             return inserted.isEmpty ? .alreadyRegistered : .registered
@@ -47,9 +54,11 @@ public struct PostgresRegistrationStore: RegistrationStore {
             ORDER BY registered_at LIMIT \(limit)
             """
         ).compactMap { row in
-            let (sub, username, registeredAt, phone, displayName, discoverability, attempts) = try PostgresDatabase.decoding {
+            let (sub, username, registeredAt, sealedPhone, sealedName, discoverability, attempts) = try PostgresDatabase.decoding {
                 try row.decode((String, String, Date, String?, String?, String, Int).self)
             }
+            let phone = try sealedPhone.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
+            let displayName = try sealedName.map { try SealedColumn.displayNames.open($0, key: sub, with: keyring) }
             guard let phone, case .success(let phoneNumber) = PhoneNumber.parse(phone) else { return nil }
             let registration = Registration(
                 sub: sub, username: username, phoneNumber: phoneNumber, displayName: displayName ?? username,
@@ -86,15 +95,19 @@ public struct PostgresRegistrationStore: RegistrationStore {
 
 public struct PostgresRegistrationFlowStore: RegistrationFlowStore {
     let database: PostgresDatabase
+    let keyring: StorageKeyring
 
-    public init(database: PostgresDatabase) { self.database = database }
+    public init(database: PostgresDatabase, keyring: StorageKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
 
     public func flow(sub: String) async throws -> RegistrationFlow? {
-        try await database.body(RegistrationFlow.self, "SELECT body FROM registration_flows WHERE sub = \(sub)")
+        try await database.sealedBody(RegistrationFlow.self, .flows, key: sub, keyring, "SELECT body FROM registration_flows WHERE sub = \(sub)")
     }
 
     public func save(_ flow: RegistrationFlow) async throws {
-        let body = try RowCoding.encode(flow)
+        let body = try SealedColumn.flows.seal(flow, key: flow.sub, with: keyring)
         try await database.query(
             """
             INSERT INTO registration_flows (sub, body, updated_at) VALUES (\(flow.sub), \(body), \(flow.updatedAt))
@@ -112,7 +125,7 @@ public struct PostgresRegistrationFlowStore: RegistrationFlowStore {
     public func reserveCodeSend(
         sub: String, phoneNumber: PhoneNumber, at date: Date, since: Date, perMember: Int, perPhoneNumber: Int
     ) async throws -> Result<Int, CodeSendRefusal> {
-        let number = phoneNumber.e164
+        let number = keyring.lookupHash(phoneNumber.e164)
         return try await database.transaction { transaction in
             try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.memberLockClass), hashtext(\(sub)))")
             try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.numberLockClass), hashtext(\(number)))")

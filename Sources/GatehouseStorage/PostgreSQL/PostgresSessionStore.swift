@@ -4,11 +4,21 @@ import PostgresNIO
 
 public struct PostgresSessionStore: SessionStore {
     let database: PostgresDatabase
+    let keyring: StorageKeyring
 
-    public init(database: PostgresDatabase) { self.database = database }
+    public init(database: PostgresDatabase, keyring: StorageKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
+
+    /// A row of `id, body::text`.
+    private func session(_ row: PostgresRow) throws -> Session {
+        let (id, body) = try PostgresDatabase.decoding { try row.decode((String, String).self) }
+        return try SessionRow.decode(body, id: id, with: keyring)
+    }
 
     public func insert(_ session: Session) async throws {
-        let body = try RowCoding.encode(session)
+        let body = try SessionRow.encode(session, with: keyring)
         try await database.query(
             """
             INSERT INTO sessions (id, sub, sid, body, last_seen_at, expires_at)
@@ -19,11 +29,11 @@ public struct PostgresSessionStore: SessionStore {
     }
 
     public func find(id: String) async throws -> Session? {
-        try await database.body(Session.self, "SELECT body::text FROM sessions WHERE id = \(id)")
+        try await database.query("SELECT id, body::text FROM sessions WHERE id = \(id)").first.map(session)
     }
 
     public func update(_ session: Session) async throws {
-        let body = try RowCoding.encode(session)
+        let body = try SessionRow.encode(session, with: keyring)
         // A registration that finished while this copy was read stays: the level never falls back by an update;
         // the frame choices are the stored ones (`setFrame` alone writes them).
         try await database.query(
@@ -67,10 +77,10 @@ public struct PostgresSessionStore: SessionStore {
     public func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session] {
         try await database.query(
             """
-            SELECT body::text FROM sessions WHERE sub = \(subject) AND expires_at > \(now) AND last_seen_at > \(idleCutoff)
+            SELECT id, body::text FROM sessions WHERE sub = \(subject) AND expires_at > \(now) AND last_seen_at > \(idleCutoff)
             ORDER BY last_seen_at DESC
             """
-        ).map { row in try RowCoding.decode(Session.self, text: PostgresDatabase.decoding { try row.decode(String.self) }) }
+        ).map(session)
     }
 
     public func levels(now: Date, idleCutoff: Date) async throws -> [String: (sessions: Int, members: Int)] {
@@ -97,13 +107,13 @@ public struct PostgresSessionStore: SessionStore {
         let rows: [PostgresRow]
         if let providerSessionID {
             rows = try await database.query(
-                "DELETE FROM sessions WHERE sid = \(providerSessionID) AND (\(subject)::text IS NULL OR sub = \(subject)) RETURNING body::text")
+                "DELETE FROM sessions WHERE sid = \(providerSessionID) AND (\(subject)::text IS NULL OR sub = \(subject)) RETURNING id, body::text")
         } else if let subject {
-            rows = try await database.query("DELETE FROM sessions WHERE sub = \(subject) RETURNING body::text")
+            rows = try await database.query("DELETE FROM sessions WHERE sub = \(subject) RETURNING id, body::text")
         } else {
             return []
         }
-        return try rows.map { row in try RowCoding.decode(Session.self, text: PostgresDatabase.decoding { try row.decode(String.self) }) }
+        return try rows.map(session)
     }
 
     /// The session's advisory lock, held by a transaction for as long as `body` runs: a replica that wants to

@@ -4,14 +4,19 @@ import SQLiteNIO
 
 public struct SQLiteCookieJarStore: CookieJarStore {
     let database: SQLiteDatabase
+    let keyring: StorageKeyring
 
-    public init(database: SQLiteDatabase) { self.database = database }
+    public init(database: SQLiteDatabase, keyring: StorageKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
 
     public func load(sessionID: String) async throws -> CookieJar? {
         guard let row = try await database.query("SELECT body FROM cookie_jars WHERE session_id = ?", [.text(sessionID)]).first else {
             return nil
         }
-        return try RowCoding.decode(CookieJar.self, from: row)
+        guard let body = row.column("body")?.string else { throw StorageError.corrupt("cookie jar row") }
+        return try SealedColumn.jars.open(CookieJar.self, body, key: sessionID, with: keyring)
     }
 
     /// Read, change and write are three steps on the shared connection; `SharedCookieJars` lines up the changes to
@@ -30,7 +35,7 @@ public struct SQLiteCookieJarStore: CookieJarStore {
             INSERT INTO cookie_jars (session_id, body, updated_at) VALUES (?, ?, ?)
             ON CONFLICT(session_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
             """,
-            [.text(sessionID), .text(try RowCoding.encode(jar)), .time(Date())]
+            [.text(sessionID), .text(try SealedColumn.jars.seal(jar, key: sessionID, with: keyring)), .time(Date())]
         )
     }
 

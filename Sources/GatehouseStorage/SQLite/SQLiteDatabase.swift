@@ -47,8 +47,15 @@ public final class SQLiteDatabase: Sendable {
         if path == ":memory:" {
             storage = .memory
         } else {
-            let folder = (path as NSString).deletingLastPathComponent
-            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            // Owner-only: the file holds every member's sessions (their secrets sealed, the rest not). SQLite gives its
+            // `-wal` and `-shm` files the database file's mode.
+            do {
+                try OwnerOnlyFiles.createFolder(of: path)
+                if !FileManager.default.fileExists(atPath: path) { try OwnerOnlyFiles.create(path, contents: "") }
+                for file in [path, path + "-wal", path + "-shm", path + "-journal"] { try OwnerOnlyFiles.restrict(file) }
+            } catch {
+                throw StorageError.unavailable("cannot make the SQLite database at \(path) owner-only: \(error)")
+            }
             storage = .file(path: path)
         }
         do {
@@ -300,5 +307,21 @@ public final class SQLiteDatabase: Sendable {
                 throw error
             }
         }
+    }
+}
+
+extension SQLiteDatabase: SealedRowAccess {
+    func values(of column: SealedColumn) async throws -> [(key: String, value: String)] {
+        try await query("SELECT CAST(\(column.key) AS TEXT) AS key, \(column.column) AS value FROM \(column.table) WHERE \(column.column) IS NOT NULL")
+            .compactMap { row in
+                guard let key = row.column("key")?.string, let value = row.column("value")?.string else { return nil }
+                return (key, value)
+            }
+    }
+
+    func replace(_ column: SealedColumn, key: String, old: String, new: String) async throws {
+        try await query(
+            "UPDATE \(column.table) SET \(column.column) = ? WHERE CAST(\(column.key) AS TEXT) = ? AND \(column.column) = ?",
+            [.text(new), .text(key), .text(old)])
     }
 }

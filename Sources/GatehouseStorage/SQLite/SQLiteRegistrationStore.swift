@@ -4,8 +4,12 @@ import SQLiteNIO
 
 public struct SQLiteRegistrationStore: RegistrationStore {
     let database: SQLiteDatabase
+    let keyring: StorageKeyring
 
-    public init(database: SQLiteDatabase) { self.database = database }
+    public init(database: SQLiteDatabase, keyring: StorageKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
 
     public func isRegistered(sub: String) async throws -> Bool {
         try await !database.query("SELECT 1 FROM registrations WHERE sub = ?", [.text(sub)]).isEmpty
@@ -15,7 +19,8 @@ public struct SQLiteRegistrationStore: RegistrationStore {
         guard let row = try await database.query("SELECT username, phone_number FROM registrations WHERE sub = ?", [.text(sub)]).first,
             let username = row.column("username")?.string
         else { return nil }
-        return RegisteredAccount(username: username, phoneNumber: row.column("phone_number")?.string.flatMap(PhoneNumber.stored))
+        let phoneNumber = try row.column("phone_number")?.string.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
+        return RegisteredAccount(username: username, phoneNumber: phoneNumber.flatMap(PhoneNumber.stored))
     }
 
     public func isUsernameTaken(_ username: String) async throws -> Bool {
@@ -33,7 +38,9 @@ public struct SQLiteRegistrationStore: RegistrationStore {
                 """,
                 [
                     .text(registration.sub), .text(registration.username), .time(registration.registeredAt),
-                    .text(registration.phoneNumber.e164), .text(registration.displayName), .text(registration.discoverability.rawValue),
+                    .text(try SealedColumn.phoneNumbers.seal(registration.phoneNumber.e164, key: registration.sub, with: keyring)),
+                    .text(try SealedColumn.displayNames.seal(registration.displayName, key: registration.sub, with: keyring)),
+                    .text(registration.discoverability.rawValue),
                     .text(registration.pinHash),
                 ])
             return inserted.isEmpty ? .alreadyRegistered : .registered
@@ -51,10 +58,12 @@ public struct SQLiteRegistrationStore: RegistrationStore {
             """, [.integer(maximumAttempts), .time(now), .integer(limit)]
         ).compactMap { row in
             guard let sub = row.column("sub")?.string, let username = row.column("username")?.string,
-                let phone = row.column("phone_number")?.string, case .success(let phoneNumber) = PhoneNumber.parse(phone)
+                let phone = try row.column("phone_number")?.string.map({ try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }),
+                case .success(let phoneNumber) = PhoneNumber.parse(phone)
             else { return nil }
+            let displayName = try row.column("display_name")?.string.map { try SealedColumn.displayNames.open($0, key: sub, with: keyring) }
             let registration = Registration(
-                sub: sub, username: username, phoneNumber: phoneNumber, displayName: row.column("display_name")?.string ?? username,
+                sub: sub, username: username, phoneNumber: phoneNumber, displayName: displayName ?? username,
                 discoverability: row.column("discoverability")?.string.flatMap(Discoverability.init(rawValue:)) ?? .nobody, pinHash: "",
                 registeredAt: Date(timeIntervalSince1970: row.column("registered_at")?.double ?? 0))
             return PendingProvisioning(registration: registration, attempts: row.column("provision_attempts")?.integer ?? 0)
@@ -85,12 +94,17 @@ public struct SQLiteRegistrationStore: RegistrationStore {
 
 public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
     let database: SQLiteDatabase
+    let keyring: StorageKeyring
 
-    public init(database: SQLiteDatabase) { self.database = database }
+    public init(database: SQLiteDatabase, keyring: StorageKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
 
     public func flow(sub: String) async throws -> RegistrationFlow? {
-        guard let row = try await database.query("SELECT body FROM registration_flows WHERE sub = ?", [.text(sub)]).first else { return nil }
-        return try RowCoding.decode(RegistrationFlow.self, from: row)
+        guard let body = try await database.query("SELECT body FROM registration_flows WHERE sub = ?", [.text(sub)]).first?.column("body")?.string
+        else { return nil }
+        return try SealedColumn.flows.open(RegistrationFlow.self, body, key: sub, with: keyring)
     }
 
     public func save(_ flow: RegistrationFlow) async throws {
@@ -98,7 +112,7 @@ public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
             """
             INSERT INTO registration_flows (sub, body, updated_at) VALUES (?, ?, ?)
             ON CONFLICT(sub) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
-            """, [.text(flow.sub), .text(try RowCoding.encode(flow)), .time(flow.updatedAt)])
+            """, [.text(flow.sub), .text(try SealedColumn.flows.seal(flow, key: flow.sub, with: keyring)), .time(flow.updatedAt)])
     }
 
     public func deleteFlow(sub: String) async throws -> Bool {
@@ -116,7 +130,11 @@ public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
             WHERE (SELECT COUNT(*) FROM verification_sends WHERE sub = ?1 AND at >= ?4) < ?5
               AND (SELECT COUNT(*) FROM verification_sends WHERE phone_number = ?2 AND at >= ?4) < ?6
             RETURNING id
-            """, [.text(sub), .text(phoneNumber.e164), .time(date), .time(since), .integer(perMember), .integer(perPhoneNumber)])
+            """,
+            [
+                .text(sub), .text(keyring.lookupHash(phoneNumber.e164)), .time(date), .time(since), .integer(perMember),
+                .integer(perPhoneNumber),
+            ])
         if let id = inserted.first?.column("id")?.integer { return .success(id) }
         let memberCount = try await count("SELECT COUNT(*) AS n FROM verification_sends WHERE sub = ? AND at >= ?", [.text(sub), .time(since)])
         return .failure(memberCount >= perMember ? .memberLimit : .phoneNumberLimit)

@@ -4,22 +4,31 @@ import SQLiteNIO
 
 public struct SQLiteSessionStore: SessionStore {
     let database: SQLiteDatabase
+    let keyring: StorageKeyring
 
-    public init(database: SQLiteDatabase) { self.database = database }
+    public init(database: SQLiteDatabase, keyring: StorageKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
+
+    private func session(_ row: SQLiteRow) throws -> Session {
+        guard let id = row.column("id")?.string, let body = row.column("body")?.string else { throw StorageError.corrupt("session row") }
+        return try SessionRow.decode(body, id: id, with: keyring)
+    }
 
     public func insert(_ session: Session) async throws {
         try await database.query(
             "INSERT INTO sessions (id, sub, sid, body, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
             [
                 .text(session.id), .text(session.identity.sub), .text(session.providerSessionID),
-                .text(try RowCoding.encode(session)), .time(session.lastSeenAt), .time(session.expiresAt),
+                .text(try SessionRow.encode(session, with: keyring)), .time(session.lastSeenAt), .time(session.expiresAt),
             ]
         )
     }
 
     public func find(id: String) async throws -> Session? {
-        guard let row = try await database.query("SELECT body FROM sessions WHERE id = ?", [.text(id)]).first else { return nil }
-        return try RowCoding.decode(Session.self, from: row)
+        guard let row = try await database.query("SELECT id, body FROM sessions WHERE id = ?", [.text(id)]).first else { return nil }
+        return try session(row)
     }
 
     public func update(_ session: Session) async throws {
@@ -31,7 +40,7 @@ public struct SQLiteSessionStore: SessionStore {
                 THEN json_set(?1, '$.level', 'registered') ELSE ?1 END, '$.frame', json(COALESCE(json_extract(body, '$.frame'), 'null'))),
                 last_seen_at = ?2, expires_at = ?3 WHERE id = ?4
             """,
-            [.text(try RowCoding.encode(session)), .time(session.lastSeenAt), .time(session.expiresAt), .text(session.id)]
+            [.text(try SessionRow.encode(session, with: keyring)), .time(session.lastSeenAt), .time(session.expiresAt), .text(session.id)]
         )
     }
 
@@ -64,9 +73,9 @@ public struct SQLiteSessionStore: SessionStore {
 
     public func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session] {
         try await database.query(
-            "SELECT body FROM sessions WHERE sub = ? AND expires_at > ? AND last_seen_at > ? ORDER BY last_seen_at DESC",
+            "SELECT id, body FROM sessions WHERE sub = ? AND expires_at > ? AND last_seen_at > ? ORDER BY last_seen_at DESC",
             [.text(subject), .time(now), .time(idleCutoff)]
-        ).map { try RowCoding.decode(Session.self, from: $0) }
+        ).map(session)
     }
 
     public func levels(now: Date, idleCutoff: Date) async throws -> [String: (sessions: Int, members: Int)] {
@@ -93,13 +102,13 @@ public struct SQLiteSessionStore: SessionStore {
         let rows: [SQLiteRow]
         if let providerSessionID {
             rows = try await database.query(
-                "DELETE FROM sessions WHERE sid = ?1 AND (?2 IS NULL OR sub = ?2) RETURNING body",
+                "DELETE FROM sessions WHERE sid = ?1 AND (?2 IS NULL OR sub = ?2) RETURNING id, body",
                 [.text(providerSessionID), .text(subject)])
         } else if let subject {
-            rows = try await database.query("DELETE FROM sessions WHERE sub = ? RETURNING body", [.text(subject)])
+            rows = try await database.query("DELETE FROM sessions WHERE sub = ? RETURNING id, body", [.text(subject)])
         } else {
             return []
         }
-        return try rows.map { try RowCoding.decode(Session.self, from: $0) }
+        return try rows.map(session)
     }
 }

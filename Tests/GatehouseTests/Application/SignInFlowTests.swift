@@ -228,12 +228,12 @@ import Testing
     /// replica would), which the gateway must notice despite its cache.
     @Test func aRefusedRefreshSendsTheMemberBackWithTheExpiredMessage() async throws {
         let url = try await TestPostgres.freshDatabase()
-        try await LiveGateway.run(configure: { $0.storage = StorageConfiguration(kind: .postgres, postgresURL: url) }) { gateway in
+        try await LiveGateway.run(configure: { $0.storage = StorageConfiguration.postgres(url) }) { gateway in
             let flow = try await Self.signIn(gateway, deepLink: "/calls")
             #expect(try await gateway.get("/calls", cookies: flow.cookies.values).status == 200)
 
             let other = try PostgresDatabase(url: url, logger: .init(label: "test"))
-            try await Stores.postgres(other).whileRunning { stores in
+            try await Stores.postgres(other, keyring: .forTests).whileRunning { stores in
                 let id = SessionResolver.sessionID(forCookie: try #require(flow.cookies.values["gatehouse_session"]))
                 var session = try #require(try await stores.sessions.find(id: id))
                 session.tokens.refreshToken = "revoked-at-the-provider"

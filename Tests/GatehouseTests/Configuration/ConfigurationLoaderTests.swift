@@ -5,8 +5,11 @@ import Testing
 @testable import Gatehouse
 
 @Suite struct ConfigurationLoaderTests {
+    /// A store key, as every configuration outside development mode needs one.
+    static let storageKey = ["GATEHOUSE_STORAGE_ENCRYPTION_KEY": Data(repeating: 7, count: 32).base64EncodedString()]
+
     func loader(_ files: [String: String], environment: [String: String] = [:]) -> ConfigurationLoader {
-        ConfigurationLoader(environment: environment, developmentDefaults: .standard) { path in
+        ConfigurationLoader(environment: environment.merging(Self.storageKey) { given, _ in given }, developmentDefaults: .standard) { path in
             guard let text = files[path] else { throw CocoaLikeMissingFile() }
             return text
         }
@@ -38,10 +41,10 @@ import Testing
              "operator": {"role": "gateway-operators"}}
             """
         let configuration = try ConfigurationLoader(
-            environment: [
+            environment: Self.storageKey.merging([
                 "GATEHOUSE_OIDC_CLIENT_SECRET": "s3cret", "GATEHOUSE_REGISTRATION_CODE_SENDER_AUTHORIZATION": "sms-key",
                 "GATEHOUSE_REGISTRATION_PROVISIONING_AUTHORIZATION_FILE": "/run/secrets/provisioning",
-            ],
+            ]) { given, _ in given },
             developmentDefaults: .standard,
             readFile: { path in
                 guard let text = ["g.json": json, "/run/secrets/provisioning": "Bearer provisioning-token\n"][path] else {
@@ -310,6 +313,35 @@ import Testing
         ).load(path: "g.json")
         #expect(configuration.oidc.scopes == ["openid", "profile"])
         #expect(configuration.metrics == nil)
+    }
+
+    /// Outside development mode the store's key is required, whole and of the right length; the configuration file
+    /// may name its file, the environment give it; development mode keeps its own in the data folder.
+    @Test func theStoreKeyIsRequiredAndChecked() throws {
+        let json =
+            #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"http","url":"https://sms.example.org/send"}}}"#
+        let bare = ConfigurationLoader(environment: [:], developmentDefaults: .standard) { path in
+            guard let text = ["g.json": json][path] else { throw CocoaLikeMissingFile() }
+            return text
+        }
+        #expect(throws: ConfigurationError.self) { try bare.load(path: "g.json") }
+        #expect(problems(json, environment: ["GATEHOUSE_STORAGE_ENCRYPTION_KEY": "c2hvcnQ="]) == ["storage.encryption_key_file"])
+        #expect(problems(json, environment: ["GATEHOUSE_STORAGE_ENCRYPTION_KEY": "not base64!"]) == ["storage.encryption_key_file"])
+        let key = Data(repeating: 9, count: 32).base64EncodedString()
+        let inFile = json.replacingOccurrences(of: #""public_url""#, with: #""storage":{"encryption_key_file":"/etc/g/storage.key"},"public_url""#)
+        let configuration = try loader(["g.json": inFile, "/etc/g/storage.key": "# the sealing key first\n\(key)\n"]).load(path: "g.json")
+        guard case .keyring(let keyring) = configuration.storage.keys else {
+            Issue.record("the key file was not read")
+            return
+        }
+        #expect(keyring.keys.count == 1)
+        #expect(problems(inFile) == ["storage.encryption_key_file"])  // the file cannot be read
+        let development = try ConfigurationLoader(environment: [:], developmentDefaults: .standard).load(path: nil, development: true)
+        guard case .developmentFile(let path) = development.storage.keys else {
+            Issue.record("development mode keeps no key of its own")
+            return
+        }
+        #expect(path == "data/storage.key")
     }
 
     @Test func invalidJSONAndMissingFilesAreReported() {

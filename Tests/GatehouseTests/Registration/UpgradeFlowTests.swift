@@ -159,10 +159,14 @@ import Testing
 
             // Stored: the PIN as bcrypt, the username for case-insensitive uniqueness.
             let database = try await SQLiteDatabase.open(path: path, logger: SessionLifecycleTests.logger)
-            let row = try #require(try await database.query("SELECT username, pin_hash, phone_number, discoverability FROM registrations").first)
-            #expect(row.column("username")?.string == "alice.a" && row.column("phone_number")?.string == "+15550100001")
+            let row = try #require(try await database.query("SELECT sub, username, pin_hash, phone_number, discoverability FROM registrations").first)
+            // The phone number sealed for its row, readable through the store only.
+            let storedPhone = try #require(row.column("phone_number")?.string)
+            #expect(row.column("username")?.string == "alice.a" && storedPhone.hasPrefix("gh1:") && !storedPhone.contains("5550100001"))
             #expect(row.column("pin_hash")?.string?.hasPrefix("$2b$10$") == true && row.column("discoverability")?.string == "nobody")
-            #expect(try await SQLiteRegistrationStore(database: database).isUsernameTaken("ALICE.A"))
+            let registrations = SQLiteRegistrationStore(database: database, keyring: .forTests)
+            #expect(try await registrations.isUsernameTaken("ALICE.A"))
+            #expect(try await registrations.account(sub: try #require(row.column("sub")?.string))?.phoneNumber?.e164 == "+15550100001")
             try await database.close()
 
             // Another member cannot take the name in another letter case.
@@ -233,7 +237,16 @@ import Testing
 
             // Thirty-one minutes later: the flow starts over at the phone number.
             let database = try await SQLiteDatabase.open(path: path, logger: SessionLifecycleTests.logger)
-            try await database.query("UPDATE registration_flows SET body = json_set(body, '$.updatedAt', json_extract(body, '$.updatedAt') - 1860)")
+            let flows = SQLiteRegistrationFlowStore(database: database, keyring: .forTests)
+            let sub = try #require(try await database.query("SELECT sub FROM registration_flows").first?.column("sub")?.string)
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .secondsSince1970
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            let stored = try #require(try await flows.flow(sub: sub))
+            var flow = try #require(JSONSerialization.jsonObject(with: encoder.encode(stored)) as? [String: Any])
+            flow["updatedAt"] = try #require(flow["updatedAt"] as? Double) - 1860
+            try await flows.save(decoder.decode(RegistrationFlow.self, from: JSONSerialization.data(withJSONObject: flow)))
             try await database.close()
             #expect(try await alice.get(Paths.upgrade(.code)).location == Paths.upgrade)
             #expect(try await alice.get("/upgrade?from=portal").location == Paths.upgrade(.phone))

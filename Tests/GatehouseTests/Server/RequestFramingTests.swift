@@ -59,13 +59,14 @@ import Testing
         ("one huge header", head(["GET /healthz HTTP/1.1", "Host: a", "X-A: " + String(repeating: "a", count: 100_000)]), 431),
     ]
 
-    @Test func everyMalformedRequestGetsItsStatusAndAClosedConnectionWithinASecond() async throws {
+    /// Closed at once, not after the header timeout (10 s): the bound leaves a loaded machine a few seconds.
+    @Test func everyMalformedRequestGetsItsStatusAndAClosedConnectionAtOnce() async throws {
         try await LiveGateway.run { gateway in
             for (name, bytes, status) in Self.cases {
                 let outcome = try await RawSocket.exchange(port: gateway.port, bytes)
                 #expect(outcome.status == status, "\(name): \(outcome.text.prefix(40))")
                 #expect(outcome.closed, "\(name): the connection stayed open")
-                #expect(outcome.elapsed < .seconds(1), "\(name)")
+                #expect(outcome.elapsed < .seconds(4), "\(name)")
             }
             // A well-formed request on the same listener still works, and keeps its connection.
             // Kept open: read for a while (long enough for a busy machine to answer) and see no close.

@@ -33,7 +33,7 @@ import Testing
                 "GATEHOUSE_PUBLIC_URL": "https://gate.example.org", "GATEHOUSE_OIDC_ISSUER": "https://idp.example.org/realms/r",
                 "GATEHOUSE_OIDC_CLIENT_ID": "c", "GATEHOUSE_REGISTRATION_CODE_SENDER_KIND": "http",
                 "GATEHOUSE_REGISTRATION_CODE_SENDER_URL": "https://sms.example.org/send",
-            ], developmentDefaults: .standard
+            ].merging(ConfigurationLoaderTests.storageKey) { given, _ in given }, developmentDefaults: .standard
         ).load(path: nil)
         #expect(https.cookieIsSecure)
         let forcedOff = try ConfigurationLoader(
@@ -42,7 +42,7 @@ import Testing
                 "GATEHOUSE_OIDC_CLIENT_ID": "c",
                 "GATEHOUSE_COOKIE_SECURE": "false", "GATEHOUSE_REGISTRATION_CODE_SENDER_KIND": "http",
                 "GATEHOUSE_REGISTRATION_CODE_SENDER_URL": "https://sms.example.org/send",
-            ], developmentDefaults: .standard
+            ].merging(ConfigurationLoaderTests.storageKey) { given, _ in given }, developmentDefaults: .standard
         ).load(path: nil)
         #expect(!forcedOff.cookieIsSecure)
         let development = try ConfigurationLoader(environment: [:], developmentDefaults: .standard).load(path: nil, development: true)

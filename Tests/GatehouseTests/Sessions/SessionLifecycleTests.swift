@@ -54,10 +54,10 @@ import Testing
     @Test func sessionsSurviveReopeningTheDatabase() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try await Stores.sqlite(SQLiteDatabase.open(path: path, logger: Self.logger)).whileRunning { stores in
+        try await Stores.sqlite(SQLiteDatabase.open(path: path, logger: Self.logger), keyring: .forTests).whileRunning { stores in
             try await stores.sessions.insert(Self.session(cookie: "c1"))
         }
-        try await Stores.sqlite(SQLiteDatabase.open(path: path, logger: Self.logger)).whileRunning { stores in
+        try await Stores.sqlite(SQLiteDatabase.open(path: path, logger: Self.logger), keyring: .forTests).whileRunning { stores in
             let found = try await stores.sessions.find(id: SessionResolver.sessionID(forCookie: "c1"))
             #expect(found?.identity.sub == "member-c1")
         }

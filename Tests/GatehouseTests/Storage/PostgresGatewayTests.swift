@@ -9,7 +9,7 @@ import Testing
 @Suite struct PostgresGatewayTests {
     @Test func aMemberSignsInUsesTheJarAndSignsOutOnPostgreSQL() async throws {
         let url = try await TestPostgres.freshDatabase()
-        try await ProxyTests.withProxy(configure: { $0.storage = StorageConfiguration(kind: .postgres, postgresURL: url) }) { gateway, _ in
+        try await ProxyTests.withProxy(configure: { $0.storage = StorageConfiguration.postgres(url) }) { gateway, _ in
             #expect(try await gateway.get("/readyz", cookies: [:]).status == 200)
             let cookies = try await ProxyTests.signedIn(gateway)
             _ = try await gateway.get("/apps/echo/set-cookie?c=app%3D1%3B%20Path%3D%2F", cookies: cookies)

@@ -40,7 +40,7 @@ import Testing
         let url = try await Self.database(url)
         try await EchoUpstream.run { upstream in
             let configure: (inout GatehouseConfiguration) -> Void = {
-                $0.storage = StorageConfiguration(kind: .postgres, postgresURL: url)
+                $0.storage = StorageConfiguration.postgres(url)
                 $0.apps = ProxyTests.apps(upstream)
                 more(&$0)
             }
@@ -153,7 +153,7 @@ import Testing
         let sessions: [(cookie: String, sub: String, sid: String)] = [
             ("ada-1", "ada", "sid-1"), ("ada-2", "ada", "sid-2"), ("bob-1", "bob", "sid-3"),
         ]
-        try await Stores.postgres(PostgresDatabase(url: url, logger: StoreBackend.logger)).whileRunning { stores in
+        try await Stores.postgres(PostgresDatabase(url: url, logger: StoreBackend.logger), keyring: .forTests).whileRunning { stores in
             for (cookie, sub, sid) in sessions {
                 var session = SessionLifecycleTests.session(cookie: cookie, sub: sub, providerSession: sid)
                 session.tokens.refreshToken = nil
@@ -333,7 +333,7 @@ import Testing
         var proxied = server
         proxied.port = proxy.port
         let proxiedURL = try #require(proxied.string)
-        let storage = StorageConfiguration(kind: .postgres, postgresURL: proxiedURL)
+        let storage = StorageConfiguration.postgres(proxiedURL)
         try await LiveGateway.run(configure: { $0.storage = storage }) { gateway in
             try await Self.freezeListening(of: gateway.built.stateCache, through: proxy)
         }

@@ -55,6 +55,7 @@ struct LiveGateway {
             .load(
                 path: nil, development: true)
         configuration.storage.sqlitePath = databasePath
+        configuration.storage.keys = .keyring(.forTests)
         configuration.demoAppsPort = nil
         configuration.metrics = nil  // tests read the registry itself; a test of the listener gives it a free port
         configuration.directories = DirectoriesConfiguration(

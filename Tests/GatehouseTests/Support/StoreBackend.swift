@@ -19,11 +19,23 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     func withStores(_ body: (Stores) async throws -> Void) async throws {
         let stores: Stores
         switch self {
-        case .sqlite: stores = .sqlite(try await SQLiteDatabase.open(path: ":memory:", logger: Self.logger))
+        case .sqlite: stores = .sqlite(try await SQLiteDatabase.open(path: ":memory:", logger: Self.logger), keyring: .forTests)
         // A generous deadline: a loaded CI machine queues a hundred parallel transactions for a while.
         case .postgres:
-            stores = .postgres(try PostgresDatabase(url: try await TestPostgres.freshDatabase(), queryTimeout: .seconds(60), logger: Self.logger))
+            stores = .postgres(try PostgresDatabase(url: try await TestPostgres.freshDatabase(), queryTimeout: .seconds(60), logger: Self.logger), keyring: .forTests)
         }
         try await stores.whileRunning(body)
+    }
+}
+
+extension StorageKeyring {
+    /// One key for every store and gateway of the test process: replicas of one test open each other's rows.
+    static let forTests = try! StorageKeyring.parse(StorageKeyring.newKeyText())
+}
+
+extension StorageConfiguration {
+    /// A PostgreSQL store at `url` with the tests' key.
+    static func postgres(_ url: String) -> StorageConfiguration {
+        StorageConfiguration(kind: .postgres, postgresURL: url, keys: .keyring(.forTests))
     }
 }
