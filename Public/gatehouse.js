@@ -150,7 +150,8 @@
           output.textContent = username.getAttribute("data-checking");
           output.className = "small muted";
           fetch(username.getAttribute("data-check-url") + "?username=" + encodeURIComponent(value), {
-            headers: { "Accept": "application/json" }, credentials: "same-origin"
+            // The page's token: the gateway answers its own pages' scripts only (no app's script can read it).
+            headers: { "Accept": "application/json", "X-Gatehouse-CSRF": username.form.elements.csrf.value }, credentials: "same-origin"
           }).then(function (response) { return response.json(); }).then(function (answer) {
             if (request !== latest) { return; }
             output.textContent = answer.message;

@@ -48,6 +48,7 @@ func serveGateway(_ configuration: GatehouseConfiguration, file: String?) async 
             "storage": .string(configuration.storage.kind.rawValue), "apps": .stringConvertible(configuration.apps.count),
             "development": .stringConvertible(configuration.developmentMode),
         ])
+    for warning in configuration.warnings { logger.warning("\(warning)") }
     let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
     if let password = built.developmentPassword {
         // Written straight to the file descriptor: a redirected stdout would hold `print`'s text in its buffer,
@@ -110,6 +111,7 @@ struct CheckConfig: AsyncParsableCommand {
         do {
             let configuration = try ConfigurationLoader(developmentDefaults: .standard).load(path: config, development: false)
             print("configuration OK: \(configuration.publicOrigin), issuer \(configuration.oidc.issuer), \(configuration.apps.count) app(s)")
+            for warning in configuration.warnings { print("warning: \(warning)") }
         } catch {
             print(error)
             throw ExitCode(2)
@@ -117,15 +119,29 @@ struct CheckConfig: AsyncParsableCommand {
     }
 }
 
+/// The store a command works on without serving: the gateway's configuration, or development mode's.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: "Path of the JSON configuration file (the same the gateway runs with).")
+    var config: String?
+
+    @Flag(name: .long, help: "Use the development-mode store (./data) when no configuration file is given.")
+    var development = false
+
+    var configuration: GatehouseConfiguration { loadConfiguration(path: config, development: development || config == nil) }
+
+    /// Warnings and worse only: a command's output is its answer.
+    var logger: Logger {
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = .warning
+        return logger
+    }
+}
+
 struct Funnel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the upgrade funnel (sign-in to registration) for a time window, from the gateway's store.")
 
-    @Option(name: .long, help: "Path of the JSON configuration file (the same the gateway runs with).")
-    var config: String?
-
-    @Flag(name: .long, help: "Read the development-mode store (./data) when no configuration file is given.")
-    var development = false
+    @OptionGroup var store: StoreOptions
 
     @Option(name: .long, help: "The last N days (default 7).")
     var days: String?
@@ -140,7 +156,7 @@ struct Funnel: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let configuration = loadConfiguration(path: config, development: development || config == nil)
+        let configuration = store.configuration
         let window: DateInterval
         switch FunnelWindow.parse(days: days, since: since, until: until) {
         case .success(let parsed): window = parsed
@@ -148,9 +164,7 @@ struct Funnel: AsyncParsableCommand {
             FileHandle.standardError.write(Data("gatehouse funnel: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        var logger = Logger(label: "gatehouse")
-        logger.logLevel = .warning
-        let report = try await GatehouseApplication.funnelReport(configuration: configuration, window: window, logger: logger)
+        let report = try await GatehouseApplication.funnelReport(configuration: configuration, window: window, logger: store.logger)
         if json {
             let data = try JSONSerialization.data(withJSONObject: report.json(), options: [.sortedKeys, .prettyPrinted])
             print(String(decoding: data, as: UTF8.self))
@@ -171,17 +185,10 @@ struct StorageCommand: AsyncParsableCommand {
                 Run it after putting a new key first (the old one after it); then the old key can be dropped.
                 """)
 
-        @Option(name: .long, help: "Path of the JSON configuration file (the same the gateway runs with).")
-        var config: String?
-
-        @Flag(name: .long, help: "Use the development-mode store (./data) when no configuration file is given.")
-        var development = false
+        @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            let configuration = loadConfiguration(path: config, development: development || config == nil)
-            var logger = Logger(label: "gatehouse")
-            logger.logLevel = .warning
-            let report = try await GatehouseApplication.resealStore(configuration: configuration, logger: logger)
+            let report = try await GatehouseApplication.resealStore(configuration: store.configuration, logger: store.logger)
             print("storage resealed: \(report)")
             if report.unreadable > 0 { throw ExitCode(1) }
         }

@@ -151,3 +151,54 @@ def test_the_readmes_deployment_example_passes_check_config(tmp_path):
     result = subprocess.run([str(BINARY), "check-config", "--config", str(path)], capture_output=True, text=True, cwd=ROOT, env=environment)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "configuration OK" in result.stdout
+
+
+def test_a_group_taken_away_at_the_provider_takes_its_app_away_at_the_next_refresh(tmp_path, mock_idp):
+    """The member's groups follow the provider: `oidc.refresh_seconds` after sign-in, the next request refreshes the
+    tokens and reads the member again, and an app that needs a group the provider no longer lists is refused."""
+    import json
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from conftest import CLIENT_ID
+
+    class App(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"<!doctype html><title>Staff</title><p id=staff>staff only</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    app = ThreadingHTTPServer(("127.0.0.1", 0), App)
+    threading.Thread(target=app.serve_forever, daemon=True).start()
+    pat = {"sub": "kc-pat-0003", "name": "Pat Staff", "email": "pat@example.org", "preferred_username": "pat",
+           "realm_access": {"roles": ["user"]}, "resource_access": {CLIENT_ID: {"roles": ["app-user"]}}, "groups": ["/staff"]}
+    assert requests.put(f"{mock_idp}/users/{pat['sub']}", json=pat, timeout=10).status_code == 204
+    gateway = start_gateway(tmp_path, "serve", issuer=mock_idp, extra={
+        "oidc": {"issuer": mock_idp, "client_id": CLIENT_ID, "refresh_seconds": 5},
+        "apps": [{"slug": "staff", "name": "Staff", "upstream": f"http://127.0.0.1:{app.server_address[1]}/", "required_groups": ["/staff"]}],
+        "allowlist": ["127.0.0.1"], "proxy": {"allow_http_loopback": True},
+    })
+    try:
+        http, callback = sign_in(gateway, pat, "/apps/staff/")
+        assert callback.status_code == 303
+        assert http.get(gateway.url + "/apps/staff/", timeout=10).status_code == 200
+        # Taken out of the group at the provider: still in until the next refresh, out after it.
+        assert requests.put(f"{mock_idp}/users/{pat['sub']}", json={**pat, "groups": []}, timeout=10).status_code == 204
+        time.sleep(6)
+        refused = http.get(gateway.url + "/apps/staff/", timeout=10)
+        assert refused.status_code == 403, refused.status_code
+        assert "tokens refreshed" in gateway.running.output()
+        # Back in the group: back in the app at the refresh after.
+        assert requests.put(f"{mock_idp}/users/{pat['sub']}", json=pat, timeout=10).status_code == 204
+        time.sleep(6)
+        assert http.get(gateway.url + "/apps/staff/", timeout=10).status_code == 200
+    finally:
+        gateway.running.stop()
+        app.shutdown()

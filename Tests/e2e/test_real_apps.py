@@ -101,9 +101,11 @@ def test_jupyterlab_runs_a_notebook(member, gw, real_apps, mount):
     wait(member, lambda b: gateway_bar_clear_of(b, "#jp-menu-panel"), timeout=10)
     card.click()
     notebook = ".jp-NotebookPanel:not(.lm-mod-hidden) "
-    editor = wait(member, lambda b: b.find_element(By.CSS_SELECTOR, notebook + ".jp-Cell .cm-content"), timeout=60)
+    wait(member, lambda b: b.find_element(By.CSS_SELECTOR, notebook + ".jp-Cell .cm-content"), timeout=60)
     # The kernel is reached through its WebSocket: idle once it answered.
     wait(member, lambda b: "Idle" in b.find_element(By.CSS_SELECTOR, ".jp-StatusBar-Widget").text, timeout=90)
+    # Found again: the lab may draw the cell anew while its kernel starts.
+    editor = wait(member, lambda b: b.find_element(By.CSS_SELECTOR, notebook + ".jp-Cell .cm-content"), timeout=10)
     editor.click()
     editor.send_keys("print(6*7)")
     ActionChains(member).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()

@@ -5,7 +5,8 @@ import Hummingbird
 extension GatehouseApplication {
     /// The request's way through the gateway, top to bottom: the client's address (behind a trusted load balancer) →
     /// metrics and the access log → security headers → the request's language → error pages → app hosts → stray app paths →
-    /// static files → public routes (health, readiness, the development provider, back-channel logout) → session →
+    /// static files → public routes (health, readiness, the development provider, back-channel logout) → the gateway's
+    /// pages out of reach of apps' scripts → session →
     /// sign-in routes → signed-in routes (a context that cannot be made without a session) → the proxy.
     static func buildRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
         let configuration = gateway.configuration
@@ -51,7 +52,8 @@ extension GatehouseApplication {
             verifier: gateway.oidc.verifier, sessions: stores.sessions, logoutTokens: stores.logoutTokens, events: gateway.events
         ).addRoutes(to: router)
 
-        let withSession = router.group().add(
+        // The gateway's own routes only (an unknown path stays a 404, which the stray-path middleware may send on).
+        let withSession = router.group().add(middleware: GatewayPageIsolationMiddleware()).add(
             middleware: SessionMiddleware(
                 resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: gateway.tracer))
         AuthController(

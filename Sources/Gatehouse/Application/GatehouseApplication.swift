@@ -91,7 +91,9 @@ public enum GatehouseApplication {
         var services: [any Service] = [
             stores.service,
             gateway.eventQueue,
-            HTTPClientService(client: gateway.http, upstreamClients: gateway.upstreamClients, upstreamPools: gateway.upstreamPools),
+            HTTPClientService(
+                clients: [gateway.http] + gateway.serviceClients.values, upstreamClients: gateway.upstreamClients,
+                upstreamPools: gateway.upstreamPools),
             JarWriteBehind(jars: gateway.jars, cache: gateway.cache, metrics: gateway.metrics, logger: gateway.logger),
             ExpirySweeper(
                 sessions: stores.sessions, attempts: stores.attempts, handoffs: stores.hostMounts, flows: stores.flows,
@@ -116,7 +118,8 @@ public enum GatehouseApplication {
         if let endpoint = configuration.registration.provisioning.endpoint {
             services.append(
                 ProvisioningWebhook(
-                    store: stores.registrations, http: gateway.http, configuration: configuration.registration.provisioning, endpoint: endpoint,
+                    store: stores.registrations, http: gateway.serviceClients["registration.provisioning.tls"] ?? gateway.http,
+                    configuration: configuration.registration.provisioning, endpoint: endpoint,
                     logger: gateway.logger))
         }
         if let metrics = configuration.metrics {

@@ -30,6 +30,9 @@ struct Gateway {
     let draining = Draining()
     /// The client for the identity provider, the code sender and provisioning; apps go through `upstreamClients`.
     let http: HTTPClient
+    /// The clients of the gateway's own services that have TLS settings of their own (`oidc.tls`,
+    /// `registration.code_sender.tls`, `registration.provisioning.tls`), by key path; the others use `http`.
+    let serviceClients: [String: HTTPClient]
     let upstreamClients: UpstreamClients
     let oidc: OIDCClient
     let resolver: SessionResolver
@@ -107,15 +110,28 @@ struct Gateway {
         }
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         self.http = http
+        var serviceClients: [String: HTTPClient] = [:]
+        for (keyPath, tls) in [("oidc.tls", configuration.oidc.tls), ("registration.code_sender.tls", configuration.registration.codeSenderEndpoint?.tls),
+            ("registration.provisioning.tls", configuration.registration.provisioning.endpoint?.tls)]
+        {
+            guard let tls else { continue }
+            var own = clientConfiguration
+            own.tlsConfiguration = try UpstreamTLS.load(tls, keyPath: keyPath).get()
+            serviceClients[keyPath] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: own)
+        }
+        self.serviceClients = serviceClients
         upstreamClients = UpstreamClients(
             plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
         let oidc = OIDCClient(
-            configuration: configuration.oidc, http: http,
+            configuration: configuration.oidc, http: serviceClients["oidc.tls"] ?? http,
             breaker: ProviderBreaker(pause: .seconds(configuration.oidc.pauseAfterTimeoutsSeconds)))
         self.oidc = oidc
         // Every refresh at the provider is counted and logged (never its tokens).
-        let refresher = TokenRefresher(store: stores.sessions, window: TimeInterval(configuration.session.refreshWindowSeconds)) {
-            token throws(OIDCError) in
+        let refresher = TokenRefresher(
+            store: stores.sessions, window: TimeInterval(configuration.session.refreshWindowSeconds),
+            interval: TimeInterval(configuration.oidc.refreshSeconds),
+            identify: { session, response throws(OIDCError) in try await oidc.refreshedIdentity(of: session, response: response) }
+        ) { token throws(OIDCError) in
             do throws(OIDCError) {
                 let response = try await tracer.span("token refresh", ofKind: .client) { () async throws(OIDCError) -> TokenResponse in
                     try await oidc.refresh(refreshToken: token)
@@ -178,7 +194,7 @@ struct Gateway {
     /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
     var codeSender: any CodeSender {
         if configuration.registration.codeSender == .http, let endpoint = configuration.registration.codeSenderEndpoint {
-            return HTTPCodeSender(http: http, configuration: endpoint)
+            return HTTPCodeSender(http: serviceClients["registration.code_sender.tls"] ?? http, configuration: endpoint)
         }
         return LogCodeSender(inbox: inbox, logger: logger)
     }

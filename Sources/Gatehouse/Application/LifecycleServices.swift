@@ -10,7 +10,7 @@ import UnixSignals
 /// Keeps the shared HTTP clients and the data plane's upstream connections until graceful shutdown, then shuts them
 /// down.
 struct HTTPClientService: Service {
-    let client: HTTPClient
+    let clients: [HTTPClient]
     let upstreamClients: UpstreamClients
     let upstreamPools: UpstreamPools
 
@@ -18,7 +18,7 @@ struct HTTPClientService: Service {
         try? await gracefulShutdown()
         await upstreamPools.shutDown()
         await upstreamClients.shutdown()
-        try await client.shutdown()
+        for client in clients { try await client.shutdown() }
     }
 }
 

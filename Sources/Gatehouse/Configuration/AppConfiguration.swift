@@ -37,6 +37,9 @@ public struct AppConfiguration: Sendable, Equatable {
     /// On a path mount: whether the app gets its paths without the mount's prefix (`true`, the default) or with it
     /// (an app told its prefix, served under `/apps/<slug>/` on its own host too).
     public var stripPrefix: Bool
+    /// The powerful browser features this app's pages may use (`apps[].permissions`: `camera`, `microphone`, …; see
+    /// `PermissionsPolicy`); none unless named.
+    public var permissions: [String]
     /// How long a description may be: one line on a tile.
     public static let descriptionLimit = 120
 
@@ -44,8 +47,10 @@ public struct AppConfiguration: Sendable, Equatable {
         slug: String, name: String, description: String? = nil, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
         requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: BarPlacement = .automatic,
         headers: AppHeaderConfiguration = .init(), tls: AppTLSConfiguration? = nil, rules: PathRules = .init(),
-        contentSecurityPolicy: PolicyMode = .merge, clientCookies: [String] = [], rewrite: RewriteProfile = .full, stripPrefix: Bool = true
+        contentSecurityPolicy: PolicyMode = .merge, clientCookies: [String] = [], rewrite: RewriteProfile = .full, stripPrefix: Bool = true,
+        permissions: [String] = []
     ) {
+        self.permissions = permissions
         self.contentSecurityPolicy = contentSecurityPolicy
         self.clientCookies = clientCookies
         self.rewrite = rewrite

@@ -207,6 +207,12 @@ public struct OIDCConfiguration: Sendable {
     public var timeoutSeconds: Int
     /// After two timeouts in a row, how long every call to the provider fails at once (`ProviderBreaker`).
     public var pauseAfterTimeoutsSeconds: Int
+    /// How old a session's tokens, and so the member's roles and groups, may grow before they are refreshed, however
+    /// long the access token lives (`oidc.refresh_seconds`).
+    public var refreshSeconds: Int
+    /// The authorities the provider's certificate must chain to instead of the system's (`oidc.tls.ca_file`), and a
+    /// client certificate for a provider that asks for one.
+    public var tls: AppTLSConfiguration?
 
     public static let defaultScopes = ["openid", "profile", "email", "phone", "roles", "groups"]
 
@@ -218,8 +224,12 @@ public struct OIDCConfiguration: Sendable {
         redirectPath: String = Paths.callback,
         clockSkewSeconds: Int = 60,
         timeoutSeconds: Int = 10,
-        pauseAfterTimeoutsSeconds: Int = 30
+        pauseAfterTimeoutsSeconds: Int = 30,
+        refreshSeconds: Int = 300,
+        tls: AppTLSConfiguration? = nil
     ) {
+        self.tls = tls
+        self.refreshSeconds = refreshSeconds
         self.issuer = issuer
         self.clientID = clientID
         self.clientSecret = clientSecret

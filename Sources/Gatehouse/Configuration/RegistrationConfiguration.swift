@@ -9,13 +9,17 @@ public struct HTTPEndpointConfiguration: Sendable {
     /// Only from the environment or a `_FILE`.
     public var authorization: String?
     public var timeoutSeconds: Int
+    /// The authorities its certificate must chain to instead of the system's, and a client certificate (`<prefix>.tls`).
+    public var tls: AppTLSConfiguration?
 
     public static let defaultAuthorizationHeader = "Authorization"
     public static let defaultTimeoutSeconds = 10
 
     public init(
-        url: URL, authorizationHeader: String = defaultAuthorizationHeader, authorization: String? = nil, timeoutSeconds: Int = defaultTimeoutSeconds
+        url: URL, authorizationHeader: String = defaultAuthorizationHeader, authorization: String? = nil, timeoutSeconds: Int = defaultTimeoutSeconds,
+        tls: AppTLSConfiguration? = nil
     ) {
+        self.tls = tls
         self.url = url
         self.authorizationHeader = authorizationHeader
         self.authorization = authorization

@@ -13,6 +13,7 @@ enum AppCatalogReader {
             "slug", "name", "description", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
             "pass_headers", "identity_headers", "gateway_bar", "tls", "assertion", "assertion_header", "pass_access_token", "rules",
             "case_insensitive_paths", "content_security_policy", "client_cookies", "rewrite", "strip_prefix",
+            "permissions",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
             let path = "apps[\(index)]"
@@ -59,6 +60,10 @@ enum AppCatalogReader {
                 // The app is served under the gateway's own path: its upstream path gets the mount's prefix.
                 upstream = base.appending(path: String(Paths.app(slug).dropFirst()) + "/", directoryHint: .isDirectory)
             }
+            let permissions = list("permissions")
+            for feature in permissions where !PermissionsPolicy.features.contains(feature) {
+                reader.report("\(path).permissions", "must name features of \(PermissionsPolicy.features.joined(separator: ", ")), got \"\(feature)\"")
+            }
             let passHeaders = list("pass_headers")
             let appHeaders = headers(app, path: path, passHeaders: passHeaders, reader: &reader)
             return AppConfiguration(
@@ -68,7 +73,7 @@ enum AppCatalogReader {
                 mount: mount ?? .path, gatewayBar: barPlacement(app, path: path, reader: &reader), headers: appHeaders,
                 tls: tls(app, path: path, reader: &reader), rules: PathRulesReader.read(app, path: path, reader: &reader),
                 contentSecurityPolicy: policyMode(app, path: path, reader: &reader), clientCookies: clientCookies(app, path: path, reader: &reader),
-                rewrite: choice(app, "rewrite", path: path, reader: &reader) ?? .full, stripPrefix: stripPrefix
+                rewrite: choice(app, "rewrite", path: path, reader: &reader) ?? .full, stripPrefix: stripPrefix, permissions: permissions
             )
         }
     }

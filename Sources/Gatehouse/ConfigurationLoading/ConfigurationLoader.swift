@@ -129,7 +129,9 @@ public struct ConfigurationLoader {
             clockSkewSeconds: reader.int("oidc.clock_skew_seconds", default: oidcDefaults.clockSkewSeconds, range: 0...600),
             timeoutSeconds: reader.int("oidc.timeout_seconds", default: oidcDefaults.timeoutSeconds, range: 1...120),
             pauseAfterTimeoutsSeconds: reader.int(
-                "oidc.pause_after_timeouts_seconds", default: oidcDefaults.pauseAfterTimeoutsSeconds, range: 1...3600)
+                "oidc.pause_after_timeouts_seconds", default: oidcDefaults.pauseAfterTimeoutsSeconds, range: 1...3600),
+            refreshSeconds: reader.int("oidc.refresh_seconds", default: oidcDefaults.refreshSeconds, range: 5...86400),
+            tls: Self.readServiceTLS(&reader, "oidc")
         )
         let cookie = CookieConfiguration(
             name: reader.string("cookie.name", default: CookieConfiguration().name),
@@ -323,7 +325,22 @@ public struct ConfigurationLoader {
             reader.report("\(prefix).url", "must be an https URL (http only for a loopback host), got \"\(text)\"")
             return nil
         }
-        return HTTPEndpointConfiguration(url: url, authorizationHeader: header, authorization: authorization, timeoutSeconds: timeout)
+        return HTTPEndpointConfiguration(
+            url: url, authorizationHeader: header, authorization: authorization, timeoutSeconds: timeout, tls: Self.readServiceTLS(&reader, prefix))
+    }
+
+    /// `<prefix>.tls.ca_file`, `.certificate_file`, `.private_key_file` (as `apps[].tls`): TLS towards one of the
+    /// gateway's own services (the identity provider, the code sender, the provisioning webhook). The files are
+    /// checked by `validate()`.
+    static func readServiceTLS(_ reader: inout ConfigurationReader, _ prefix: String) -> AppTLSConfiguration? {
+        let tls = AppTLSConfiguration(
+            caFile: reader.optionalString("\(prefix).tls.ca_file"), certificateFile: reader.optionalString("\(prefix).tls.certificate_file"),
+            privateKeyFile: reader.optionalString("\(prefix).tls.private_key_file"))
+        guard tls.caFile != nil || tls.certificateFile != nil || tls.privateKeyFile != nil else { return nil }
+        if (tls.certificateFile == nil) != (tls.privateKeyFile == nil) {
+            reader.report("\(prefix).tls", "certificate_file and private_key_file go together (a client certificate and its key)")
+        }
+        return tls
     }
 
     /// `listen.tls.*`: set when a certificate file is named. The key is read from its own file (its path in the file or

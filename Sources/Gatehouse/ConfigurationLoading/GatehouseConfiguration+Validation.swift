@@ -5,6 +5,23 @@ import GatehouseStorage
 extension GatehouseConfiguration {
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
+    /// What is allowed but weakens a defence: path-mounted apps that are not equally trusted. Path mounts share the
+    /// gateway's origin, so a script of one (an XSS flaw in it) reaches every other's pages with the member's cookies:
+    /// apps that not every member may open, or that ask for more, belong on app hosts (`mount: host`).
+    public var warnings: [String] {
+        let pathMounted = apps.filter { $0.mount == .path }
+        let trust = Dictionary(grouping: pathMounted) { app in
+            [app.minimumLevel.rawValue, app.requiredRoles.sorted().joined(separator: ","), app.requiredGroups.sorted().joined(separator: ",")]
+        }
+        guard trust.count > 1 else { return [] }
+        let groups = trust.values.map { apps in apps.map(\.slug).sorted().joined(separator: ", ") }.sorted()
+        return [
+            "apps on path mounts are not equally trusted (\(groups.map { "[\($0)]" }.joined(separator: " / ")) differ in minimum_level, "
+                + "required_roles or required_groups): path mounts share the gateway's origin, so one app's scripts can reach another's "
+                + "pages with the member's cookies; mount the apps that need more trust on app hosts (\"mount\": \"host\", docs/security.md)"
+        ]
+    }
+
     /// Every problem with the values themselves, each with its key path.
     public func validate() -> [ConfigurationProblem] {
         var problems: [ConfigurationProblem] = []
@@ -21,6 +38,12 @@ extension GatehouseConfiguration {
         check(!listen.host.isEmpty, "listen.host", "must not be empty")
         // The listener's certificate and key: readable, a pair, in date (all of it, with the key path of each).
         if let tls = listen.tls, case .failure(let error) = TLSIdentity.load(tls) { problems += error.problems }
+        // TLS towards the gateway's own services: each file readable, each authority a certificate.
+        for (keyPath, tls) in [("oidc.tls", oidc.tls), ("registration.code_sender.tls", registration.codeSenderEndpoint?.tls),
+            ("registration.provisioning.tls", registration.provisioning.endpoint?.tls)]
+        {
+            if let tls, case .failure(let error) = UpstreamTLS.load(tls, keyPath: keyPath) { problems += error.problems }
+        }
         if let path = assertions.signingKeyFile,
             case .failure(let error) = Result(catching: { () throws(ConfigurationError) in
                 try AssertionKeyRing.readKey(path)

@@ -76,8 +76,12 @@ public struct AuthController: Sendable {
 
     @Sendable func signedOutPage(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let providerDown = request.uri.queryParameters.get("provider") == "down"
-        return try renderer.page(
+        var response = try renderer.page(
             "signin", title: renderer.strings["signin_title"], ["notice": renderer.strings[providerDown ? "signed_out_provider_down" : "signed_out"]])
+        // Where the provider sends the browser back after its own sign-out: the browser forgets what the apps kept (a
+        // browser with a live session keeps it: this page is no way to sign somebody out).
+        if context.session == nil { response.headers.append(SecurityHeaders.signedOut) }
+        return response
     }
 
     /// Creates the login attempt, binds it to this browser and sends the browser to the provider.
@@ -133,7 +137,7 @@ public struct AuthController: Sendable {
             let tokens = try await oidc.exchange(code: code, codeVerifier: attempt.codeVerifier, redirectURI: configuration.redirectURI)
             guard let idToken = tokens.idToken else { throw OIDCError.invalidIDToken("token response has no id_token") }
             let claims = try await oidc.verifier.verify(idToken, expectedNonce: attempt.nonce)
-            let identity = try await oidc.userinfo(accessToken: tokens.accessToken)
+            let identity = try await oidc.memberIdentity(accessToken: tokens.accessToken, idToken: idToken)
             guard identity.sub == claims.subject else { throw OIDCError.invalidUserinfo("userinfo sub differs from the ID token's") }
             return try await startSession(
                 identity: identity, tokens: tokens, idToken: idToken, providerSessionID: claims.sessionID, returnTo: returnTo,
@@ -171,7 +175,7 @@ public struct AuthController: Sendable {
             id: SessionResolver.sessionID(forCookie: value), identity: identity,
             tokens: TokenSet(
                 idToken: idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
-                accessTokenExpiresAt: tokens.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }
+                accessTokenExpiresAt: tokens.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, obtainedAt: now
             ),
             level: level, csrfToken: RandomToken.make(), createdAt: now, lastSeenAt: now,
             expiresAt: now.addingTimeInterval(TimeInterval(configuration.session.absoluteTimeoutSeconds)),
@@ -218,11 +222,13 @@ public struct AuthController: Sendable {
         if oidc.breaker.isOpen {
             var response = redirect(to: Paths.signedOutPage + "?provider=down")
             response.headers.append(HTTPField(name: .setCookie, value: cookie.clearing()))
+            response.headers.append(SecurityHeaders.signedOut)
             return response
         }
         let location = await oidc.endSessionURL(idTokenHint: session.tokens.idToken, postLogoutRedirectURI: configuration.postLogoutRedirectURI)
         var response = redirect(to: location ?? Paths.signedOutPage)
         response.headers.append(HTTPField(name: .setCookie, value: cookie.clearing()))
+        response.headers.append(SecurityHeaders.signedOut)
         return response
     }
 

@@ -40,7 +40,12 @@ extension RegistrationController {
     }
 
     /// `/upgrade/username/check?username=…`: what the username field shows while the member types.
-    func checkUsername(_ name: String, _ context: SignedInRequestContext) async throws -> Response {
+    /// The page's script sends the page's CSRF token (`GatewayPageIsolation`): a token that is not the
+    /// session's is refused.
+    func checkUsername(_ name: String, _ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        if let token = request.headers[GatewayPageIsolation.pageToken], token != context.session.csrfToken {
+            throw RequestError.forbidden("username check with another page's token")
+        }
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         let problem = try await usernameProblem(trimmed, context)
         var answer: [String: Any] = [

@@ -73,7 +73,7 @@ public struct RegistrationController: Sendable {
         }
         group.post(RouterPath(stringLiteral: Paths.upgrade(.username))) { request, context in try await submitUsername(request, context) }
         group.get(RouterPath(stringLiteral: Paths.upgradeUsernameCheck)) { request, context in
-            try await checkUsername(request.uri.queryParameters.get("username") ?? "", context)
+            try await checkUsername(request.uri.queryParameters.get("username") ?? "", request, context)
         }
         group.get(RouterPath(stringLiteral: Paths.upgrade(.pin))) { _, context in
             try await step(.pin, context) { flow in try page(.pin, flow, context) }

@@ -45,7 +45,7 @@ public enum DemoApps {
                 minimumLevel: .registered),
             AppConfiguration(
                 slug: callsSlug, name: "Calls", description: "Audio and video calls", upstream: URL(string: base + "/calls/")!,
-                minimumLevel: .registered),
+                minimumLevel: .registered, permissions: ["camera", "microphone"]),
             AppConfiguration(
                 slug: storiesSlug, name: "Stories", description: "Short updates that disappear after a day",
                 upstream: URL(string: base + "/stories/")!, minimumLevel: .registered),
@@ -130,6 +130,13 @@ public enum DemoApps {
                     "Heavily Styled App",
                     "<div id=\"styled\"><p>This app's stylesheet restyles every element, every div and every button.</p>"
                         + "<button type=\"button\">An app button</button></div>", stylesheet: "/styled/app.css"))
+        }
+        // A service worker of the app's (an offline cache), on the gateway's origin once the app is path-mounted: what
+        // signing out must clear.
+        router.get("links/worker.js") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: "self.addEventListener('fetch', () => {});\n")))
         }
         router.get("styled/app.css") { _, _ in
             stylesheet(

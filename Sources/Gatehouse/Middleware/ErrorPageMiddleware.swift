@@ -38,7 +38,10 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         if let target = required.returnTarget, target != Paths.portal { pairs.append(("return_to", target)) }
         if required.sessionExpired { pairs.append(("expired", "1")) }
         let location = pairs.isEmpty ? Paths.signIn : FormEncoding.url(Paths.signIn, adding: pairs)
-        return Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+        var response = Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+        // The session ended elsewhere (another browser, the provider, a timeout): this browser forgets the apps' data too.
+        if required.sessionExpired { response.headers.append(SecurityHeaders.signedOut) }
+        return response
     }
 
     /// A chat app opened at level `sso` shows the onboarding prompt instead of an error (product §2).

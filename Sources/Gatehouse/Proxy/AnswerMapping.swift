@@ -75,7 +75,12 @@ struct AnswerMapping: Sendable {
             shimTags[app.slug] = (Array("<script src=\"\(shimURL)\" nonce=\"".utf8), Array("\"\(attributes)></script>".utf8))
         }
         self.shimTags = shimTags
+        permissions = Dictionary(
+            configuration.apps.map { ($0.slug, PermissionsPolicy.header(allowing: $0.permissions)) }, uniquingKeysWith: { first, _ in first })
     }
+
+    /// Each app's `Permissions-Policy` (`PermissionsPolicy`), by slug.
+    private let permissions: [String: String]
 
     /// The path-mounted apps not told their mount whose pages and style sheets are rewritten (worked out once).
     private let mountedUntold: Set<String>
@@ -99,6 +104,16 @@ struct AnswerMapping: Sendable {
     }
 
     static let framingOnly = "frame-ancestors 'self'"
+
+    /// An app page's `Cross-Origin-Opener-Policy`: the app's own, but never `same-origin`, the value of the gateway's
+    /// pages. A path-mounted app shares the gateway's origin, and a window it opens on a gateway page would otherwise
+    /// join its browsing context group and be readable by its scripts; `same-origin-allow-popups` keeps what the app
+    /// asked for towards other origins. Set on every answer, so that the gateway's own value is never added.
+    static func openerPolicy(_ upstream: String?) -> String {
+        guard let upstream, !upstream.isEmpty else { return "unsafe-none" }
+        let value = upstream.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased()
+        return value == "same-origin" ? "same-origin-allow-popups" : upstream
+    }
 
     /// The member's head, before the body is known.
     struct Head {
@@ -183,6 +198,9 @@ struct AnswerMapping: Sendable {
             && !(upstream.contentDisposition?.lowercased().hasPrefix("attachment") ?? false)
         let nonce = injectBar ? RandomToken.make(bytes: 18) : nil
         headers[.contentSecurityPolicy] = policy(app: app.slug, upstream: upstream.contentSecurityPolicy, nonce: nonce)
+        headers[SecurityHeaders.openerPolicy] = Self.openerPolicy(upstream.openerPolicy)
+        // After the app's own: for the features the gateway names, its value is the one that counts.
+        headers.append(HTTPField(name: SecurityHeaders.permissionsPolicy, value: permissions[app.slug] ?? PermissionsPolicy.header(allowing: [])))
         return Head(
             headers: headers, encoding: encoding, isStyleSheet: isStyleSheet, nonce: nonce, contentLength: upstream.contentLength,
             emptyError: fillsEmptyError && nonce != nil ? status : nil, compresses: encoding != nil && compressesPages && acceptsGzip,
@@ -192,7 +210,7 @@ struct AnswerMapping: Sendable {
     /// The fields of the app's head the mapping reads, found in one pass (as `HTTPFields`' subscripts give them:
     /// repeated fields joined with `, `, or each value).
     struct Fields {
-        var location, contentLocation, contentType, contentEncoding, contentDisposition, contentLength: String?
+        var location, contentLocation, contentType, contentEncoding, contentDisposition, contentLength, openerPolicy: String?
         var refresh: [String] = []
         var link: [String] = []
         var contentSecurityPolicy: [String] = []
@@ -207,6 +225,7 @@ struct AnswerMapping: Sendable {
                 case .contentEncoding: join(&contentEncoding, field.value)
                 case .contentDisposition: join(&contentDisposition, field.value)
                 case .contentLength: join(&contentLength, field.value)
+                case SecurityHeaders.openerPolicy: openerPolicy = field.value
                 case .contentSecurityPolicy: contentSecurityPolicy.append(field.value)
                 case AnswerMapping.refresh: refresh.append(field.value)
                 case AnswerMapping.link: link.append(field.value)

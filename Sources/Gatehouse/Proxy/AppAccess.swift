@@ -169,6 +169,12 @@ struct AppAccess: Sendable {
         return headers
     }
 
+    /// Whether `session` may still have what it opened at `rest` of `app` (a WebSocket held open while the member's
+    /// roles, groups or level change): the same decision as when it was opened.
+    func stillAllows(_ app: AppConfiguration, rest: String, session: Session) -> Bool {
+        (try? decide(app, rest: rest, method: "GET", session: session, returnTo: rest)) != nil
+    }
+
     /// The app's rules for this path and method, then its own requirements.
     private func decide(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) throws {
         switch app.rules.decide(path: rest, method: method, level: session.level, identity: session.identity) {

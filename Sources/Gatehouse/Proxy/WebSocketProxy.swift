@@ -86,7 +86,7 @@ public struct WebSocketProxy: DataPlaneUpgrades {
             return .application
         }
         return .tunnel(Self.answer(upstream.answer), upstream: upstream.channel) { [self, sessionID = session.id] tunnel in
-            watch(tunnel, sessionID: sessionID)
+            watch(tunnel, sessionID: sessionID, app: app, rest: rest)
         }
     }
 
@@ -100,17 +100,27 @@ public struct WebSocketProxy: DataPlaneUpgrades {
         return HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers)
     }
 
-    /// Ends `tunnel` with a close frame when the member's session ends (a normal close) or the gateway shuts down
-    /// ("going away", so that pages reconnect elsewhere); a shutdown waits for the tunnels it closes. The watch ends
-    /// when the tunnel closes.
-    func watch(_ tunnel: WebSocketTunnel, sessionID: String) {
-        enum End { case session, shutdown }
-        let watcher = Task { [draining, sessions, interval = sessionCheckInterval] in
+    /// Ends `tunnel` with a close frame when the member's session ends (a normal close), when the member may no longer
+    /// open the app or path (a role or group taken away at the provider, seen at the next refresh: "policy
+    /// violation"), or when the gateway shuts down ("going away", so that pages reconnect elsewhere); a shutdown waits
+    /// for the tunnels it closes. The watch ends when the tunnel closes.
+    func watch(_ tunnel: WebSocketTunnel, sessionID: String, app: AppConfiguration, rest: String) {
+        enum End: UInt16 {
+            case session = 1000  // normal closure
+            case shutdown = 1001  // going away
+            case access = 1008  // policy violation: the member may no longer open this
+        }
+        let watcher = Task { [draining, sessions, access, interval = sessionCheckInterval] in
             await draining.relaying {
                 let end = await withTaskGroup(of: End?.self) { group in
                     group.addTask {
                         while (try? await Task.sleep(for: interval)) != nil {
-                            if case .some(.none) = try? await sessions.find(id: sessionID) { return .session }
+                            do {
+                                guard let session = try await sessions.find(id: sessionID) else { return .session }
+                                if !access.stillAllows(app, rest: rest, session: session) { return .access }
+                            } catch {
+                                continue  // the store not answering: asked again at the next tick
+                            }
                         }
                         return nil
                     }
@@ -122,7 +132,7 @@ public struct WebSocketProxy: DataPlaneUpgrades {
                     return await group.next() ?? nil
                 }
                 guard let end else { return }
-                tunnel.end(end == .session ? 1000 : 1001)  // normal closure, going away
+                tunnel.end(end.rawValue)
                 try? await tunnel.closeFuture.get()
             }
         }

@@ -3,25 +3,39 @@ import GatehouseCore
 import GatehouseStorage
 
 /// Refreshes a session's tokens, one refresh at a time per session: requests that arrive while a refresh runs wait
-/// for its result instead of spending the single-use refresh token a second time.
+/// for its result instead of spending the single-use refresh token a second time. With `identify`, each refresh also
+/// takes the member's identity (roles, groups, email, phone) as the provider says it now.
 public actor TokenRefresher {
     public typealias Refresh = @Sendable (String) async throws(OIDCError) -> TokenResponse
+    /// The member after a refresh: the new tokens checked and the identity read again (`OIDCClient.refreshedIdentity`).
+    public typealias Identify = @Sendable (Session, TokenResponse) async throws(OIDCError) -> MemberIdentity
 
     private let store: any SessionStore
     private let refresh: Refresh
+    private let identify: Identify?
     private let window: TimeInterval
+    private let interval: TimeInterval?
     private var inFlight: [String: Task<Session, any Error>] = [:]
 
-    public init(store: any SessionStore, window: TimeInterval, refresh: @escaping Refresh) {
+    /// `window`: how long before the access token expires it is refreshed; `interval` (`oidc.refresh_seconds`): how
+    /// old the tokens, and so the identity, may grow however long the access token lives.
+    public init(
+        store: any SessionStore, window: TimeInterval, interval: TimeInterval? = nil, identify: Identify? = nil, refresh: @escaping Refresh
+    ) {
         self.store = store
         self.window = window
+        self.interval = interval
         self.refresh = refresh
+        self.identify = identify
     }
 
-    /// Whether `session`'s access token expires within the refresh window and can be refreshed.
+    /// Whether `session` can be refreshed and should be: its access token expires within the refresh window, or its
+    /// tokens are `interval` old.
     public nonisolated func needsRefresh(_ session: Session, now: Date = Date()) -> Bool {
-        guard session.tokens.refreshToken != nil, let expiry = session.tokens.accessTokenExpiresAt else { return false }
-        return expiry.timeIntervalSince(now) < window
+        guard session.tokens.refreshToken != nil else { return false }
+        if let expiry = session.tokens.accessTokenExpiresAt, expiry.timeIntervalSince(now) < window { return true }
+        guard let interval else { return false }
+        return now.timeIntervalSince(session.tokens.obtainedAt ?? session.createdAt) >= interval
     }
 
     public func refreshed(_ session: Session) async throws -> Session {
@@ -35,15 +49,18 @@ public actor TokenRefresher {
     /// Under the store's per-session refresh lock, so that one refresh happens across all replicas: whoever waited
     /// for the lock reads the stored session again and finds it refreshed already.
     private func perform(_ session: Session) async throws -> Session {
-        try await store.withExclusiveRefresh(sessionID: session.id) { [store, refresh] in
+        try await store.withExclusiveRefresh(sessionID: session.id) { [store, refresh, identify] in
             guard var current = try await store.findStored(id: session.id) else { throw OIDCError.refreshFailed("session is gone") }
             guard self.needsRefresh(current), let refreshToken = current.tokens.refreshToken else { return current }
             let response = try await refresh(refreshToken)
+            if let identify { current.identity = try await identify(current, response) }
+            let now = Date()
             current.tokens = TokenSet(
                 idToken: response.idToken ?? current.tokens.idToken,
                 accessToken: response.accessToken,
                 refreshToken: response.refreshToken ?? refreshToken,
-                accessTokenExpiresAt: response.expiresIn.map { Date().addingTimeInterval(TimeInterval($0)) }
+                accessTokenExpiresAt: response.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) },
+                obtainedAt: now
             )
             try await store.update(current)
             return current

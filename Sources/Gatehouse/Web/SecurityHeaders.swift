@@ -1,7 +1,9 @@
+import GatehouseCore
 import HTTPTypes
 
-/// The headers every answer of the gateway carries unless it has its own: a strict Content-Security-Policy with no
-/// inline code, no framing, no sniffing, no referrer leaks. Forms may only go to the gateway and to the identity
+/// The headers every answer of the gateway carries unless it has its own (apps' answers have their own: `AnswerMapping`):
+/// a strict Content-Security-Policy with no inline code, no framing, no sniffing, no referrer leaks, a browsing context
+/// group of their own, no powerful features. Forms may only go to the gateway and to the identity
 /// provider (Chrome applies `form-action` to the redirect after a form too).
 struct SecurityHeaders: Sendable {
     /// The fields, made once: every answer gets them.
@@ -16,6 +18,10 @@ struct SecurityHeaders: Sendable {
             [
                 HTTPField(name: .contentSecurityPolicy, value: contentSecurityPolicy), HTTPField(name: .xContentTypeOptions, value: "nosniff"),
                 HTTPField(name: Self.referrerPolicy, value: "same-origin"), HTTPField(name: Self.frameOptions, value: "DENY"),
+                // A window an app's script opens on a gateway page gets no reference to it (apps' pages never carry
+                // this value: `AnswerMapping`), and the gateway's pages use no camera, microphone or the like.
+                HTTPField(name: Self.openerPolicy, value: "same-origin"),
+                HTTPField(name: Self.permissionsPolicy, value: PermissionsPolicy.header(allowing: [])),
             ] + (isHTTPS ? [HTTPField(name: .strictTransportSecurity, value: "max-age=31536000")] : [])
     }
 
@@ -30,4 +36,13 @@ struct SecurityHeaders: Sendable {
 
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
     static let frameOptions = HTTPField.Name("X-Frame-Options")!
+    static let openerPolicy = HTTPField.Name("Cross-Origin-Opener-Policy")!
+    static let clearSiteData = HTTPField.Name("Clear-Site-Data")!
+
+    /// What a browser forgets when its member's session ends: the HTTP cache, the cookies of the site (the gateway's
+    /// and its app hosts' under the same registrable domain), and every app's storage (`localStorage`, IndexedDB,
+    /// caches, service workers: on the gateway's origin for path mounts), and it reloads what runs there
+    /// (`executionContexts`, where browsers support it). A shared computer keeps nothing for the next person.
+    static let signedOut = HTTPField(name: clearSiteData, value: #""cache", "cookies", "storage", "executionContexts""#)
+    static let permissionsPolicy = HTTPField.Name("Permissions-Policy")!
 }

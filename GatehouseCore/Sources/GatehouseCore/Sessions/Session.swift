@@ -36,12 +36,16 @@ public struct TokenSet: Sendable, Codable, Equatable {
     public var accessToken: String
     public var refreshToken: String?
     public var accessTokenExpiresAt: Date?
+    /// When the provider issued these (the sign-in, or the last refresh): the member's identity is as current as this.
+    /// Missing for sessions stored before it was kept (their creation counts).
+    public var obtainedAt: Date?
 
-    public init(idToken: String, accessToken: String, refreshToken: String?, accessTokenExpiresAt: Date?) {
+    public init(idToken: String, accessToken: String, refreshToken: String?, accessTokenExpiresAt: Date?, obtainedAt: Date? = nil) {
         self.idToken = idToken
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.obtainedAt = obtainedAt
     }
 }
 

@@ -43,6 +43,15 @@ public struct IDTokenVerifier: Sendable {
         return claims
     }
 
+    /// An ID token a refresh returned (OpenID Connect Core §12.2): checked as at sign-in, for the session's own
+    /// subject; a nonce, when it carries one, must be the sign-in's.
+    public func verifyRefreshed(_ token: String, subject: String, signInNonce: String?, now: Date = Date()) async throws(OIDCError) -> IDTokenClaims {
+        let claims = try await verify(token, expectedNonce: nil, now: now)
+        guard claims.subject == subject else { throw .invalidIDToken("a refresh changed the subject") }
+        if let nonce = claims.nonce, nonce != signInNonce { throw .invalidIDToken("a refresh's nonce is not the sign-in's") }
+        return claims
+    }
+
     /// The payload of a token signed by the provider: a JWS with an accepted asymmetric algorithm, no critical
     /// extensions, and a signature by the key its `kid` names (or, without one, by one of the provider's keys).
     /// With `types`, a header `typ` must be one of them (compared without case or an `application/` prefix).

@@ -34,6 +34,36 @@ public enum MemberClaims {
         )
     }
 
+    /// The member as the provider says now: userinfo, with what the ID token and the access token add. Keycloak's
+    /// default mappers put realm and client roles in the access token, not in userinfo, and groups may be mapped to
+    /// any of the three: roles and groups are taken from all of them; names, email and phone from userinfo, else from
+    /// the ID token. A token naming another subject adds nothing.
+    public static func identity(userinfo: MemberIdentity, idToken: [String: Any]?, accessToken: [String: Any]?, clientID: String) -> MemberIdentity {
+        var identity = userinfo
+        for claims in [idToken, accessToken].compactMap({ $0 }) {
+            guard (claims["sub"] as? String).map({ $0 == userinfo.sub }) ?? true else { continue }
+            var withSubject = claims
+            withSubject["sub"] = userinfo.sub
+            guard let other = try? self.identity(from: withSubject, clientID: clientID) else { continue }
+            identity.roles += other.roles.filter { !identity.roles.contains($0) }
+            identity.groups += other.groups.filter { !identity.groups.contains($0) }
+            identity.name = identity.name ?? other.name
+            identity.email = identity.email ?? other.email
+            identity.phoneNumber = identity.phoneNumber ?? other.phoneNumber
+            identity.preferredUsername = identity.preferredUsername ?? other.preferredUsername
+        }
+        return identity
+    }
+
+    /// The claims of a JWT, read without checking its signature: for a token that came straight from the provider's
+    /// token endpoint (an access token), or one already verified (an ID token). `nil` for anything else (an opaque
+    /// access token).
+    public static func unverifiedClaims(of token: String) -> [String: Any]? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+    }
+
     private static func text(_ value: Any?) -> String? {
         guard let string = value as? String else { return nil }
         let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -89,6 +89,27 @@ public struct OIDCClient: Sendable {
         return try MemberClaims.identity(fromUserinfo: body, clientID: configuration.clientID)
     }
 
+    /// Who the member is, as the provider says with these tokens: userinfo read with the access token, merged with the
+    /// ID token's claims and the access token's when it is a JWT (`MemberClaims.identity(userinfo:idToken:accessToken:clientID:)`).
+    public func memberIdentity(accessToken: String, idToken: String?) async throws(OIDCError) -> MemberIdentity {
+        let userinfo = try await userinfo(accessToken: accessToken)
+        return MemberClaims.identity(
+            userinfo: userinfo, idToken: idToken.flatMap(MemberClaims.unverifiedClaims(of:)),
+            accessToken: MemberClaims.unverifiedClaims(of: accessToken), clientID: configuration.clientID)
+    }
+
+    /// The member after a refresh of `session`'s tokens: a new ID token verified (same subject, the sign-in's nonce if
+    /// any), the identity read again, for the same subject. Any failure ends the session as a refused refresh does.
+    public func refreshedIdentity(of session: Session, response: TokenResponse) async throws(OIDCError) -> MemberIdentity {
+        if let idToken = response.idToken {
+            let signInNonce = MemberClaims.unverifiedClaims(of: session.tokens.idToken)?["nonce"] as? String
+            _ = try await verifier.verifyRefreshed(idToken, subject: session.identity.sub, signInNonce: signInNonce)
+        }
+        let identity = try await memberIdentity(accessToken: response.accessToken, idToken: response.idToken)
+        guard identity.sub == session.identity.sub else { throw .invalidUserinfo("userinfo names another subject after a refresh") }
+        return identity
+    }
+
     /// Where the browser goes to end the provider's session, or `nil` when the provider has no such endpoint.
     public func endSessionURL(idTokenHint: String?, postLogoutRedirectURI: String) async -> String? {
         guard let endpoint = try? await metadata().endSessionEndpoint else { return nil }
