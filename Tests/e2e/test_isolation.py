@@ -201,8 +201,9 @@ APP_DATA = """
 
 def test_signing_out_clears_what_apps_kept_in_the_browser(browser, dev_gateway):
     """An app on a path mount keeps data in `localStorage`, the Cache API and a service worker (all on the gateway's
-    origin); signing out leaves none of it for the next person at the computer. A session that ended elsewhere clears
-    it too, when the browser comes back."""
+    origin), an app on a host of its own in its own `localStorage`; signing out leaves none of it for the next person at
+    the computer (sign-out passes through every app host the member used). A session that ended elsewhere clears the
+    gateway's origin too, when the browser comes back."""
     gw = dev_gateway
     for ending in ("sign-out", "ended elsewhere"):
         sign_in(browser, gw, "alice", "/apps/links/")
@@ -218,11 +219,19 @@ def test_signing_out_clears_what_apps_kept_in_the_browser(browser, dev_gateway):
         """)
         assert kept == "kept", kept
         assert browser.execute_async_script(APP_DATA) == {"stored": "kept by the app", "workers": 1, "caches": 1}
+        app_host = f"http://hosted.apps.localhost:{gw.port}"
         if ending == "sign-out":
+            # An app on a host of its own keeps data on its own origin, which the gateway's answers cannot clear.
+            browser.get(gw.url + "/open/hosted")
+            wait(browser, lambda b: b.current_url.startswith(app_host + "/"))
+            browser.execute_script("localStorage.setItem('app-secret', 'kept by the hosted app')")
             browser.get(gw.url + "/signout")
             wait(browser, lambda b: path_of(b) == "/signout")
             browser.find_element(By.ID, "sign-out").click()
-            wait(browser, lambda b: path_of(b).startswith("/signin") or "signed-out" in b.current_url)
+            try:
+                wait(browser, lambda b: path_of(b).startswith("/signin") or "signed-out" in b.current_url)
+            except Exception:
+                raise AssertionError(f"sign-out ended at {browser.current_url}")
         else:
             # The member ends this session from another browser (its sessions page).
             import requests
@@ -240,3 +249,7 @@ def test_signing_out_clears_what_apps_kept_in_the_browser(browser, dev_gateway):
         browser.get(gw.url + "/apps/links/")
         wait(browser, lambda b: path_of(b).startswith("/signin"))
         assert browser.execute_async_script(APP_DATA) == {"stored": None, "workers": 0, "caches": 0}, ending
+        if ending == "sign-out":
+            # Sign-out passed through the app host on its way: its origin forgot too.
+            browser.get(app_host + "/__gatehouse/handoff")
+            assert browser.execute_script("return localStorage.getItem('app-secret')") is None

@@ -59,7 +59,7 @@ extension GatehouseApplication {
         AuthController(
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
             registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
-            catalog: gateway.catalog
+            catalog: gateway.catalog, hostMounts: stores.hostMounts, chainSignature: gateway.hostMounts.signature
         ).addRoutes(to: withSession)
         LeavingController(renderer: renderer, leaving: configuration.proxy.leaving, publicOrigin: configuration.publicOrigin).addRoutes(
             to: withSession)

@@ -162,11 +162,13 @@ struct Gateway {
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
             configuration: configuration, metrics: metrics, renderer: renderer, tracer: tracer)
         let securityHeaders = SecurityHeaders(
-            identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(Self.origin), isHTTPS: configuration.isHTTPS)
+            identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(Self.origin), isHTTPS: configuration.isHTTPS,
+            appHosts: catalog.apps.contains { $0.mount == .host } ? catalog.appsDomain?.origin(of: "*") : nil)
         self.securityHeaders = securityHeaders
         frame = FrameController(sessions: stores.sessions, events: events)
         hostMounts = HostMountController(
-            catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame, configuration: configuration)
+            catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame, configuration: configuration,
+            signature: { [keyring = stores.keyring] text in keyring.lookupHash(text) })
         let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
         self.clientAddresses = clientAddresses
         dataPlane = ProxyDataPlane(

@@ -18,11 +18,18 @@ public struct AuthController: Sendable {
     let cookie: SessionCookie
     let limiter: RateLimiter
     let returns: SignInReturns
+    let catalog: AppCatalog
+    let hostMounts: any HostMountStore
+    let chainSignature: @Sendable (String) -> String
 
     public init(
         configuration: GatehouseConfiguration, oidc: OIDCClient, attempts: any LoginAttemptStore, sessions: any SessionStore,
-        registrations: any RegistrationStore, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter, catalog: AppCatalog
+        registrations: any RegistrationStore, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter, catalog: AppCatalog,
+        hostMounts: any HostMountStore, chainSignature: @escaping @Sendable (String) -> String
     ) {
+        self.chainSignature = chainSignature
+        self.hostMounts = hostMounts
+        self.catalog = catalog
         self.configuration = configuration
         self.oidc = oidc
         self.attempts = attempts
@@ -215,18 +222,20 @@ public struct AuthController: Sendable {
         guard let session = context.session else { return redirect(to: Paths.signIn) }
         _ = try await FormPost.read(request, session: session, publicOrigin: configuration.publicOrigin)
         _ = events.transition(.signOut, from: session.level, sub: session.identity.sub)
+        // The app hosts the member used, each to be passed through on the way out (their grants go with the session).
+        let appHosts = (try? await hostMounts.grantedSlugs(sessionID: session.id)) ?? []
         try await sessions.delete(id: session.id)
         events.record(.ssoLogout, sub: session.identity.sub, detail: "signed_out")
         // A provider that stopped answering would leave the browser on a page that never loads: the gateway's own
         // signed-out page says what happened instead.
-        if oidc.breaker.isOpen {
-            var response = redirect(to: Paths.signedOutPage + "?provider=down")
-            response.headers.append(HTTPField(name: .setCookie, value: cookie.clearing()))
-            response.headers.append(SecurityHeaders.signedOut)
-            return response
-        }
-        let location = await oidc.endSessionURL(idTokenHint: session.tokens.idToken, postLogoutRedirectURI: configuration.postLogoutRedirectURI)
-        var response = redirect(to: location ?? Paths.signedOutPage)
+        // (Absolute when the way out passes through app hosts, which then send the browser back.)
+        let signedOut = (appHosts.isEmpty ? "" : configuration.publicOrigin) + Paths.signedOutPage
+        let end =
+            oidc.breaker.isOpen
+            ? signedOut + "?provider=down"
+            : await oidc.endSessionURL(idTokenHint: session.tokens.idToken, postLogoutRedirectURI: configuration.postLogoutRedirectURI) ?? signedOut
+        var response = redirect(
+            to: HostMountController.signOutChain(slugs: appHosts, then: end, appsDomain: catalog.appsDomain, signature: chainSignature))
         response.headers.append(HTTPField(name: .setCookie, value: cookie.clearing()))
         response.headers.append(SecurityHeaders.signedOut)
         return response

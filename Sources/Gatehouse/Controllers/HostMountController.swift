@@ -24,13 +24,18 @@ public struct HostMountController: Sendable {
     let resolver: SessionResolver
     let frame: FrameController
     let configuration: GatehouseConfiguration
+    /// Signs the sign-out chain (`signOutChain`).
+    let signature: @Sendable (String) -> String
 
     static let handoffPath = "/__gatehouse/handoff"
+    /// Where sign-out passes on each app host the session was let into (`signOutChain`).
+    static let signedOutPath = "/__gatehouse/signed-out"
 
     public init(
         catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
-        configuration: GatehouseConfiguration
+        configuration: GatehouseConfiguration, signature: @escaping @Sendable (String) -> String
     ) {
+        self.signature = signature
         self.catalog = catalog
         self.proxy = proxy
         self.store = store
@@ -64,9 +69,11 @@ public struct HostMountController: Sendable {
         }
     }
 
-    /// Every request on an app host: steps 1 and 3, then the bar's choices (`FrameController`) or the proxy.
+    /// Every request on an app host: steps 1 and 3, a pass of sign-out, then the bar's choices (`FrameController`) or
+    /// the proxy.
     func handle(_ request: Request, context: GatewayRequestContext, app: AppConfiguration) async throws -> Response {
         if request.uri.path == Self.handoffPath { return try await redeem(request, app: app) }
+        if request.uri.path == Self.signedOutPath { return signedOut(request, app: app) }
         if let token = request.cookies[HostMountCookies.grant]?.value,
             let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
             case .active(let session) = try await resolver.resolve(sessionID: sessionID)
@@ -98,6 +105,45 @@ public struct HostMountController: Sendable {
         var response = Self.redirect(handoff.returnTo)
         response.headers.append(HTTPField(name: .setCookie, value: cookie(HostMountCookies.grant, token, maxAge: nil)))
         response.headers.append(HTTPField(name: .setCookie, value: cookie(HostMountCookies.state, "", maxAge: 0)))
+        return response
+    }
+
+    /// Where sign-out sends the browser first: through each app host in `slugs`, each of which forgets what the app kept
+    /// in the browser (`Clear-Site-Data`: its storage, caches and service workers are its origin's, out of the gateway's
+    /// reach) and its grant, and then on to `then` (the provider's end of session, or the signed-out page). The chain
+    /// is signed (`signature`, a MAC under a key every replica shares) and good for a minute, so that no link made
+    /// elsewhere signs a member out of anything.
+    static func signOutChain(
+        slugs: [String], then: String, appsDomain: AppsDomain?, signature: (String) -> String, now: Date = Date()
+    ) -> String {
+        guard let appsDomain, let first = slugs.first else { return then }
+        let hosts = slugs.dropFirst().joined(separator: ",")
+        let until = String(Int(now.timeIntervalSince1970) + 60)
+        return FormEncoding.url(
+            appsDomain.origin(of: first) + signedOutPath,
+            adding: [("hosts", hosts), ("then", then), ("until", until), ("sig", signature(chainText(first, hosts, then, until)))])
+    }
+
+    /// What a pass's signature covers: the host it is for, the hosts after it, the end and the deadline.
+    static func chainText(_ slug: String, _ hosts: String, _ then: String, _ until: String) -> String {
+        ["gatehouse sign-out chain", slug, hosts, then, until].joined(separator: "\n")
+    }
+
+    /// One pass of the sign-out chain on `app`'s host: a chain the gateway signed for this host, in time, clears what
+    /// the app kept and its grant, and goes on (to the next host, then to the gateway or the provider); anything else
+    /// goes to Web Apps and changes nothing.
+    func signedOut(_ request: Request, app: AppConfiguration) -> Response {
+        let query = request.uri.queryParameters
+        let hosts = query.get("hosts").map { String($0) } ?? ""
+        let then = query.get("then").map { String($0) } ?? ""
+        let until = query.get("until").map { String($0) } ?? ""
+        guard let deadline = Double(until), deadline >= Date().timeIntervalSince1970,
+            query.get("sig").map({ String($0) }) == signature(Self.chainText(app.slug, hosts, then, until))
+        else { return Self.redirect(configuration.publicOrigin + Paths.portal) }
+        let rest = hosts.split(separator: ",").map(String.init).filter { catalog.app($0)?.mount == .host }
+        var response = Self.redirect(Self.signOutChain(slugs: rest, then: then, appsDomain: catalog.appsDomain, signature: signature))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie(HostMountCookies.grant, "", maxAge: 0)))
+        response.headers.append(SecurityHeaders.signedOut)
         return response
     }
 

@@ -76,11 +76,14 @@ struct AnswerMapping: Sendable {
         }
         self.shimTags = shimTags
         permissions = Dictionary(
-            configuration.apps.map { ($0.slug, PermissionsPolicy.header(allowing: $0.permissions)) }, uniquingKeysWith: { first, _ in first })
+            configuration.apps.map { app in
+                (app.slug, HTTPField(name: SecurityHeaders.permissionsPolicy, value: PermissionsPolicy.header(allowing: app.permissions)))
+            }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Each app's `Permissions-Policy` (`PermissionsPolicy`), by slug.
-    private let permissions: [String: String]
+    /// Each app's `Permissions-Policy` (`PermissionsPolicy`), by slug, made once: a field checked once, not per answer.
+    private let permissions: [String: HTTPField]
+    private static let noPermissions = HTTPField(name: SecurityHeaders.permissionsPolicy, value: PermissionsPolicy.header(allowing: []))
 
     /// The path-mounted apps not told their mount whose pages and style sheets are rewritten (worked out once).
     private let mountedUntold: Set<String>
@@ -200,7 +203,7 @@ struct AnswerMapping: Sendable {
         headers[.contentSecurityPolicy] = policy(app: app.slug, upstream: upstream.contentSecurityPolicy, nonce: nonce)
         headers[SecurityHeaders.openerPolicy] = Self.openerPolicy(upstream.openerPolicy)
         // After the app's own: for the features the gateway names, its value is the one that counts.
-        headers.append(HTTPField(name: SecurityHeaders.permissionsPolicy, value: permissions[app.slug] ?? PermissionsPolicy.header(allowing: [])))
+        headers.append(permissions[app.slug] ?? Self.noPermissions)
         return Head(
             headers: headers, encoding: encoding, isStyleSheet: isStyleSheet, nonce: nonce, contentLength: upstream.contentLength,
             emptyError: fillsEmptyError && nonce != nil ? status : nil, compresses: encoding != nil && compressesPages && acceptsGzip,

@@ -30,6 +30,12 @@ public struct PostgresHostMountStore: HostMountStore {
         return try PostgresDatabase.decoding { try row.decode(String.self) }
     }
 
+    public func grantedSlugs(sessionID: String) async throws -> [String] {
+        try await database.query("SELECT DISTINCT slug FROM app_grants WHERE session_id = \(sessionID) ORDER BY slug").map { row in
+            try PostgresDatabase.decoding { try row.decode(String.self) }
+        }
+    }
+
     public func deleteExpiredHandoffs(now: Date) async throws -> Int {
         try await database.query("DELETE FROM app_handoffs WHERE expires_at <= \(now) RETURNING code_hash").count
     }

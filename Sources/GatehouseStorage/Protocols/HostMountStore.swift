@@ -30,5 +30,7 @@ public protocol HostMountStore: Sendable {
     func insertGrant(tokenHash: String, sessionID: String, slug: String) async throws
     /// The session a grant token belongs to, for this app only.
     func sessionID(grantTokenHash: String, slug: String) async throws -> String?
+    /// The apps whose hosts the session was let into (its grants), in slug order.
+    func grantedSlugs(sessionID: String) async throws -> [String]
     @discardableResult func deleteExpiredHandoffs(now: Date) async throws -> Int
 }

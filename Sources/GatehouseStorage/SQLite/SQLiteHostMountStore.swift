@@ -32,6 +32,11 @@ public struct SQLiteHostMountStore: HostMountStore {
             .first?.column("session_id")?.string
     }
 
+    public func grantedSlugs(sessionID: String) async throws -> [String] {
+        try await database.query("SELECT DISTINCT slug FROM app_grants WHERE session_id = ? ORDER BY slug", [.text(sessionID)])
+            .compactMap { $0.column("slug")?.string }
+    }
+
     public func deleteExpiredHandoffs(now: Date) async throws -> Int {
         try await database.query("DELETE FROM app_handoffs WHERE expires_at <= ? RETURNING code_hash", [.time(now)]).count
     }

@@ -138,6 +138,60 @@ import Testing
         }
     }
 
+    /// Sign-out passes through every app host the session was let into, each clearing what its app kept in the
+    /// browser and its grant, then goes on to the provider; the chain is signed and short-lived, so that a link made
+    /// elsewhere (another end, another host, later) clears nothing.
+    @Test func signOutPassesThroughEveryAppHostTheMemberUsedAndNoForgedChainDoes() async throws {
+        try await Self.withHostMounts { gateway, _ in
+            let session = try await ProxyTests.signedIn(gateway)
+            _ = try await Self.handoff(gateway, slug: "spa", session: session)
+            _ = try await Self.handoff(gateway, slug: "other", session: session)
+            let portal = try await gateway.get("/", cookies: session)
+            let csrf = try #require(portal.body.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            let signedOut = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: session)
+            #expect(signedOut.headers.first(name: "Clear-Site-Data")?.contains("\"storage\"") == true)
+            // Through the hosts in slug order, then to the provider's end of session.
+            var location = try #require(signedOut.location)
+            var passed: [String] = []
+            for slug in ["other", "spa"] {
+                let origin = "http://\(slug).apps.localhost:\(gateway.port)"
+                #expect(location.hasPrefix(origin + "/__gatehouse/signed-out?"), "\(location)")
+                let pass = try await gateway.get(String(location.dropFirst(origin.count)), cookies: [:], headers: Self.host(slug, gateway))
+                #expect(pass.status == 303 && pass.headers.first(name: "Clear-Site-Data")?.contains("\"storage\"") == true)
+                #expect(pass.setCookies.contains { $0.hasPrefix("gatehouse_app=;") && $0.contains("Max-Age=0") })
+                passed.append(slug)
+                location = try #require(pass.location)
+            }
+            #expect(passed == ["other", "spa"])
+            #expect(location.hasPrefix(gateway.origin + "/dev-idp/") || location.hasPrefix(gateway.origin + "/signed-out"), "\(location)")
+
+            // Forged chains: another end, another host's signature, an old one, no signature. None clears anything.
+            let chain = HostMountController.signOutChain(
+                slugs: ["spa"], then: gateway.origin + "/signed-out", appsDomain: AppsDomain(domain: "apps.localhost", publicURL: URL(string: gateway.origin)!),
+                signature: { gateway.built.stores.keyring.lookupHash($0) })
+            let path = String(chain.dropFirst("http://spa.apps.localhost:\(gateway.port)".count))
+            let good = try await gateway.get(path, cookies: [:], headers: Self.host("spa", gateway))
+            #expect(good.headers.first(name: "Clear-Site-Data") != nil && good.location == gateway.origin + "/signed-out")
+            for forged in [
+                path.replacingOccurrences(of: "signed-out&", with: "elsewhere&"),
+                path.replacingOccurrences(of: FormEncoding.escape(gateway.origin + "/signed-out"), with: FormEncoding.escape("https://evil.example/")),
+                path.replacingOccurrences(of: "sig=", with: "sig=x"),
+                path.components(separatedBy: "&sig=")[0],
+            ] {
+                let reply = try await gateway.get(forged, cookies: [:], headers: Self.host("spa", gateway))
+                #expect(reply.status == 303 && reply.headers.first(name: "Clear-Site-Data") == nil && reply.location == gateway.origin + "/", "\(forged)")
+            }
+            let otherHost = try await gateway.get(path, cookies: [:], headers: Self.host("other", gateway))
+            #expect(otherHost.headers.first(name: "Clear-Site-Data") == nil)
+            let late = HostMountController.signOutChain(
+                slugs: ["spa"], then: gateway.origin + "/signed-out", appsDomain: AppsDomain(domain: "apps.localhost", publicURL: URL(string: gateway.origin)!),
+                signature: { gateway.built.stores.keyring.lookupHash($0) }, now: Date().addingTimeInterval(-120))
+            let expired = try await gateway.get(
+                String(late.dropFirst("http://spa.apps.localhost:\(gateway.port)".count)), cookies: [:], headers: Self.host("spa", gateway))
+            #expect(expired.headers.first(name: "Clear-Site-Data") == nil)
+        }
+    }
+
     @Test func codesWorkOnceOnlyInTheBrowserThatAskedWithinAMinute() async throws {
         try await Self.withHostMounts { gateway, _ in
             let session = try await ProxyTests.signedIn(gateway)
