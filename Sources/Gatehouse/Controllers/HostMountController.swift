@@ -74,7 +74,8 @@ public struct HostMountController: Sendable {
     func handle(_ request: Request, context: GatewayRequestContext, app: AppConfiguration) async throws -> Response {
         if request.uri.path == Self.handoffPath { return try await redeem(request, app: app) }
         if request.uri.path == Self.signedOutPath { return signedOut(request, app: app) }
-        if let token = request.cookies[HostMountCookies.grant]?.value,
+        let grant = request.cookies[HostMountCookies.grant]?.value
+        if let token = grant,
             let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
             case .active(let session) = try await resolver.resolve(sessionID: sessionID)
         {
@@ -89,6 +90,9 @@ public struct HostMountController: Sendable {
         var pairs = [("state", state)]
         if request.method == .get, let target = ReturnTarget(request.uri.description) { pairs.append(("to", target.path)) }
         var response = Self.redirect(FormEncoding.url(configuration.publicOrigin + Paths.appsOpen + "/" + app.slug, adding: pairs))
+        // A grant whose session ended elsewhere (another browser, the provider, a timeout): this browser forgets what
+        // the app kept on its host, as sign-out would have made it.
+        if grant != nil { response.headers.append(SecurityHeaders.signedOut) }
         response.headers.append(HTTPField(name: .setCookie, value: cookie(HostMountCookies.state, state, maxAge: 300)))
         return response
     }
