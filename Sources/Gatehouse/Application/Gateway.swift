@@ -111,10 +111,7 @@ struct Gateway {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         self.http = http
         var serviceClients: [String: HTTPClient] = [:]
-        for (keyPath, tls) in [("oidc.tls", configuration.oidc.tls), ("registration.code_sender.tls", configuration.registration.codeSenderEndpoint?.tls),
-            ("registration.provisioning.tls", configuration.registration.provisioning.endpoint?.tls)]
-        {
-            guard let tls else { continue }
+        for (keyPath, tls) in configuration.serviceTLS {
             var own = clientConfiguration
             own.tlsConfiguration = try UpstreamTLS.load(tls, keyPath: keyPath).get()
             serviceClients[keyPath] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: own)

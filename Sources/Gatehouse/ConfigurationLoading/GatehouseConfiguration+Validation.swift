@@ -22,6 +22,14 @@ extension GatehouseConfiguration {
         ]
     }
 
+    /// The gateway's own services with TLS settings of their own, by key path (each gets a client of its own).
+    var serviceTLS: [(keyPath: String, tls: AppTLSConfiguration)] {
+        [
+            ("oidc.tls", oidc.tls), ("registration.code_sender.tls", registration.codeSenderEndpoint?.tls),
+            ("registration.provisioning.tls", registration.provisioning.endpoint?.tls),
+        ].compactMap { keyPath, tls in tls.map { (keyPath, $0) } }
+    }
+
     /// Every problem with the values themselves, each with its key path.
     public func validate() -> [ConfigurationProblem] {
         var problems: [ConfigurationProblem] = []
@@ -39,10 +47,8 @@ extension GatehouseConfiguration {
         // The listener's certificate and key: readable, a pair, in date (all of it, with the key path of each).
         if let tls = listen.tls, case .failure(let error) = TLSIdentity.load(tls) { problems += error.problems }
         // TLS towards the gateway's own services: each file readable, each authority a certificate.
-        for (keyPath, tls) in [("oidc.tls", oidc.tls), ("registration.code_sender.tls", registration.codeSenderEndpoint?.tls),
-            ("registration.provisioning.tls", registration.provisioning.endpoint?.tls)]
-        {
-            if let tls, case .failure(let error) = UpstreamTLS.load(tls, keyPath: keyPath) { problems += error.problems }
+        for (keyPath, tls) in serviceTLS {
+            if case .failure(let error) = UpstreamTLS.load(tls, keyPath: keyPath) { problems += error.problems }
         }
         if let path = assertions.signingKeyFile,
             case .failure(let error) = Result(catching: { () throws(ConfigurationError) in

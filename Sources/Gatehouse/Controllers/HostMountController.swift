@@ -142,7 +142,7 @@ public struct HostMountController: Sendable {
         let then = query.get("then").map { String($0) } ?? ""
         let until = query.get("until").map { String($0) } ?? ""
         guard let deadline = Double(until), deadline >= Date().timeIntervalSince1970,
-            query.get("sig").map({ String($0) }) == signature(Self.chainText(app.slug, hosts, then, until))
+            let sig = query.get("sig").map({ String($0) }), constantTimeEquals(sig, signature(Self.chainText(app.slug, hosts, then, until)))
         else { return Self.redirect(configuration.publicOrigin + Paths.portal) }
         let rest = hosts.split(separator: ",").map(String.init).filter { catalog.app($0)?.mount == .host }
         var response = Self.redirect(Self.signOutChain(slugs: rest, then: then, appsDomain: catalog.appsDomain, signature: signature))

@@ -43,7 +43,7 @@ extension RegistrationController {
     /// The page's script sends the page's CSRF token (`GatewayPageIsolation`): a token that is not the
     /// session's is refused.
     func checkUsername(_ name: String, _ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        if let token = request.headers[GatewayPageIsolation.pageToken], token != context.session.csrfToken {
+        if let token = request.headers[GatewayPageIsolation.pageToken], !constantTimeEquals(token, context.session.csrfToken) {
             throw RequestError.forbidden("username check with another page's token")
         }
         let trimmed = name.trimmingCharacters(in: .whitespaces)
