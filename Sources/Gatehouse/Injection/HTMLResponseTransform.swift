@@ -57,7 +57,7 @@ struct HTMLResponseTransform {
 
     /// `gzip`, `x-gzip`, `deflate` or none; any other coding is not something the gateway may rewrite.
     static func encoding(of contentEncoding: String?) -> Encoding? {
-        switch contentEncoding?.lowercased().trimmingCharacters(in: .whitespaces) {
+        switch contentEncoding?.lowercased().trimmingOptionalWhitespace {
         case nil, "", "identity": .identity
         case "gzip", "x-gzip": .gzip
         case "deflate": .deflate
@@ -87,11 +87,13 @@ struct HTMLResponseTransform {
     /// length no longer follows its content byte for byte, so guessing a secret in it by the sizes of many answers
     /// (BREACH) needs many times the requests. (Cross-site requests carry no session to begin with: `SameSite=Lax`.)
     static func randomLengthPadding() -> [UInt8] {
-        let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SecureRandom()
         var padding = Array("<!--".utf8)
-        for _ in 0..<Int.random(in: 0...32) { padding.append(letters.randomElement()!) }
+        for _ in 0..<Int.random(in: 0...32, using: &generator) { padding.append(paddingLetters.randomElement(using: &generator)!) }
         return padding + Array("-->".utf8)
     }
+
+    static let paddingLetters = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
     private func compress(_ bytes: [UInt8], flush: CompressNIOFlush) throws(ProxyError) -> ByteBuffer {
         guard let compressor else { return ByteBuffer(bytes: bytes) }

@@ -114,7 +114,7 @@ struct AnswerMapping: Sendable {
     /// asked for towards other origins. Set on every answer, so that the gateway's own value is never added.
     static func openerPolicy(_ upstream: String?) -> String {
         guard let upstream, !upstream.isEmpty else { return "unsafe-none" }
-        let value = upstream.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = upstream.split(separator: ";", maxSplits: 1)[0].trimmingOptionalWhitespace.lowercased()
         return value == "same-origin" ? "same-origin-allow-popups" : upstream
     }
 
@@ -183,7 +183,7 @@ struct AnswerMapping: Sendable {
         let hasBody = !isHEAD && status != .noContent && status != .notModified
         // An app's error to a page the member opened, with nothing to show (an empty body, or an HTML one that turns
         // out empty): the member gets a page that says so, with the bar, instead of the browser's own dead end.
-        let isEmpty = upstream.contentLength.map { $0.trimmingCharacters(in: .whitespaces) == "0" } ?? false
+        let isEmpty = upstream.contentLength.map { $0.trimmingOptionalWhitespace == "0" } ?? false
         let fillsEmptyError = isNavigation && hasBody && status.code >= 400
         if fillsEmptyError && isEmpty { headers[.contentType] = "text/html; charset=utf-8" }
         let isHTML = (fillsEmptyError && isEmpty) || Self.isDocument(contentType: upstream.contentType)

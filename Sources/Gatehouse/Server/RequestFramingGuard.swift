@@ -313,7 +313,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     /// to the application.
     static func expectsContinue(_ head: HTTPRequestHead) -> Bool {
         guard head.version.major == 1, head.version.minor >= 1,
-            head.headers["Expect"].contains(where: { $0.trimmingCharacters(in: [" ", "\t"]).lowercased() == "100-continue" })
+            head.headers["Expect"].contains(where: { $0.trimmingOptionalWhitespace.lowercased() == "100-continue" })
         else { return false }
         let hasBody = head.headers["Transfer-Encoding"].isEmpty == false || head.headers["Content-Length"].contains { $0 != "0" }
         return hasBody
@@ -337,7 +337,7 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         if !codings.isEmpty {
             if !lengths.isEmpty || head.version.minor == 0 { return .badRequest }
             let list = codings.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-                .map { $0.trimmingCharacters(in: [" ", "\t"]).lowercased() }
+                .map { $0.trimmingOptionalWhitespace.lowercased() }
             guard list.last == "chunked" else { return .badRequest }
             if list.count > 1 { return list.dropLast().contains("chunked") || list.contains("") ? .badRequest : .notImplemented }
         }

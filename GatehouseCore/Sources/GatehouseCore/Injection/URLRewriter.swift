@@ -192,7 +192,16 @@ public struct URLRewriter: Sendable, Equatable {
 
     /// A URL as browsers take it in: tabs and newlines dropped anywhere, spaces and control characters around it.
     static func asBrowsersRead(_ value: String) -> String {
-        String(value.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" })
+        // Most URLs of a page begin and end with a visible ASCII character and hold no tab or line break: those are
+        // read as they are, without building Foundation's character sets for each.
+        let bytes = value.utf8
+        let isVisible = { (byte: UInt8) in (0x21...0x7E).contains(byte) }
+        if let first = bytes.first, let last = bytes.last, isVisible(first), isVisible(last),
+            !bytes.contains(where: { $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") })
+        {
+            return value
+        }
+        return String(value.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" })
             .trimmingCharacters(in: CharacterSet.whitespaces.union(.controlCharacters))
     }
 
@@ -209,7 +218,7 @@ public struct URLRewriter: Sendable, Equatable {
     public func rewriteRefresh(_ value: String) -> String? {
         guard let separator = value.firstIndex(where: { $0 == ";" || $0 == "," }) else {
             // No URL part; anything but a number would be a URL without `url=`, which browsers accept too.
-            return value.trimmingCharacters(in: .whitespaces).allSatisfy { $0.isNumber || $0 == "." } ? value : nil
+            return value.trimmingOptionalWhitespace.allSatisfy { $0.isNumber || $0 == "." } ? value : nil
         }
         var rest = value[value.index(after: separator)...].drop { $0 == " " || $0 == "\t" }
         if rest.lowercased().hasPrefix("url") {

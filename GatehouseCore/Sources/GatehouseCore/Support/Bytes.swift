@@ -21,3 +21,15 @@ extension [UInt8] {
         append(digits[Int(byte & 0x0F)])
     }
 }
+
+extension StringProtocol {
+    /// Without the spaces and tabs at either end (HTTP's optional whitespace, RFC 9110 §5.6.3), read as bytes: what
+    /// every header value needs, without Foundation's Unicode character sets.
+    public var trimmingOptionalWhitespace: Substring {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let text = Substring(self)
+        let bytes = text.utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return text[first...last]
+    }
+}

@@ -1,13 +1,12 @@
 import Crypto
 import Foundation
 
-/// Unguessable identifiers from the system's secure random source.
+/// Unguessable identifiers from a secure random source (`SecureRandom`).
 public enum RandomToken {
     public static func make(bytes count: Int = 32) -> String {
-        // One draw from the system's secure source for the whole token (the C library's `arc4random_buf`, backed by
-        // the kernel's `getrandom`), encoded straight from it: a nonce is made for every page that gets the bar.
+        // One draw for the whole token, encoded straight from it: a nonce is made for every page that gets the bar.
         withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { bytes in
-            arc4random_buf(bytes.baseAddress!, count)
+            SecureRandom.fill(bytes)
             return Base64URL.encode(UnsafeRawBufferPointer(bytes))
         }
     }

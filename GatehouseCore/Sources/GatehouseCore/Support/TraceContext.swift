@@ -51,16 +51,18 @@ public struct TraceContext: Sendable, Equatable {
         text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
     }
 
-    /// `count` random bytes (8 or 16) as lower-case hex, never all zero: made for every proxied request.
+    /// `count` random bytes (8 or 16) as lower-case hex, never all zero: made for every proxied request, from the
+    /// thread's generator (`SecureRandom`), written in one pass.
     static func randomHex(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        while true {
-            let words = (0..<(count / 8)).map { _ in generator.next() as UInt64 }
-            guard words.contains(where: { $0 != 0 }) else { continue }
-            return words.map { word in
-                let digits = String(word, radix: 16)
-                return String(repeating: "0", count: 16 - digits.count) + digits
-            }.joined()
+        withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { bytes in
+            repeat { SecureRandom.fill(bytes) } while !bytes.contains { $0 != 0 }
+            return String(unsafeUninitializedCapacity: count * 2) { output in
+                for (index, byte) in bytes.enumerated() {
+                    output[index * 2] = [UInt8].lowerHexDigits[Int(byte >> 4)]
+                    output[index * 2 + 1] = [UInt8].lowerHexDigits[Int(byte & 0x0f)]
+                }
+                return count * 2
+            }
         }
     }
 }
