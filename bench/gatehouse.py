@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -40,6 +41,8 @@ def start(binary, directory, name, upstream_url, kind="sqlite", database_url=Non
                 "apps": [
                     {"slug": "bench", "name": "Bench", "upstream": upstream_url},
                     {"slug": "bench-plain", "name": "Bench without assertion", "upstream": upstream_url, "assertion": False},
+                    # And on a host of its own (`bench-host.apps.localhost`, the development apps domain).
+                    {"slug": "bench-host", "name": "Bench on its own host", "upstream": upstream_url, "mount": "host"},
                 ],
                 **(settings or {}),
             }
@@ -101,11 +104,15 @@ def sign_in(origin, password, account="alice", register=None, verify=True):
     return http
 
 
-def wrk(url, cookie, threads, connections, duration, headers=()):
+def wrk(url, cookie, threads, connections, duration, headers=(), body=None):
     """One wrk run as a browser navigation with `cookie` (a `name=value` pair, or None) and `headers` ("Name: value"
-    each): req/s, p50 and p99 in ms. Error answers or socket errors make it fail: a benchmark of error pages measures
-    nothing."""
+    each), or with `body`, a form posted: req/s, p50 and p99 in ms. Error answers or socket errors make it fail: a
+    benchmark of error pages measures nothing."""
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}", "--latency", "-H", "Sec-Fetch-Dest: document"]
+    if body is not None:
+        script = Path(tempfile.gettempdir()) / f"gatehouse-wrk-post-{os.getpid()}.lua"
+        script.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\n')
+        command += ["-s", str(script)]
     if cookie:
         command += ["-H", f"Cookie: {cookie}"]
     for header in headers:

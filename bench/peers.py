@@ -7,6 +7,8 @@ Targets, each asked as a browser navigation (`Sec-Fetch-Dest: document`) through
                   banner by mod_substitute, CSP header
   gatehouse-sso   Gatehouse, a member at level sso: the app's cookie from the jar, CSP merge, URL rewriting, banner
   gatehouse-reg   Gatehouse, a registered member (no banner)
+  gatehouse-host  gatehouse-sso on a host-mounted app, on its own host (`bench-host.apps.localhost`, its grant cookie)
+  gatehouse-post  gatehouse-sso posting a 4 KB form to the path-mounted app, which answers with the page
   gatehouse-sso-noassertion  gatehouse-sso on an app with `assertion: false`: what the signed identity assertion costs
   gatehouse-traced  gatehouse-sso on a gateway exporting its spans over OTLP/HTTP to a sink: what tracing costs
   caddy           Caddy reverse_proxy with a CSP header, no banner (Debian's Caddy has no body rewriting), no sign-in
@@ -57,9 +59,12 @@ ROUNDS = int(os.environ.get("ROUNDS", "3"))
 TARGETS = os.environ.get(
     "TARGETS",
     "direct nginx nginx-gzip nginx-tls nginx-h2 apache-oidc caddy caddy-tls ceiling-hummingbird ceiling-nio gatehouse-sso "
-    "gatehouse-sso-gzip gatehouse-sso-noassertion gatehouse-reg gatehouse-traced gatehouse-tls gatehouse-h2",
+    "gatehouse-sso-gzip gatehouse-sso-noassertion gatehouse-reg gatehouse-host gatehouse-post gatehouse-traced gatehouse-tls gatehouse-h2",
 ).split()
 GZIP = ("Accept-Encoding: gzip",)
+# A form of 4 KB posted from the gateway's own page (the origin checks of unsafe methods pass), as wrk sends it.
+POST_BODY = "field=" + "x" * (4096 - len("field="))
+POST = ("Content-Type: application/x-www-form-urlencoded", "Sec-Fetch-Site: same-origin")
 CERTIFICATE = [None]  # the run's certificate, which the checks trust
 PAGES = os.environ.get("PAGES", "page10k.html data1m.json").split()
 USER = {
@@ -162,6 +167,16 @@ http {{
         listen 127.0.0.1:{self.ports["upstream"]};
         root {self.work}/www;
         etag off;
+        # A POST to a page is read whole, then answered with the page, as an app answers a form (nginx's static files
+        # refuse POST, and would answer before reading the body): through nginx's own proxy to this server, as a GET.
+        location / {{
+            if ($request_method = POST) {{ rewrite ^(.*)$ /read-then-serve$1 last; }}
+        }}
+        location /read-then-serve/ {{
+            internal;
+            proxy_method GET;
+            proxy_pass http://127.0.0.1:{self.ports["upstream"]}/;
+        }}
         location = /setcookie {{
             add_header Set-Cookie "app_session=$request_id; Path=/; HttpOnly; SameSite=Lax";
             default_type text/html; return 200 "<!doctype html><title>set</title><body>set</body>";
@@ -359,7 +374,25 @@ OIDCStripCookies mod_auth_openidc_session mod_auth_openidc_session_chunks
             http.get(f"{origin}/apps/bench/setcookie").raise_for_status()
             return f"gatehouse_session={http.cookies['gatehouse_session']}"
 
-        return process, f"{origin}/apps/bench/", member("alice"), member("bob", ("bob.bench", "+15550100123"))
+        return process, origin, password, member("alice"), member("bob", ("bob.bench", "+15550100123"))
+
+    @staticmethod
+    def host_grant(origin, password, tls=False):
+        """A member signed in and let into the host-mounted `bench-host` app (its handoff, as a browser makes it): the
+        base URL on the gateway's listener, the app host's `Host` header and the grant cookie."""
+        verify = str(CERTIFICATE[0]) if tls else True
+        http = gatehouse.sign_in(origin, password, "olive", verify=verify)
+        host = f"bench-host.apps.localhost:{origin.rsplit(':', 1)[1]}"
+        first = requests.get(f"{origin}/setcookie", headers={"Host": host}, allow_redirects=False, verify=verify)
+        state = first.cookies["gatehouse_app_state"]
+        handoff = http.get(first.headers["Location"], allow_redirects=False).headers["Location"]
+        path = handoff.split(host, 1)[1]
+        redeemed = requests.get(
+            origin + path, headers={"Host": host, "Cookie": f"gatehouse_app_state={state}"}, allow_redirects=False, verify=verify)
+        grant = f"gatehouse_app={redeemed.cookies['gatehouse_app']}"
+        # The app's own session cookie in the jar, as for the path-mounted members.
+        requests.get(f"{origin}/setcookie", headers={"Host": host, "Cookie": grant}, verify=verify).raise_for_status()
+        return origin + "/", f"Host: {host}", grant
 
 
 def otlp_sink():
@@ -400,9 +433,15 @@ def cpu_seconds(root):
 
 
 def load(name, url, cookie, headers, duration=None):
-    """wrk, or h2load for the HTTP/2 targets."""
-    measure = gatehouse.h2load if name.endswith("-h2") else gatehouse.wrk
-    return measure(url, cookie, THREADS, CONNECTIONS, duration or DURATION, headers)
+    """wrk, or h2load for the HTTP/2 targets; the POST targets post `POST_BODY`."""
+    if name.endswith("-h2"):
+        return gatehouse.h2load(url, cookie, THREADS, CONNECTIONS, duration or DURATION, headers)
+    body = POST_BODY if is_post(name) else None
+    return gatehouse.wrk(url, cookie, THREADS, CONNECTIONS, duration or DURATION, headers, body=body)
+
+
+def is_post(name):
+    return name.removesuffix("-baseline").endswith("-post")
 
 
 def check(name, url, cookie, banner, headers):
@@ -411,16 +450,17 @@ def check(name, url, cookie, banner, headers):
     asked = {"Cookie": cookie or "", "Sec-Fetch-Dest": "document", "Accept-Encoding": "identity"}
     asked.update(header.split(": ", 1) for header in headers)
     verify = str(CERTIFICATE[0]) if url.startswith("https:") else True
-    reply = requests.get(url, headers=asked, allow_redirects=False, stream=True, verify=verify)
+    method, body = ("POST", POST_BODY) if is_post(name) else ("GET", None)
+    reply = requests.request(method, url, headers=asked, data=body, allow_redirects=False, stream=True, verify=verify)
     wire = reply.raw.read(decode_content=False)
-    reply = requests.get(url, headers=asked, allow_redirects=False, verify=verify)
+    reply = requests.request(method, url, headers=asked, data=body, allow_redirects=False, verify=verify)
     if reply.status_code != 200:
         sys.exit(f"peers: {name}: {url} answered {reply.status_code}")
     if name != "direct" and not name.startswith("ceiling-") and "content-security-policy" not in reply.headers:
         sys.exit(f"peers: {name}: {url} has no Content-Security-Policy")
     if banner and url.endswith(".html") and (banner[0] in reply.text) != banner[1]:
         sys.exit(f"peers: {name}: {url}: banner {'missing' if banner[1] else 'present'}")
-    if headers and url.endswith(".html") and reply.headers.get("Content-Encoding") != "gzip":
+    if GZIP[0] in headers and url.endswith(".html") and reply.headers.get("Content-Encoding") != "gzip":
         sys.exit(f"peers: {name}: {url} was not gzipped")
     return len(wire)
 
@@ -462,20 +502,29 @@ def main():
         if os.environ.get("GATEHOUSE_BASELINE_BIN"):
             builds.append(("-baseline", os.environ["GATEHOUSE_BASELINE_BIN"]))
         for suffix, binary in builds:
-            process, base, sso, registered = run.gatehouse(binary, "gatehouse" + suffix)
+            process, origin, password, sso, registered = run.gatehouse(binary, "gatehouse" + suffix)
+            base = f"{origin}/apps/bench/"
             if not suffix:
                 measured = (process, base, sso)
             targets["gatehouse-sso" + suffix] = (base, sso, ("gatehouse-banner", True), ())
-            servers["gatehouse-sso" + suffix] = servers["gatehouse-reg" + suffix] = process.process.pid
+            for measured_name in ("gatehouse-sso", "gatehouse-reg", "gatehouse-host", "gatehouse-post"):
+                servers[measured_name + suffix] = process.process.pid
             targets["gatehouse-sso-gzip" + suffix] = (base, sso, ("gatehouse-banner", True), GZIP)
             targets["gatehouse-sso-noassertion" + suffix] = (base.replace("/apps/bench/", "/apps/bench-plain/"), sso, ("gatehouse-banner", True), ())
             targets["gatehouse-reg" + suffix] = (base, registered, ("gatehouse-banner", False), ())
+            if "gatehouse-host" in TARGETS:
+                # The same page from a host-mounted app, on its own host (`bench-host.apps.localhost`).
+                host_base, host, grant = run.host_grant(origin, password)
+                targets["gatehouse-host" + suffix] = (host_base, grant, ("gatehouse-banner", True), (host,))
+            # A 4 KB form posted to the path-mounted app, which answers with the page (`POST_BODY`).
+            targets["gatehouse-post" + suffix] = (base, sso, ("gatehouse-banner", True), POST)
             if not suffix and "gatehouse-traced" in TARGETS:
                 # The same gateway exporting its spans over OTLP/HTTP to a sink that takes them and answers at once.
-                _, traced_base, traced_sso, _ = run.gatehouse(binary, "gatehouse-traced", settings={"tracing": {"otlp_endpoint": otlp_sink()}})
-                targets["gatehouse-traced"] = (traced_base, traced_sso, ("gatehouse-banner", True), ())
+                _, traced_origin, _, traced_sso, _ = run.gatehouse(binary, "gatehouse-traced", settings={"tracing": {"otlp_endpoint": otlp_sink()}})
+                targets["gatehouse-traced"] = (f"{traced_origin}/apps/bench/", traced_sso, ("gatehouse-banner", True), ())
             if not suffix and ("gatehouse-tls" in TARGETS or "gatehouse-h2" in TARGETS):
-                _, tls_base, tls_sso, _ = run.gatehouse(binary, "gatehouse-tls", tls=True)
+                _, tls_origin, _, tls_sso, _ = run.gatehouse(binary, "gatehouse-tls", tls=True)
+                tls_base = f"{tls_origin}/apps/bench/"
                 targets["gatehouse-tls"] = (tls_base, tls_sso, ("gatehouse-banner", True), ())
                 targets["gatehouse-h2"] = (tls_base, tls_sso, ("gatehouse-banner", True), ())
         targets = {name: value for name, value in targets.items() if name == "direct" or name.removesuffix("-baseline") in TARGETS}

@@ -27,10 +27,6 @@ public struct HostMountController: Sendable {
     /// Signs the sign-out chain (`signOutChain`).
     let signature: @Sendable (String) -> String
 
-    static let handoffPath = "/__gatehouse/handoff"
-    /// Where sign-out passes on each app host the session was let into (`signOutChain`).
-    static let signedOutPath = "/__gatehouse/signed-out"
-
     public init(
         catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
         configuration: GatehouseConfiguration, signature: @escaping @Sendable (String) -> String
@@ -65,15 +61,15 @@ public struct HostMountController: Sendable {
                     stateHash: TokenHash.hex(String(state)), returnTo: returnTo,
                     expiresAt: Date().addingTimeInterval(AppHandoff.lifetime)
                 ))
-            return Self.redirect(FormEncoding.url(appsDomain.origin(of: slug) + Self.handoffPath, adding: [("code", code)]))
+            return Self.redirect(FormEncoding.url(appsDomain.origin(of: slug) + HostMountPaths.handoff, adding: [("code", code)]))
         }
     }
 
     /// Every request on an app host: steps 1 and 3, a pass of sign-out, then the bar's choices (`FrameController`) or
     /// the proxy.
     func handle(_ request: Request, context: GatewayRequestContext, app: AppConfiguration) async throws -> Response {
-        if request.uri.path == Self.handoffPath { return try await redeem(request, app: app) }
-        if request.uri.path == Self.signedOutPath { return signedOut(request, app: app) }
+        if request.uri.path == HostMountPaths.handoff { return try await redeem(request, app: app) }
+        if request.uri.path == HostMountPaths.signedOut { return signedOut(request, app: app) }
         let grant = request.cookies[HostMountCookies.grant]?.value
         if let token = grant,
             let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
@@ -124,7 +120,7 @@ public struct HostMountController: Sendable {
         let hosts = slugs.dropFirst().joined(separator: ",")
         let until = String(Int(now.timeIntervalSince1970) + 60)
         return FormEncoding.url(
-            appsDomain.origin(of: first) + signedOutPath,
+            appsDomain.origin(of: first) + HostMountPaths.signedOut,
             adding: [("hosts", hosts), ("then", then), ("until", until), ("sig", signature(chainText(first, hosts, then, until)))])
     }
 

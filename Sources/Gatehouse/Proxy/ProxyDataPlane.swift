@@ -10,8 +10,8 @@ import NIOHTTP1
 import Tracing
 
 /// The gateway's side of the data plane (`GatehouseDataPlane`): which requests it answers on the event loop, and
-/// how. It takes a `GET` without a body for a path-mounted app whose member's session and jar are in the state
-/// cache with nothing due (no refresh, no last-seen to write), to a host whose address is known, when the member
+/// how. It takes a `GET` without a body for a path-mounted app, or on a host-mounted app's host with its grant
+/// (`Mounted`), whose member's session and jar are in the state cache with nothing due (no refresh, no last-seen to write), to a host whose address is known, when the member
 /// may open the app. Every decision is the one the application's path makes (`AppAccess`, `AnswerMapping`,
 /// `HeaderHygiene`, `GatewayBar`); anything else, refusals included, goes on to the application, which decides
 /// again and answers with its page. Jar changes go into the cache at once and to the store behind
@@ -30,6 +30,8 @@ final class ProxyDataPlane: DataPlaneRoutes {
     let clientAddresses: ClientAddressResolver
     let cookieName: String
     let serverName: String
+    /// The gateway's own origin, which the bar's links name on an app host.
+    let publicOrigin: String
     let date = HTTPDate()
     let logger: Logger
     /// With a collector: each request's span and its upstream exchange's, made and ended on the event loop.
@@ -42,8 +44,10 @@ final class ProxyDataPlane: DataPlaneRoutes {
     init(
         catalog: AppCatalog, access: AppAccess, cache: StateCache, resolver: SessionResolver, jars: SharedCookieJars, bar: GatewayBar,
         mapping: AnswerMapping, renderer: PageRenderer, securityHeaders: SecurityHeaders, metrics: GatewayMetrics,
-        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, logger: Logger, tracer: GatewayTracer? = nil
+        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, publicOrigin: String, logger: Logger,
+        tracer: GatewayTracer? = nil
     ) {
+        self.publicOrigin = publicOrigin
         self.catalog = catalog
         self.access = access
         self.cache = cache
@@ -64,14 +68,13 @@ final class ProxyDataPlane: DataPlaneRoutes {
 
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
         guard head.method == .GET, head.headers["content-length"].allSatisfy({ $0 == "0" }), !head.headers.contains(name: "transfer-encoding"),
-            !head.headers.contains(name: "upgrade"), catalog.hostMountedApp(authority: head.headers.first(name: "host")) == nil,
-            let (app, rest) = appPath(head.uri), catalog.isProxiedOnPaths(app),
-            let cookie = Self.cookie(named: cookieName, in: head.headers), !cookie.isEmpty, cookie.utf8.count <= 128,
-            let session = cache.session(SessionResolver.sessionID(forCookie: cookie)), resolver.isSettled(session),
+            !head.headers.contains(name: "upgrade"), let mounted = mounted(head),
+            let session = cache.session(mounted.sessionID), resolver.isSettled(session),
             case .some(let jar) = cache.jar(session.id), cache.pendingJarChanges < Self.pendingJarLimit,
-            let forwarding = access.openWithoutWaiting(app, rest: rest, method: "GET", session: session),
+            let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: "GET", session: session),
             let endpoint = Self.endpoint(forwarding.target)
         else { return .application }
+        let app = mounted.app
 
         let browser = HTTPFields(head.headers)
         let clientAddress =
@@ -101,9 +104,36 @@ final class ProxyDataPlane: DataPlaneRoutes {
             ProxiedRequest(
                 plane: self, forwarding: forwarding, endpoint: endpoint,
                 upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
-                memberURI: head.uri, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
+                memberURI: head.uri, gatewayBase: mounted.gatewayBase, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
                 accept: browser[.accept], acceptLanguage: browser[.acceptLanguage], acceptsGzip: acceptEncoding.takesGzip, trace: trace,
                 spans: spans, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie]))
+    }
+
+    /// The app a request is for, the rest of its path, and the session it comes with, by the app's mount.
+    struct Mounted {
+        let app: AppConfiguration
+        let rest: String
+        let sessionID: String
+        /// What the bar's files and links start with: the gateway's origin on an app host, nothing on its own host.
+        let gatewayBase: String
+    }
+
+    /// On an app host (`slug.apps.example`), any path of the app with the host's grant, whose session this replica
+    /// has looked up before (the handoff's and sign-out's own paths are the application's); on the gateway's host,
+    /// `/apps/<slug>/…` of a path-mounted app with the session cookie.
+    func mounted(_ head: HTTPRequestHead) -> Mounted? {
+        if let app = catalog.hostMountedApp(authority: head.headers.first(name: "host")) {
+            let path = head.uri.prefix { $0 != "?" }
+            guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
+                let grant = Self.cookie(named: HostMountCookies.grant, in: head.headers), !grant.isEmpty, grant.utf8.count <= 128,
+                let sessionID = cache.grantedSession(tokenHash: TokenHash.hex(grant), slug: app.slug)
+            else { return nil }
+            return Mounted(app: app, rest: head.uri, sessionID: sessionID, gatewayBase: publicOrigin)
+        }
+        guard let (app, rest) = appPath(head.uri), catalog.isProxiedOnPaths(app),
+            let cookie = Self.cookie(named: cookieName, in: head.headers), !cookie.isEmpty, cookie.utf8.count <= 128
+        else { return nil }
+        return Mounted(app: app, rest: rest, sessionID: SessionResolver.sessionID(forCookie: cookie), gatewayBase: "")
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
@@ -174,6 +204,8 @@ final class ProxiedRequest: DataPlaneExchange {
     let endpoint: UpstreamEndpoint
     let upstreamHead: HTTPRequestHead
     let memberURI: String
+    /// The gateway's origin on an app host, else empty (`ProxyDataPlane.Mounted`).
+    let gatewayBase: String
     let isNavigation: Bool
     /// The browser's `Accept`: an error is answered as JSON to a caller that wants it.
     let accept: String?
@@ -209,7 +241,7 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
+        gatewayBase: String = "", isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
         browserCookies: [String] = []
     ) {
         self.browserCookies = browserCookies
@@ -220,6 +252,7 @@ final class ProxiedRequest: DataPlaneExchange {
         self.endpoint = endpoint
         self.upstreamHead = upstreamHead
         self.memberURI = memberURI
+        self.gatewayBase = gatewayBase
         self.isNavigation = isNavigation
         self.accept = accept
         self.acceptsGzip = acceptsGzip
@@ -249,8 +282,9 @@ final class ProxiedRequest: DataPlaneExchange {
         }
         transform = try inLanguage {
             try plane.mapping.transform(
-                mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app, returnTo: memberURI, gatewayBase: "",
-                urls: forwarding.urls)
+                mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app,
+                // On an app host the way back after the upgrade is the app's loading page, as on the application's path.
+                returnTo: gatewayBase.isEmpty ? memberURI : Paths.open(forwarding.app.slug), gatewayBase: gatewayBase, urls: forwarding.urls)
         }
         return .afterFirstChunk
     }

@@ -147,6 +147,31 @@ public struct CachedRegistrationStore: RegistrationStore {
     }
 }
 
+/// Grants read through the cache: an app host's requests find their session without the store, which lets the data
+/// plane serve them.
+public struct CachedHostMountStore: HostMountStore {
+    let store: any HostMountStore
+    let cache: StateCache
+
+    public func insert(_ handoff: AppHandoff) async throws { try await store.insert(handoff) }
+    public func takeHandoff(codeHash: String) async throws -> AppHandoff? { try await store.takeHandoff(codeHash: codeHash) }
+
+    public func insertGrant(tokenHash: String, sessionID: String, slug: String) async throws {
+        try await store.insertGrant(tokenHash: tokenHash, sessionID: sessionID, slug: slug)
+        cache.keep(grant: tokenHash, slug: slug, sessionID: sessionID)
+    }
+
+    public func sessionID(grantTokenHash: String, slug: String) async throws -> String? {
+        if let kept = cache.grantedSession(tokenHash: grantTokenHash, slug: slug) { return kept }
+        guard let sessionID = try await store.sessionID(grantTokenHash: grantTokenHash, slug: slug) else { return nil }
+        cache.keep(grant: grantTokenHash, slug: slug, sessionID: sessionID)
+        return sessionID
+    }
+
+    public func grantedSlugs(sessionID: String) async throws -> [String] { try await store.grantedSlugs(sessionID: sessionID) }
+    public func deleteExpiredHandoffs(now: Date) async throws -> Int { try await store.deleteExpiredHandoffs(now: now) }
+}
+
 extension Stores {
     /// A cache for these stores: trusted from the start for a single process's SQLite, and on PostgreSQL only
     /// while `invalidations` (to run as a service) hears every replica's changes.
@@ -156,13 +181,14 @@ extension Stores {
         return (cache, StateInvalidationListener(database: shared, cache: cache, logger: logger))
     }
 
-    /// These stores with sessions, jars and registrations read and invalidated through `cache`.
+    /// These stores with sessions, jars, registrations and app hosts' grants read and invalidated through `cache`.
     public func cached(by cache: StateCache) -> Stores {
         var stores = self
         let cachedJars = CachedCookieJarStore(store: jars, cache: cache)
         stores.sessions = CachedSessionStore(store: sessions, cache: cache, jars: cachedJars)
         stores.jars = cachedJars
         stores.registrations = CachedRegistrationStore(store: registrations, cache: cache)
+        stores.hostMounts = CachedHostMountStore(store: hostMounts, cache: cache)
         return stores
     }
 }

@@ -29,6 +29,10 @@ public final class StateCache: Sendable {
         var sessions: [String: Entry<Session>] = [:]
         /// `nil` values: the session has no jar yet (an empty jar).
         var jars: [String: Entry<CookieJar?>] = [:]
+        /// The session each app host's grant stands for, by `grantKey`. A grant never changes while its session
+        /// lasts and ends with it, so a remembered one is as good as the store's answer: the session itself is still
+        /// read from `sessions`, where an ended one is not.
+        var grants: [String: Entry<String>] = [:]
         var epoch: UInt64 = 0
         /// Jar changes made here and not yet written to the store, oldest first, by session.
         var pendingJars: [String: [JarChange]] = [:]
@@ -78,7 +82,25 @@ public final class StateCache: Sendable {
         }
     }
 
+    /// The session an app host's grant (by its token's hash) stands for, when this replica has looked it up before.
+    public func grantedSession(tokenHash: String, slug: String, now: ContinuousClock.Instant = .now) -> String? {
+        state.withLockedValue { state in
+            guard state.trusted, let entry = state.grants[Self.grantKey(tokenHash, slug)], now - entry.loadedAt < maximumAge else { return nil }
+            return entry.value
+        }
+    }
+
+    static func grantKey(_ tokenHash: String, _ slug: String) -> String { slug + " " + tokenHash }
+
     // MARK: - Keeping
+
+    func keep(grant tokenHash: String, slug: String, sessionID: String, now: ContinuousClock.Instant = .now) {
+        state.withLockedValue { state in
+            guard state.trusted else { return }
+            makeRoom(&state, now: now)
+            state.grants[Self.grantKey(tokenHash, slug)] = Entry(value: sessionID, loadedAt: now)
+        }
+    }
 
     func keep(_ session: Session, since epoch: UInt64, now: ContinuousClock.Instant = .now) {
         state.withLockedValue { state in
@@ -146,12 +168,13 @@ public final class StateCache: Sendable {
 
     /// At capacity, the oldest tenth of the entries goes (whole tenths, so the sort is rare).
     private func makeRoom(_ state: inout State, now: ContinuousClock.Instant) {
-        guard state.sessions.count + state.jars.count >= capacity else { return }
+        guard state.sessions.count + state.jars.count + state.grants.count >= capacity else { return }
         let cutoff = max(1, capacity / 10)
         let oldestSessions = state.sessions.sorted { $0.value.loadedAt < $1.value.loadedAt }.prefix(cutoff / 2 + 1)
         for (id, _) in oldestSessions { state.sessions[id] = nil }
         let oldestJars = state.jars.sorted { $0.value.loadedAt < $1.value.loadedAt }.prefix(cutoff / 2 + 1)
         for (id, _) in oldestJars { state.jars[id] = nil }
+        if state.grants.count >= cutoff { state.grants = [:] }
     }
 
     // MARK: - Invalidating
@@ -187,6 +210,7 @@ public final class StateCache: Sendable {
             state.epoch &+= 1
             state.sessions = [:]
             state.jars = [:]
+            state.grants = [:]
             if state.trusted && !trusted { state.bypasses += 1 }
             state.trusted = trusted
         }
@@ -197,6 +221,6 @@ public final class StateCache: Sendable {
     /// Entries held, session reads answered from memory and from the store, and times the cache was bypassed
     /// because invalidations could not be relied on, since start.
     public var statistics: (entries: Int, hits: Int, misses: Int, bypasses: Int) {
-        state.withLockedValue { ($0.sessions.count + $0.jars.count, $0.hits, $0.misses, $0.bypasses) }
+        state.withLockedValue { ($0.sessions.count + $0.jars.count + $0.grants.count, $0.hits, $0.misses, $0.bypasses) }
     }
 }

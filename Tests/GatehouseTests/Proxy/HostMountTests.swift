@@ -99,7 +99,7 @@ import Testing
                 "/html", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway) + GatewayBarTests.document)
             #expect(onHost.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed=\"\" data-place=\"auto\">"))
             #expect(onHost.body.contains("href=\"\(gateway.origin)/static/gatehouse-bar."))
-            // The application's path (app hosts take it) compresses pages as the data plane does.
+            // Pages on an app host are compressed as on the gateway's own host.
             let gzipped = try await gateway.get(
                 "/html", cookies: ["gatehouse_app": grant],
                 headers: Self.host("spa", gateway) + GatewayBarTests.document + [("Accept-Encoding", "gzip")])
@@ -114,8 +114,11 @@ import Testing
         try await Self.withHostMounts { gateway, _ in
             let session = try await ProxyTests.signedIn(gateway)
             let grant = try await Self.handoff(gateway, session: session)
+            let servedBefore = gateway.servedByDataPlane("spa")
             let reply = try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway))
             #expect(reply.status == 200)
+            // Once the grant has been looked up (the handoff's redirect), the app host's requests are the data plane's.
+            #expect(gateway.servedByDataPlane("spa") == servedBefore + 1)
             let received = try ProxyTests.report(reply)
             #expect(received.headers["x-forwarded-user"] == [DevelopmentAccounts.all[0].sub])
             #expect(received.headers["cookie"] == nil)  // the grant cookie never goes upstream
@@ -136,6 +139,7 @@ import Testing
             _ = try await gateway.post("/signout", form: [("csrf", String(csrf))], cookies: session)
             let ended = try await gateway.get("/echo/x", cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway))
             #expect(ended.status == 303)
+            #expect(gateway.servedByDataPlane("spa") == servedBefore + 1)
             // A browser coming back with the grant of an ended session forgets what the app kept on its host.
             #expect(ended.headers.first(name: "Clear-Site-Data")?.contains("\"storage\"") == true)
             // A browser that never had a grant is only sent to get one.
