@@ -31,6 +31,9 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var applicationAnswersOwed = 0
     /// The parts of the request being read go to the application.
     private var passing = false
+    /// The body and end of the request being read are the data plane's exchange's (dropped if it already ended: the
+    /// app answered before reading it all).
+    private var proxiedRequestOpen = false
     private var exchange: ExchangeRun?
     /// Parts that arrived while an earlier answer was under way, oldest first.
     private var waiting = CircularBuffer<HTTPServerRequestPart>()
@@ -63,11 +66,18 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     public func read(context: ChannelHandlerContext) {
-        if waiting.isEmpty, !upgrading {
+        if waiting.isEmpty, !upgrading, exchange?.holdsMemberReads() != true {
             context.read()
         } else {
             readHeld = true
         }
+    }
+
+    /// An exchange's app connection takes the member's body again.
+    private func resumeReads(context: ChannelHandlerContext) {
+        guard readHeld, waiting.isEmpty, !upgrading, !handedOver, exchange?.holdsMemberReads() != true else { return }
+        readHeld = false
+        context.read()
     }
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -143,20 +153,28 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
                 // Decided again once the application's answers are out (the session may have changed by then).
                 guard applicationAnswersOwed == 0, let pool, let timer else { return false }
                 passing = false
+                proxiedRequestOpen = true
                 let run = ExchangeRun(
                     exchange: proxied, member: context, memberKeepAlive: head.isKeepAlive || head.version.minor == 0, pool: pool,
-                    readTimeout: readTimeout, timer: timer
+                    readTimeout: readTimeout, timer: timer, resumeMemberReads: { [unowned self] in self.resumeReads(context: context) }
                 ) { [unowned self] closeMember in
                     self.exchangeEnded(closeMember: closeMember, context: context)
                 }
                 exchange = run
                 run.begin()
             }
-        case .body:
+        case .body(let chunk):
             // An upgrade request's body is nobody's.
-            if upgradeHead == nil, passing { context.fireChannelRead(wrapInboundOut(part)) }
+            if proxiedRequestOpen {
+                exchange?.requestBody(chunk)
+            } else if upgradeHead == nil, passing {
+                context.fireChannelRead(wrapInboundOut(part))
+            }
         case .end:
-            if let head = upgradeHead, let upgrades {
+            if proxiedRequestOpen {
+                proxiedRequestOpen = false
+                exchange?.requestEnd()
+            } else if let head = upgradeHead, let upgrades {
                 upgradeHead = nil
                 upgrades.upgrade(head, peer: context.channel.remoteAddress, eventLoop: context.eventLoop).assumeIsolated().whenComplete {
                     [unowned self] result in

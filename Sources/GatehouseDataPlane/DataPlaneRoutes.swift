@@ -44,6 +44,8 @@ public protocol DataPlaneExchange: AnyObject {
     var upstreamHead: HTTPRequestHead { get }
     /// May be sent a second time when a reused connection closed before any answer (RFC 9110 §9.2.2).
     var isIdempotent: Bool { get }
+    /// The length of the request's body as `upstreamHead` tells the app (0: none); the member's body must be as long.
+    var requestBodyLength: Int { get }
 
     /// The app's head: the member's head to send now, or to decide once the body's first bytes are known.
     func start(_ upstream: HTTPResponseHead) throws -> ResponseStart
@@ -62,6 +64,12 @@ public protocol DataPlaneExchange: AnyObject {
 public enum ResponseStart {
     case now(HTTPResponseHead)
     case afterFirstChunk
+}
+
+/// The member's body was longer or shorter than its head said: the exchange is refused and the connection closed.
+public struct RequestBodyMismatch: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String { "the request's body does not match its length" }
 }
 
 /// Why an exchange did not end with the app's complete answer.

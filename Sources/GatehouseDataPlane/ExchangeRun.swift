@@ -5,6 +5,12 @@ import NIOHTTP1
 /// the app's answer mapped by the gateway's exchange and written to the member as it arrives. Reads of the app's
 /// connection go on only while the member's connection is writable, so a member who stops reading holds at most a
 /// read's worth of the body in memory.
+///
+/// A request's body (`requestBody`, `requestEnd`, as the member's connection reads it) goes to the app as it comes:
+/// the head goes out once the body's first bytes or its end arrived (as on the application's path: nothing reaches
+/// the app for a request whose body never starts), and the member's connection is read no further while the app's
+/// takes no more (`holdsMemberReads`, `resumeMemberReads`). The read timeout counts from the request's end: a slow
+/// upload is the listener's business (its body deadline), not the app's.
 final class ExchangeRun {
     private enum State {
         case connecting
@@ -31,13 +37,23 @@ final class ExchangeRun {
     private var memberStatus: HTTPResponseStatus?
     private var retried = false
     private var readPaused = false
+    /// The member's body parts that came before the app's connection did (one read's worth: the member is not read
+    /// further meanwhile).
+    private var pendingBody: [ByteBuffer] = []
+    /// The member's request is complete (its end read); the app's head has been written.
+    private var requestEnded = false
+    private var headSent = false
+    private var bodyBytes = 0
+    /// The member's connection was not read further while the app's connection took no more: read on.
+    private let resumeMemberReads: () -> Void
     /// The member connection's timer, lent for the read timeout (`timedOut`).
     private let timer: DeadlineTimer
 
     init(
         exchange: any DataPlaneExchange, member: ChannelHandlerContext, memberKeepAlive: Bool, pool: UpstreamPool, readTimeout: TimeAmount,
-        timer: DeadlineTimer, ended: @escaping (_ closeMember: Bool) -> Void
+        timer: DeadlineTimer, resumeMemberReads: @escaping () -> Void = {}, ended: @escaping (_ closeMember: Bool) -> Void
     ) {
+        self.resumeMemberReads = resumeMemberReads
         self.exchange = exchange
         self.timer = timer
         self.member = member
@@ -75,10 +91,63 @@ final class ExchangeRun {
         reader = handler
         handler.exchange = self
         state = .awaitingHead
-        let channel = lease.channel
-        channel.write(HTTPClientRequestPart.head(exchange.upstreamHead), promise: nil)
-        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        armTimer()
+        headSent = false
+        sendRequest()
+    }
+
+    // MARK: - The member's request
+
+    /// A part of the member's body: passed on, or kept until the app's connection is there.
+    func requestBody(_ chunk: ByteBuffer) {
+        guard state != .done else { return }
+        bodyBytes += chunk.readableBytes
+        // Never more than the head told the app (an HTTP/2 stream's DATA beyond its `content-length`): bytes past it
+        // would be read by the app as the start of another request.
+        guard bodyBytes <= exchange.requestBodyLength else { return fail(.refused(RequestBodyMismatch()), closeMember: true) }
+        pendingBody.append(chunk)
+        sendRequest()
+    }
+
+    /// The member's request is complete.
+    func requestEnd() {
+        guard state != .done else { return }
+        guard bodyBytes == exchange.requestBodyLength else { return fail(.refused(RequestBodyMismatch()), closeMember: true) }
+        requestEnded = true
+        sendRequest()
+    }
+
+    /// Writes what the app's connection has not been sent yet: the head (once the body started or the request
+    /// ended), the body's parts, the end; the read timeout starts with the end.
+    private func sendRequest() {
+        guard let channel = lease?.channel, state == .awaitingHead || state == .heldForFirstChunk || state == .streaming,
+            headSent || requestEnded || !pendingBody.isEmpty
+        else { return }
+        if !headSent {
+            headSent = true
+            channel.write(HTTPClientRequestPart.head(exchange.upstreamHead), promise: nil)
+        }
+        for chunk in pendingBody { channel.write(HTTPClientRequestPart.body(.byteBuffer(chunk)), promise: nil) }
+        pendingBody.removeAll(keepingCapacity: true)
+        if requestEnded {
+            channel.write(HTTPClientRequestPart.end(nil), promise: nil)
+            armTimer()
+        }
+        channel.flush()
+        // What waited for the connection is out: the member's connection may be read on.
+        if !requestEnded, channel.isWritable { resumeMemberReads() }
+    }
+
+    /// Whether the member's connection must not be read now: its body waits for the app's connection, or the app's
+    /// connection takes no more of it.
+    func holdsMemberReads() -> Bool {
+        guard state != .done, !requestEnded else { return false }
+        return !pendingBody.isEmpty || lease?.channel.isWritable == false
+    }
+
+    /// The app's connection takes more again.
+    func upstreamWritable() {
+        guard state != .done, !requestEnded, lease?.channel.isWritable == true else { return }
+        resumeMemberReads()
     }
 
     func upstreamRead(_ part: HTTPClientResponsePart) {
@@ -107,7 +176,8 @@ final class ExchangeRun {
                 guard state == .streaming else { return }
                 writeBody(exchange.end())
                 member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
-                complete(failure: nil, upstreamReusable: upstreamKeepAlive)
+                // An app that answered before reading the whole request leaves its connection mid-request.
+                complete(failure: nil, upstreamReusable: upstreamKeepAlive && requestEnded)
             }
         } catch {
             fail(.refused(error))
@@ -138,7 +208,7 @@ final class ExchangeRun {
             lease = nil
             reader = nil
             cancelTimer()
-            begin()
+            begin()  // the head (and the end) again on the next connection: an idempotent request has no body
             return
         }
         lease = nil
@@ -182,7 +252,8 @@ final class ExchangeRun {
         member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(bytes))), promise: nil)
     }
 
-    private func fail(_ failure: DataPlaneFailure) {
+    /// `closeMember`: the member's connection carries nothing more after the answer (its request's framing broke).
+    private func fail(_ failure: DataPlaneFailure, closeMember: Bool = false) {
         guard state != .done else { return }
         if case .memberLeft = failure {
             complete(failure: failure, upstreamReusable: false)
@@ -194,7 +265,7 @@ final class ExchangeRun {
             writeHead(head)
             writeBody(body)
             member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
-            complete(failure: failure, upstreamReusable: false)
+            complete(failure: failure, upstreamReusable: false, closeMember: closeMember)
         } else {
             // The head is out: the answer can only end incomplete, by closing without its final chunk.
             complete(failure: failure, upstreamReusable: false, closeMember: true)
@@ -203,6 +274,7 @@ final class ExchangeRun {
 
     private func complete(failure: DataPlaneFailure?, upstreamReusable: Bool, closeMember: Bool = false) {
         state = .done
+        pendingBody = []
         cancelTimer()
         reader?.exchange = nil
         reader = nil

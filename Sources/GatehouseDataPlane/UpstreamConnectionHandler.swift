@@ -30,6 +30,11 @@ final class UpstreamConnectionHandler: ChannelDuplexHandler {
         exchange?.upstreamReadComplete()
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        exchange?.upstreamWritable()
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         let exchange = self.exchange
         self.exchange = nil

@@ -15,7 +15,13 @@ import Testing
         let outcomes: Outcomes
         func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
             guard head.uri.hasPrefix("/dp/") else { return .application }
-            return .proxy(PassThrough(uri: head.uri, outcomes: outcomes))
+            let length = head.headers.first(name: "content-length").flatMap { Int($0) } ?? 0
+            // `/dp/short…`: the gateway tells the app of fewer bytes than the member sends (as an HTTP/2 stream's DATA
+            // beyond its length would be).
+            return .proxy(
+                PassThrough(
+                    method: head.method, uri: head.uri, bodyLength: head.uri.hasPrefix("/dp/short") ? max(0, length - 2) : length,
+                    outcomes: outcomes))
         }
     }
 
@@ -46,10 +52,14 @@ import Testing
         let endpoint = UpstreamEndpoint(address: try! SocketAddress(ipAddress: "127.0.0.1", port: 8080), host: "app.test")
         let upstreamHead: HTTPRequestHead
         let outcomes: Outcomes
-        var isIdempotent: Bool { true }
+        let requestBodyLength: Int
+        var isIdempotent: Bool { upstreamHead.method == .GET }
 
-        init(uri: String, outcomes: Outcomes) {
-            upstreamHead = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: ["Host": "app.test"])
+        init(method: HTTPMethod = .GET, uri: String, bodyLength: Int = 0, outcomes: Outcomes) {
+            var headers: HTTPHeaders = ["Host": "app.test"]
+            if bodyLength > 0 { headers.add(name: "Content-Length", value: "\(bodyLength)") }
+            upstreamHead = HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)
+            requestBodyLength = bodyLength
             self.outcomes = outcomes
         }
 
@@ -58,7 +68,8 @@ import Testing
         func body(_ chunk: ByteBuffer) throws -> ByteBuffer { chunk }
         func end() -> ByteBuffer? { nil }
         func answer(_ failure: DataPlaneFailure) -> (HTTPResponseHead, ByteBuffer) {
-            (HTTPResponseHead(version: .http1_1, status: .badGateway, headers: ["Content-Length": "6"]), ByteBuffer(string: "failed"))
+            let status: HTTPResponseStatus = if case .refused(_ as RequestBodyMismatch) = failure { .badRequest } else { .badGateway }
+            return (HTTPResponseHead(version: .http1_1, status: status, headers: ["Content-Length": "6"]), ByteBuffer(string: "failed"))
         }
         func finished(status: HTTPResponseStatus?, failure: DataPlaneFailure?) {
             outcomes.box.withLockedValue { $0.append((status, failure.map { "\($0)" })) }
@@ -81,6 +92,8 @@ import Testing
         let member: EmbeddedChannel
         let outcomes = Outcomes()
         let upgrades = Upgrades()
+        /// The reads asked of the member's connection (the data plane holds them while an app takes no more of a body).
+        let memberReads = ReadCounter()
         private(set) var upstreams: [(channel: EmbeddedChannel, reads: ReadCounter)] = []
 
         init() throws {
@@ -95,7 +108,7 @@ import Testing
                 return loop.makeSucceededFuture(channel)
             }
             try member.pipeline.syncOperations.addHandlers([
-                ByteToMessageHandler(HTTPRequestDecoder()), HTTPResponseEncoder(),
+                memberReads, ByteToMessageHandler(HTTPRequestDecoder()), HTTPResponseEncoder(),
                 DataPlaneHandler(routes: Routes(outcomes: outcomes), upgrades: upgrades, pools: pools, readTimeout: .seconds(30)),
             ])
             try member.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -250,6 +263,73 @@ import Testing
         _ = try harness.upstreamReceived(2)
         try harness.upstreams[2].channel.close().wait()
         #expect(try harness.memberReceived().hasPrefix("HTTP/1.1 502"))
+    }
+
+    static func post(_ path: String, length: Int, _ body: String = "") -> String {
+        "POST \(path) HTTP/1.1\r\nHost: gateway.test\r\nContent-Length: \(length)\r\n\r\n\(body)"
+    }
+
+    /// A form's body goes to the app as it comes, the head only once the body has begun; the connection is kept for
+    /// the next request once both the request and the answer are whole.
+    @Test func aPostedBodyGoesToTheAppAsItComesAfterItsFirstBytes() throws {
+        let harness = try Harness()
+        try harness.send(Self.post("/dp/form", length: 10))
+        // A body that has not begun: nothing reaches the app yet.
+        #expect(try harness.upstreamReceived(0) == "")
+        try harness.send("01234")
+        let first = try harness.upstreamReceived(0)
+        #expect(first.hasPrefix("POST /dp/form HTTP/1.1\r\n") && first.contains("Content-Length: 10\r\n") && first.hasSuffix("\r\n\r\n01234"))
+        try harness.send("56789")
+        #expect(try harness.upstreamReceived(0) == "56789")
+        try harness.answer(0, Self.okay("thanks"))
+        #expect(try harness.memberReceived().hasSuffix("thanks"))
+        try harness.send(Self.request("/dp/next"))
+        #expect(try harness.upstreamReceived(0).hasPrefix("GET /dp/next"))
+        #expect(harness.upstreams.count == 1)
+        #expect(harness.outcomes.all.map(\.failure) == [nil])
+    }
+
+    /// An app that answers before reading the whole body: the member gets the answer, the rest of the body goes to
+    /// no one (neither the app nor the application), and the app's connection, left mid-request, is not used again.
+    @Test func anAppThatAnswersBeforeTheBodyEndsIsNotSentTheRest() throws {
+        let harness = try Harness()
+        try harness.send(Self.post("/dp/early", length: 10, "01234"))
+        _ = try harness.upstreamReceived(0)
+        try harness.answer(0, Self.okay("early"))
+        #expect(try harness.memberReceived().hasSuffix("early"))
+        try harness.send("56789" + Self.request("/dp/next"))
+        #expect(try harness.applicationReceivedHead() == nil)
+        #expect(!harness.upstreams[0].channel.isActive)
+        #expect(harness.upstreams.count == 2)
+        #expect(try harness.upstreamReceived(1).hasPrefix("GET /dp/next"))
+        try harness.answer(1, Self.okay("next"))
+        #expect(try harness.memberReceived().hasSuffix("next"))
+    }
+
+    /// While the app's connection takes no more of a body, the member's connection is not read further; it is as
+    /// soon as the app's takes more.
+    @Test func aMemberIsNotReadWhileTheAppTakesNoMoreOfItsBody() throws {
+        let harness = try Harness()
+        try harness.send(Self.post("/dp/upload", length: 100, "0123456789"))
+        _ = try harness.upstreamReceived(0)
+        let readsBefore = harness.memberReads.count.withLockedValue { $0 }
+        harness.upstreams[0].channel.isWritable = false
+        harness.member.read()
+        #expect(harness.memberReads.count.withLockedValue { $0 } == readsBefore)
+        harness.upstreams[0].channel.isWritable = true
+        harness.upstreams[0].channel.pipeline.fireChannelWritabilityChanged()
+        #expect(harness.memberReads.count.withLockedValue { $0 } == readsBefore + 1)
+    }
+
+    /// A body longer than what the app was told is never passed on: the member gets a refusal and the connection
+    /// closes (its framing can no longer be trusted), and the app's connection is not used again.
+    @Test func aBodyLongerThanTheAppWasToldIsRefused() throws {
+        let harness = try Harness()
+        try harness.send(Self.post("/dp/short", length: 5, "01234"))
+        #expect(try harness.memberReceived().hasPrefix("HTTP/1.1 400 Bad Request"))
+        #expect(!harness.member.isActive)
+        #expect(try harness.upstreamReceived(0).isEmpty || !harness.upstreams[0].channel.isActive)
+        #expect(harness.outcomes.all.first?.failure?.contains("does not match its length") == true)
     }
 
     static let upgrade = "GET /ws/tunnel HTTP/1.1\r\nHost: gateway.test\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n"

@@ -32,6 +32,8 @@ final class ProxyDataPlane: DataPlaneRoutes {
     let serverName: String
     /// The gateway's own origin, which the bar's links name on an app host.
     let publicOrigin: String
+    /// `proxy.maximum_request_body_bytes`: a longer body is the application's to refuse.
+    let maximumRequestBodyBytes: Int
     let date = HTTPDate()
     let logger: Logger
     /// With a collector: each request's span and its upstream exchange's, made and ended on the event loop.
@@ -44,10 +46,11 @@ final class ProxyDataPlane: DataPlaneRoutes {
     init(
         catalog: AppCatalog, access: AppAccess, cache: StateCache, resolver: SessionResolver, jars: SharedCookieJars, bar: GatewayBar,
         mapping: AnswerMapping, renderer: PageRenderer, securityHeaders: SecurityHeaders, metrics: GatewayMetrics,
-        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, publicOrigin: String, logger: Logger,
-        tracer: GatewayTracer? = nil
+        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, publicOrigin: String, maximumRequestBodyBytes: Int,
+        logger: Logger, tracer: GatewayTracer? = nil
     ) {
         self.publicOrigin = publicOrigin
+        self.maximumRequestBodyBytes = maximumRequestBodyBytes
         self.catalog = catalog
         self.access = access
         self.cache = cache
@@ -67,16 +70,19 @@ final class ProxyDataPlane: DataPlaneRoutes {
     }
 
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
-        guard head.method == .GET, head.headers["content-length"].allSatisfy({ $0 == "0" }), !head.headers.contains(name: "transfer-encoding"),
-            !head.headers.contains(name: "upgrade"), let mounted = mounted(head),
+        guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes),
+            method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"), let mounted = mounted(head),
             let session = cache.session(mounted.sessionID), resolver.isSettled(session),
             case .some(let jar) = cache.jar(session.id), cache.pendingJarChanges < Self.pendingJarLimit,
-            let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: "GET", session: session),
+            let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: session),
             let endpoint = Self.endpoint(forwarding.target)
         else { return .application }
         let app = mounted.app
 
         let browser = HTTPFields(head.headers)
+        // A form or a fetch that changes something comes from the gateway's own pages or the app's, or it is the
+        // application's to refuse (with its page).
+        guard (try? forwarding.checkOrigin(method: method, browser: browser)) != nil else { return .application }
         let clientAddress =
             clientAddresses.trustsAnyProxy
             ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
@@ -85,7 +91,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         let trace: TraceContext
         var spans: ProxiedRequest.Spans?
         if let tracer {
-            let (request, requestTrace) = tracer.startRequest("GET proxy", incoming: incoming)
+            let (request, requestTrace) = tracer.startRequest("\(method.rawValue) proxy", incoming: incoming)
             let exchange = tracer.startChild("upstream exchange", of: request, ofKind: .client)
             // The app's parent is the exchange's span, in the request's trace.
             trace = tracer.traceContext(of: exchange) ?? requestTrace
@@ -100,13 +106,39 @@ final class ProxyDataPlane: DataPlaneRoutes {
         if let encodings = HeaderHygiene.acceptEncoding(browser: acceptEncoding) { headers[.acceptEncoding] = encodings }
         var upstream = HTTPHeaders(headers)
         upstream.replaceOrAdd(name: "host", value: upstreamAuthorities[app.slug] ?? Self.authority(of: forwarding.url))
+        if bodyLength > 0 { upstream.replaceOrAdd(name: "content-length", value: String(bodyLength)) }
         return .proxy(
             ProxiedRequest(
                 plane: self, forwarding: forwarding, endpoint: endpoint,
-                upstreamHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
-                memberURI: head.uri, gatewayBase: mounted.gatewayBase, isNavigation: GatewayBar.isDocumentNavigation(method: .get, headers: browser),
+                upstreamHead: HTTPRequestHead(version: .http1_1, method: head.method, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
+                memberURI: head.uri, gatewayBase: mounted.gatewayBase, requestBodyLength: bodyLength, isNavigation: GatewayBar.isDocumentNavigation(method: method, headers: browser),
                 accept: browser[.accept], acceptLanguage: browser[.acceptLanguage], acceptsGzip: acceptEncoding.takesGzip, trace: trace,
                 spans: spans, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie]))
+    }
+
+    /// The methods the data plane proxies: `GET`, and those that send a form or a document (`HEAD`, `OPTIONS` and the
+    /// rest are the application's).
+    static func method(_ method: HTTPMethod) -> HTTPRequest.Method? {
+        switch method {
+        case .GET: .get
+        case .POST: .post
+        case .PUT: .put
+        case .PATCH: .patch
+        case .DELETE: .delete
+        default: nil
+        }
+    }
+
+    /// The length of the request's body when the data plane can take it: none, or a `Content-Length` within the
+    /// gateway's limit. A chunked body, one over the limit or one of no stated length is the application's (which
+    /// streams or refuses it).
+    static func bodyLength(_ head: HTTPRequestHead, limit: Int) -> Int? {
+        guard !head.headers.contains(name: "transfer-encoding") else { return nil }
+        let values = head.headers["content-length"]
+        // Without a length, only a `GET` is known to have no body (an HTTP/2 stream's body may come without one).
+        guard let first = values.first else { return head.method == .GET ? 0 : nil }
+        guard values.allSatisfy({ $0 == first }), let length = Int(first), length >= 0, length <= limit else { return nil }
+        return length
     }
 
     /// The app a request is for, the rest of its path, and the session it comes with, by the app's mount.
@@ -119,12 +151,14 @@ final class ProxyDataPlane: DataPlaneRoutes {
     }
 
     /// On an app host (`slug.apps.example`), any path of the app with the host's grant, whose session this replica
-    /// has looked up before (the handoff's and sign-out's own paths are the application's); on the gateway's host,
+    /// has looked up before (the handoff's and sign-out's own paths, and the bar's choices posted, are the
+    /// application's); on the gateway's host,
     /// `/apps/<slug>/…` of a path-mounted app with the session cookie.
     func mounted(_ head: HTTPRequestHead) -> Mounted? {
         if let app = catalog.hostMountedApp(authority: head.headers.first(name: "host")) {
             let path = head.uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
+                head.method != .POST || path != Paths.frame,
                 let grant = Self.cookie(named: HostMountCookies.grant, in: head.headers), !grant.isEmpty, grant.utf8.count <= 128,
                 let sessionID = cache.grantedSession(tokenHash: TokenHash.hex(grant), slug: app.slug)
             else { return nil }
@@ -233,7 +267,9 @@ final class ProxiedRequest: DataPlaneExchange {
         return logger
     }()
     let started = ContinuousClock.now
-    var isIdempotent: Bool { true }
+    /// Only a `GET` is sent again on another connection: a body has gone out already.
+    var isIdempotent: Bool { upstreamHead.method == .GET }
+    let requestBodyLength: Int
 
     private var mapped: AnswerMapping.Head?
     private var status = HTTPResponse.Status.ok
@@ -241,7 +277,7 @@ final class ProxiedRequest: DataPlaneExchange {
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        gatewayBase: String = "", isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
+        gatewayBase: String = "", requestBodyLength: Int = 0, isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
         browserCookies: [String] = []
     ) {
         self.browserCookies = browserCookies
@@ -253,6 +289,7 @@ final class ProxiedRequest: DataPlaneExchange {
         self.upstreamHead = upstreamHead
         self.memberURI = memberURI
         self.gatewayBase = gatewayBase
+        self.requestBodyLength = requestBodyLength
         self.isNavigation = isNavigation
         self.accept = accept
         self.acceptsGzip = acceptsGzip
@@ -356,7 +393,7 @@ final class ProxiedRequest: DataPlaneExchange {
         guard let sent else { return }
         plane.metrics.dataPlaneRequest(app: app)
         RequestLog.record(
-            metrics: plane.metrics, logger: plane.logger.logLevel <= .info ? logger : plane.logger, method: "GET",
+            metrics: plane.metrics, logger: plane.logger.logLevel <= .info ? logger : plane.logger, method: upstreamHead.method.rawValue,
             path: String(memberURI.prefix { $0 != "?" }), route: .proxy, app: app,
             status: Int(sent.code), duration: .now - started)
     }
@@ -381,6 +418,7 @@ final class ProxiedRequest: DataPlaneExchange {
         case .timeout: .upstreamTimeout("no answer in time")
         case .reset, .memberLeft: .upstreamReset("the connection closed")
         case .refused(let error as ProxyError): error
+        case .refused(let error as RequestBodyMismatch): .requestBodyInvalid(error.description)
         case .refused(let error): .upstreamUnreachable("\(error)")
         }
     }

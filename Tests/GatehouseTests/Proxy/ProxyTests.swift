@@ -381,6 +381,34 @@ import Testing
         }
     }
 
+    /// Forms and documents sent with a length are the data plane's, with the same origin checks as the application's
+    /// path (a cross-site form is refused there, with its page); a body of no stated length stays the application's.
+    @Test func formsWithALengthAreTheDataPlanesAndCrossSiteOnesAreRefused() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookies = try await Self.signedIn(gateway)
+            let form = [("Content-Type", "application/x-www-form-urlencoded"), ("Sec-Fetch-Site", "same-origin")]
+            let posted = try await gateway.send(.POST, "/apps/echo/echo/form", cookies: cookies, headers: form, body: "a=1&b=2")
+            #expect(try posted.status == 200 && Self.report(posted).bodyBytes == 7)
+            let put = try await gateway.send(
+                .PUT, "/apps/echo/echo/doc", cookies: cookies, headers: [("Content-Type", "application/json"), ("Sec-Fetch-Site", "same-origin")],
+                body: "{\"x\":1}")
+            #expect(try put.status == 200 && Self.report(put).bodyBytes == 7)
+            #expect(gateway.servedByDataPlane("echo") == 2)
+
+            let crossSite = try await gateway.send(
+                .POST, "/apps/echo/echo/form", cookies: cookies, headers: [("Sec-Fetch-Site", "cross-site")], body: "a=1")
+            #expect(crossSite.status == 403)
+            let cookie = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
+            let chunked = try await RawSocket.exchange(
+                port: gateway.port,
+                Array(
+                    ("POST /apps/echo/echo/form HTTP/1.1\r\nHost: 127.0.0.1:\(gateway.port)\r\nCookie: \(cookie)\r\n"
+                        + "Sec-Fetch-Site: same-origin\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\na=1\r\n0\r\n\r\n").utf8))
+            #expect(chunked.status == 200 && chunked.text.contains("\"bodyBytes\":3"), "\(chunked.text.suffix(200))")
+            #expect(gateway.servedByDataPlane("echo") == 2)
+        }
+    }
+
     @Test func uploadsStreamAndAnEarlyAnswerDoesNotCrash() async throws {
         try await Self.withProxy(configure: { $0.proxy.maximumRequestBodyBytes = 4 << 20 }) { gateway, _ in
             let cookies = try await Self.signedIn(gateway)

@@ -202,7 +202,8 @@ import Testing
 
     /// Over HTTP/2 each stream passes the data plane too: a proxied page is its answer (the app hears the gateway's
     /// own HTTP/1.1 request, nothing the client claimed), streams run side by side on one connection, a failure is
-    /// its page; sign-in and a request with a body go the application's way.
+    /// its page, and a body with a length goes to the app from the stream's DATA frames; sign-in goes the application's
+    /// way.
     @Test func proxiedPagesOverHTTP2AreTheDataPlanes() async throws {
         let files = try Files()
         try files.write(try DevelopmentCertificates.make())
@@ -241,7 +242,7 @@ import Testing
                     .POST, "/apps/echo/echo/", cookies: cookies, headers: [], body: String(repeating: "x", count: 5000))
                 #expect(posted.status == 200 && posted.version == .http2)
                 #expect(try ProxyTests.report(posted).bodyBytes == 5000)
-                #expect(gateway.servedByDataPlane("echo") == 26)
+                #expect(gateway.servedByDataPlane("echo") == 27)
             }
         }
     }

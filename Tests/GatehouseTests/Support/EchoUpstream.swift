@@ -65,6 +65,7 @@ struct EchoUpstream {
         for path in ["echo", "echo/**"] {
             router.on(RouterPath(stringLiteral: path), method: .get) { request, context in try await echo(request, context) }
             router.on(RouterPath(stringLiteral: path), method: .post) { request, context in try await echo(request, context) }
+            router.on(RouterPath(stringLiteral: path), method: .put) { request, context in try await echo(request, context) }
         }
         router.get("set-cookie") { request, _ -> Response in
             var response = Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "set")))
