@@ -153,7 +153,8 @@ struct Gateway {
             configuration: configuration,
             assertions: AssertionSigner(ring: assertionKeys, issuer: configuration.publicOrigin))
 
-        jars = SharedCookieJars(store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries))
+        jars = SharedCookieJars(
+            store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries), cache: cache)
         let bar = GatewayBar(renderer: renderer, catalog: catalog, features: configuration.features, events: events)
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,

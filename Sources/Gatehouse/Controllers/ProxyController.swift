@@ -105,18 +105,18 @@ public struct ProxyController: Sendable {
             let jar = try await jars.jar(sessionID: context.session.id)
             copies = clientCookies.settings(jar: jar, origin: origin, browserCookies: request.headers[values: .cookie])
         }
-        let mapped = try mapping.map(
+        let mappedHead = try mapping.map(
             app: app, status: upstream.status, upstream: upstream.headers, isHEAD: request.method == .head,
             isNavigation: GatewayBar.isDocumentNavigation(method: request.method, headers: request.headers),
             acceptsGzip: AcceptEncoding(request.headers[.acceptEncoding]).takesGzip, url: url, urls: urls,
             logger: context.logger)
-        var headers = mapped.headers
-        for copy in copies { headers.append(HTTPField(name: .setCookie, value: copy)) }
+        // In the mapped head, so that the head of a transformed body has them too.
+        var mapped = mappedHead
+        for copy in copies { mapped.headers.append(HTTPField(name: .setCookie, value: copy)) }
 
         guard let encoding = mapped.encoding else {
-            if let length = mapped.contentLength { headers[.contentLength] = length }
             let body = TransformedBody(upstream: upstream.body, transform: nil)
-            return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))
+            return Response(status: upstream.status, headers: mapped.untransformedHeaders, body: stream(body, app: app, logger: context.logger))
         }
         let transform = try mapping.transform(
             mapped, encoding: encoding, bar: bar, session: context.session, app: app,
@@ -124,15 +124,9 @@ public struct ProxyController: Sendable {
             // paths cannot name a page of another host).
             returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.open(app.slug), gatewayBase: gatewayBase, urls: urls)
         let body = TransformedBody(upstream: upstream.body, transform: transform)
-        // The first chunk is read and transformed before the head goes out: a body that fails at once (a
-        // decompression bomb) still gets a proper page, and a UTF-16 document (by its byte-order mark) passes
-        // through untouched.
-        if try await body.start(passingThroughUTF16: encoding == .identity) == .passThrough {
-            if let length = mapped.contentLength { headers[.contentLength] = length }
-        } else {
-            headers = mapped.transformedHeaders
-            if mapped.nonce != nil { bar.recordShown(session: context.session) }
-        }
+        // The first chunk is read and decided on before the head goes out (`AnswerMapping.Head.start`).
+        let headers = try await body.start(mapped)
+        if body.mode == .transform, mapped.nonce != nil { bar.recordShown(session: context.session) }
         return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))
     }
 
@@ -170,7 +164,7 @@ final class TransformedBody: @unchecked Sendable {
 
     private var upstream: HTTPClientResponse.Body.AsyncIterator
     private var transform: HTMLResponseTransform?
-    private var mode: Mode
+    private(set) var mode: Mode
     private var pending: ByteBuffer?
     private var upstreamEnded = false
     private var finished = false
@@ -181,24 +175,19 @@ final class TransformedBody: @unchecked Sendable {
         self.mode = transform == nil ? .passThrough : .transform
     }
 
-    func start(passingThroughUTF16: Bool) async throws -> Mode {
+    /// Reads the first chunk and decides with `mapped` how the body goes out: the member's head.
+    func start(_ mapped: AnswerMapping.Head) async throws -> HTTPFields {
         let first: ByteBuffer?
         do {
             first = try await upstream.next()
         } catch {
             throw ProxyError.upstreamReset("the page's body failed: \(error)")
         }
-        guard let first else {
-            upstreamEnded = true  // an empty body: the iterator is not asked again
-            return mode
-        }
-        if passingThroughUTF16, AnswerMapping.startsWithUTF16ByteOrderMark(first.readableBytesView) {
-            mode = .passThrough
-            pending = first
-        } else {
-            pending = try transform?.process(first) ?? first
-        }
-        return mode
+        if first == nil { upstreamEnded = true }  // an empty body: the iterator is not asked again
+        let (headers, out) = try mapped.start(first, transform: &transform)
+        if transform == nil { mode = .passThrough }
+        pending = out
+        return headers
     }
 
     func next() async throws -> ByteBuffer? {

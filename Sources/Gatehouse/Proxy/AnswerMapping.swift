@@ -2,6 +2,7 @@ import Foundation
 import GatehouseCore
 import HTTPTypes
 import Logging
+import NIOCore
 
 /// How an app's answer head becomes the member's, whichever path serves the request (the application's or the data
 /// plane's): hop-by-hop and handled fields out, `Location`, `Content-Location`, `Refresh` and `Link` mapped to the
@@ -136,6 +137,26 @@ struct AnswerMapping: Sendable {
         var compresses = false
         /// Whether the gateway compresses pages at all: then the answer varies with `Accept-Encoding`.
         var mayCompress = false
+
+        /// The head of a body that goes out as the app sent it: with the app's length.
+        var untransformedHeaders: HTTPFields {
+            var fields = headers
+            if let contentLength { fields[.contentLength] = contentLength }
+            return fields
+        }
+
+        /// What goes out once the first bytes of a body to be transformed are known (`nil`: the body is empty), the
+        /// same on both paths: a UTF-16 document (by its byte-order mark) passes through untouched (`transform`
+        /// becomes `nil`); anything else goes through `transform`, so that a body that fails at once (a bomb) still
+        /// gets a page of the gateway's. The member's head, and the first bytes as they go out.
+        func start(_ chunk: ByteBuffer?, transform: inout HTMLResponseTransform?) throws -> (headers: HTTPFields, first: ByteBuffer?) {
+            if let chunk, encoding == .identity, AnswerMapping.startsWithUTF16ByteOrderMark(chunk.readableBytesView) {
+                transform = nil
+                return (untransformedHeaders, chunk)
+            }
+            let first = try chunk.map { try transform?.process($0) ?? $0 }
+            return (transformedHeaders, first)
+        }
 
         /// The head of a body that went through the transform: the app's coding gone (the body was inflated), gzip
         /// in its place when the gateway compresses it, and caches told that the coding depends on the browser.

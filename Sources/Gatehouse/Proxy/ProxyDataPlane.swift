@@ -159,13 +159,13 @@ final class ProxyDataPlane: DataPlaneRoutes {
             let path = head.uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
                 head.method != .POST || path != Paths.frame,
-                let grant = Self.cookie(named: HostMountCookies.grant, in: head.headers), !grant.isEmpty, grant.utf8.count <= 128,
+                let grant = head.headers.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
                 let sessionID = cache.grantedSession(tokenHash: TokenHash.hex(grant), slug: app.slug)
             else { return nil }
             return Mounted(app: app, rest: head.uri, sessionID: sessionID, gatewayBase: publicOrigin)
         }
         guard let (app, rest) = appPath(head.uri), catalog.isProxiedOnPaths(app),
-            let cookie = Self.cookie(named: cookieName, in: head.headers), !cookie.isEmpty, cookie.utf8.count <= 128
+            let cookie = head.headers.cookie(named: cookieName), !cookie.isEmpty, cookie.utf8.count <= 128
         else { return nil }
         return Mounted(app: app, rest: rest, sessionID: SessionResolver.sessionID(forCookie: cookie), gatewayBase: "")
     }
@@ -179,25 +179,6 @@ final class ProxyDataPlane: DataPlaneRoutes {
         guard let slash = afterPrefix.firstIndex(of: "/") else { return nil }
         guard let app = catalog.app(String(afterPrefix[..<slash])) else { return nil }
         return (app, String(afterPrefix[slash...]))
-    }
-
-    /// The value of the first cookie called `name` in the request's `Cookie` fields.
-    static func cookie(named name: String, in headers: HTTPHeaders) -> String? {
-        // Read as bytes, pair by pair, without splitting the field: every request asks this.
-        let name = name.utf8
-        for (fieldName, field) in headers where fieldName.utf8.elementsEqual("cookie".utf8, by: { $0.asciiLowercased == $1 }) {
-            let bytes = field.utf8
-            var pairStart = bytes.startIndex
-            while pairStart < bytes.endIndex {
-                let pairEnd = bytes[pairStart...].firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
-                let pair = bytes[pairStart..<pairEnd].drop { $0 == UInt8(ascii: " ") }
-                if let equals = pair.firstIndex(of: UInt8(ascii: "=")), pair[..<equals].elementsEqual(name) {
-                    return String(Substring(pair[pair.index(after: equals)...]))
-                }
-                pairStart = pairEnd < bytes.endIndex ? bytes.index(after: pairEnd) : pairEnd
-            }
-        }
-        return nil
     }
 
     /// Where to connect: the checked address (or the literal one), on the URL's port.
@@ -227,216 +208,5 @@ final class ProxyDataPlane: DataPlaneRoutes {
         let afterAuthority = text[text.index(colon, offsetBy: 3)...].drop { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
         let target = Substring(afterAuthority.prefix { $0 != UInt8(ascii: "#") })
         return target.first == "/" ? String(target) : "/" + target
-    }
-}
-
-/// One request the data plane answers: the mapping of the app's answer, and what the exchange leaves behind (the
-/// same request counters and log line as the application's path, and `gatehouse_data_plane_requests_total`).
-final class ProxiedRequest: DataPlaneExchange {
-    let plane: ProxyDataPlane
-    let forwarding: AppAccess.Forwarding
-    let endpoint: UpstreamEndpoint
-    let upstreamHead: HTTPRequestHead
-    let memberURI: String
-    /// The gateway's origin on an app host, else empty (`ProxyDataPlane.Mounted`).
-    let gatewayBase: String
-    let isNavigation: Bool
-    /// The browser's `Accept`: an error is answered as JSON to a caller that wants it.
-    let accept: String?
-    /// The browser's `Accept-Language`, read only for what the data plane renders (the bar, a failure page).
-    let acceptLanguage: String?
-    /// Whether the browser takes a gzipped page.
-    let acceptsGzip: Bool
-    let trace: TraceContext
-    /// The exported spans of this request, when the gateway exports any.
-    struct Spans {
-        let request: any Span
-        let exchange: any Span
-    }
-
-    let spans: Spans?
-    /// The browser's `Cookie` fields, kept for an app whose client cookies are compared with them.
-    let browserCookies: [String]
-    /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
-    /// carries it only when something is logged: most requests log nothing below `info`.
-    private(set) lazy var requestID = RequestID().description
-    private(set) lazy var logger: Logger = {
-        var logger = plane.logger
-        logger[metadataKey: "hb.request.id"] = .string(requestID)
-        logger[metadataKey: "trace_id"] = .string(trace.traceID)
-        return logger
-    }()
-    let started = ContinuousClock.now
-    /// Only a `GET` is sent again on another connection: a body has gone out already.
-    var isIdempotent: Bool { upstreamHead.method == .GET }
-    let requestBodyLength: Int
-
-    private var mapped: AnswerMapping.Head?
-    private var status = HTTPResponse.Status.ok
-    private var transform: HTMLResponseTransform?
-
-    init(
-        plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
-        gatewayBase: String = "", requestBodyLength: Int = 0, isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
-        browserCookies: [String] = []
-    ) {
-        self.browserCookies = browserCookies
-        self.acceptLanguage = acceptLanguage
-        self.spans = spans
-        self.plane = plane
-        self.forwarding = forwarding
-        self.endpoint = endpoint
-        self.upstreamHead = upstreamHead
-        self.memberURI = memberURI
-        self.gatewayBase = gatewayBase
-        self.requestBodyLength = requestBodyLength
-        self.isNavigation = isNavigation
-        self.accept = accept
-        self.acceptsGzip = acceptsGzip
-        self.trace = trace
-    }
-
-    func start(_ upstream: HTTPResponseHead) throws -> ResponseStart {
-        let fields = HTTPFields(upstream.headers)
-        let session = forwarding.session
-        let setCookies = fields[values: .setCookie]
-        if !setCookies.isEmpty { plane.cache.changeJar(session.id, plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin)) }
-        status = HTTPResponse.Status(code: Int(upstream.status.code))
-        var mapped = try plane.mapping.map(
-            app: forwarding.app, status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip,
-            url: forwarding.url,
-            urls: forwarding.urls, logger: logger)
-        if let client = forwarding.clientCookies, case .some(let jar) = plane.cache.jar(session.id) {
-            for copy in client.settings(jar: jar ?? CookieJar(), origin: forwarding.origin, browserCookies: browserCookies) {
-                mapped.headers.append(HTTPField(name: .setCookie, value: copy))
-            }
-        }
-        self.mapped = mapped
-        guard let encoding = mapped.encoding else {
-            var headers = mapped.headers
-            if let length = mapped.contentLength { headers[.contentLength] = length }
-            return .now(memberHead(headers))
-        }
-        transform = try inLanguage {
-            try plane.mapping.transform(
-                mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app,
-                // On an app host the way back after the upgrade is the app's loading page, as on the application's path.
-                returnTo: gatewayBase.isEmpty ? memberURI : Paths.open(forwarding.app.slug), gatewayBase: gatewayBase, urls: forwarding.urls)
-        }
-        return .afterFirstChunk
-    }
-
-    /// Binds the request's language (the member's choice, else the browser's) around what renders: the data plane has
-    /// no task for `LanguageMiddleware` to bind it in.
-    private func inLanguage<Result>(_ render: () throws -> Result) rethrows -> Result {
-        let language = plane.renderer.languages.language(session: forwarding.session, acceptLanguage: acceptLanguage)
-        return try RequestLanguage.$current.withValue(RequestLanguage(language), operation: render)
-    }
-
-    /// The body's first bytes decide, as on the application's path: a UTF-16 document (by its byte-order mark)
-    /// passes through untouched; anything else is transformed, and a body that fails at once still gets a page.
-    func startAfterFirstChunk(_ chunk: ByteBuffer?) throws -> (HTTPResponseHead, ByteBuffer?) {
-        guard let mapped else { throw ProxyError.upstreamReset("no head") }
-        var headers = mapped.headers
-        if let chunk, mapped.encoding == .identity, AnswerMapping.startsWithUTF16ByteOrderMark(chunk.readableBytesView) {
-            transform = nil
-            if let length = mapped.contentLength { headers[.contentLength] = length }
-            return (memberHead(headers), chunk)
-        }
-        let first = try chunk.map { try transform?.process($0) ?? $0 }
-        headers = mapped.transformedHeaders
-        if mapped.nonce != nil { plane.bar.recordShown(session: forwarding.session) }
-        return (memberHead(headers), first)
-    }
-
-    func body(_ chunk: ByteBuffer) throws -> ByteBuffer {
-        guard transform != nil else { return chunk }
-        return try transform!.process(chunk)
-    }
-
-    func end() -> ByteBuffer? {
-        transform?.finish()
-    }
-
-    func answer(_ failure: DataPlaneFailure) -> (HTTPResponseHead, ByteBuffer) {
-        let error = Self.proxyError(failure)
-        let level: Logger.Level = error.status.code >= 500 ? .error : .info
-        logger.log(level: level, "request failed", metadata: ["reason": .string(error.reason), "error": .string("\(failure)")])
-        let answer = inLanguage {
-            ErrorAnswer.make(
-                renderer: plane.renderer, status: error.status, reason: error.reason, key: error.messageKey, arguments: error.messageArguments,
-                toast: error.toastKey, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
-                logger: logger)
-        }
-        status = answer.status
-        var headers = answer.headers
-        headers[.contentLength] = "\(answer.body.utf8.count)"
-        return (memberHead(headers), ByteBuffer(string: answer.body))
-    }
-
-    func finished(status sent: HTTPResponseStatus?, failure: DataPlaneFailure?) {
-        let app = forwarding.app.slug
-        if let spans {
-            if let sent { spans.request.attributes["http.response.status_code"] = Int(sent.code) }
-            if let failure { spans.exchange.recordError(Self.proxyError(failure)) }
-            spans.exchange.end()
-            spans.request.end()
-        }
-        if let failure {
-            if let kind = Self.proxyError(failure).upstreamFailureKind, !Self.isMemberGone(failure) {
-                plane.metrics.upstreamFailure(app: app, kind: kind)
-            }
-            if sent != nil, mapped != nil, !Self.isMemberGone(failure) {
-                logger.warning("upstream body failed", metadata: ["app": .string(app), "error": .string("\(failure)")])
-            }
-        }
-        guard let sent else { return }
-        plane.metrics.dataPlaneRequest(app: app)
-        RequestLog.record(
-            metrics: plane.metrics, logger: plane.logger.logLevel <= .info ? logger : plane.logger, method: upstreamHead.method.rawValue,
-            path: String(memberURI.prefix { $0 != "?" }), route: .proxy, app: app,
-            status: Int(sent.code), duration: .now - started)
-    }
-
-    private func memberHead(_ fields: HTTPFields) -> HTTPResponseHead {
-        var fields = fields
-        plane.securityHeaders.apply(to: &fields)
-        fields[.date] = plane.date.now
-        fields[.server] = plane.serverName
-        return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status.code), headers: HTTPHeaders(fields))
-    }
-
-    static func isMemberGone(_ failure: DataPlaneFailure) -> Bool {
-        if case .memberLeft = failure { return true }
-        return false
-    }
-
-    /// A failure as the error the application's path would have thrown for it.
-    static func proxyError(_ failure: DataPlaneFailure) -> ProxyError {
-        switch failure {
-        case .connect(let error): .upstreamUnreachable("\(error)")
-        case .timeout: .upstreamTimeout("no answer in time")
-        case .reset, .memberLeft: .upstreamReset("the connection closed")
-        case .refused(let error as ProxyError): error
-        case .refused(let error as RequestBodyMismatch): .requestBodyInvalid(error.description)
-        case .refused(let error): .upstreamUnreachable("\(error)")
-        }
-    }
-}
-
-extension HTTPFields {
-    /// NIO's fields as HTTP types' (names that are not tokens are left out: the parser would not have let them in).
-    init(_ headers: HTTPHeaders) {
-        self.init()
-        reserveCapacity(headers.count)
-        for (name, value) in headers {
-            if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
-        }
-    }
-}
-
-extension HTTPHeaders {
-    init(_ fields: HTTPFields) {
-        self.init(fields.map { ($0.name.rawName, $0.value) })
     }
 }

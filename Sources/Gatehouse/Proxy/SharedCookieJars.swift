@@ -7,12 +7,15 @@ import GatehouseStorage
 public actor SharedCookieJars {
     let store: any CookieJarStore
     let domains: CookieDomainPolicy
+    /// Where the data plane's changes wait for the store (`JarWriteBehind`), when there is a cache.
+    let cache: StateCache?
     private var tails: [String: (id: Int, task: Task<Void, Never>)] = [:]
     private var nextID = 0
 
-    public init(store: any CookieJarStore, domains: CookieDomainPolicy = .browser) {
+    public init(store: any CookieJarStore, domains: CookieDomainPolicy = .browser, cache: StateCache? = nil) {
         self.store = store
         self.domains = domains
+        self.cache = cache
     }
 
     /// The `Cookie` header for `origin` from the session's jar; reading needs no turn in the queue.
@@ -27,9 +30,13 @@ public actor SharedCookieJars {
     }
 
     /// Stores every `Set-Cookie` of one upstream response, after any change already under way for the session.
+    /// While changes the data plane made for the session wait for the store, these go behind them in the same queue
+    /// (written through before them, they would be overtaken: an older cookie stored over a newer one).
     public func absorb(setCookies headers: [String], from origin: CookieOrigin, sessionID: String) async throws {
         guard !headers.isEmpty else { return }
-        try await apply([absorbing(setCookies: headers, from: origin)], sessionID: sessionID)
+        let change = absorbing(setCookies: headers, from: origin)
+        if let cache, cache.changeJarAfterPending(sessionID, change) { return }
+        try await apply([change], sessionID: sessionID)
     }
 
     /// Stores changes the data plane made in the cache first (`JarWriteBehind`), in turn with every other change.

@@ -133,15 +133,28 @@ public final class StateCache: Sendable {
 
     /// Applies `change` to the session's cached jar (if it is cached) and keeps it for the write-behind.
     public func changeJar(_ sessionID: String, _ change: @escaping JarChange) {
+        state.withLockedValue { state in Self.queue(change, for: sessionID, in: &state) }
+    }
+
+    private static func queue(_ change: @escaping JarChange, for sessionID: String, in state: inout State) {
+        if var entry = state.jars[sessionID] {
+            var jar = entry.value ?? CookieJar()
+            change(&jar)
+            entry.value = jar
+            state.jars[sessionID] = entry
+        }
+        state.pendingJars[sessionID, default: []].append(change)
+        state.pendingJarCount += 1
+    }
+
+    /// Applies `change` as `changeJar` does, but only while earlier changes of the session wait for the store:
+    /// `false` when none wait (the caller writes through). A change written through while older ones wait would be
+    /// overtaken by them when the write-behind stores them; queued behind them, it keeps its place.
+    public func changeJarAfterPending(_ sessionID: String, _ change: @escaping JarChange) -> Bool {
         state.withLockedValue { state in
-            if var entry = state.jars[sessionID] {
-                var jar = entry.value ?? CookieJar()
-                change(&jar)
-                entry.value = jar
-                state.jars[sessionID] = entry
-            }
-            state.pendingJars[sessionID, default: []].append(change)
-            state.pendingJarCount += 1
+            guard state.pendingJars[sessionID]?.isEmpty == false else { return false }
+            Self.queue(change, for: sessionID, in: &state)
+            return true
         }
     }
 

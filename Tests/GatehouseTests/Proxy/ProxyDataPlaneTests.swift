@@ -27,7 +27,7 @@ import Testing
                 let colon = field.firstIndex(of: ":")!
                 return (String(field[..<colon]), String(field[field.index(colon, offsetBy: 2)...]))
             })
-        #expect(ProxyDataPlane.cookie(named: "gatehouse_session", in: headers) == expected)
+        #expect(headers.cookie(named: "gatehouse_session") == expected)
     }
 
     /// A `.` or `..` segment, however spelled, would leave the app's base path upstream; dots inside names and in

@@ -59,4 +59,24 @@ import Testing
         await writer.flush()
         #expect(cache.pendingJarChanges == 0 && store.jars.withLockedValue { $0["s2"] } == nil)
     }
+
+    /// A cookie the application's path stores while the data plane's older change of the same cookie waits for the
+    /// store keeps its place behind it: the newer value is the one stored and read, never overtaken by the older.
+    @Test func anAnswerOfTheApplicationsPathIsNeverOvertakenByAnOlderWaitingChange() async throws {
+        let store = FlakyJars()
+        let cache = StateCache(trusted: true)
+        let jars = SharedCookieJars(store: store, cache: cache)
+        let writer = JarWriteBehind(jars: jars, cache: cache, metrics: GatewayMetrics(), logger: Logger(label: "jar-write-behind"))
+
+        cache.changeJar("s1", jars.absorbing(setCookies: ["token=old; Path=/"], from: Self.origin))
+        try await jars.absorb(setCookies: ["token=new; Path=/"], from: Self.origin, sessionID: "s1")
+        await writer.flush()
+        var stored = try #require(try await store.load(sessionID: "s1"))
+        #expect(stored.cookieHeader(for: Self.origin) == "token=new")
+        // With nothing waiting, the application's path writes through at once.
+        try await jars.absorb(setCookies: ["other=1; Path=/"], from: Self.origin, sessionID: "s1")
+        #expect(cache.pendingJarChanges == 0)
+        stored = try #require(try await store.load(sessionID: "s1"))
+        #expect(stored.cookieHeader(for: Self.origin) == "other=1; token=new" || stored.cookieHeader(for: Self.origin) == "token=new; other=1")
+    }
 }

@@ -144,7 +144,9 @@ struct EchoUpstream {
                 })
         }
         // Whatever response the test describes: `status`, `type`, `body`, and `h=Name: value` headers.
-        router.get("respond") { request, _ -> Response in
+        router.on("respond", method: .post, use: respond)
+        router.get("respond", use: respond)
+        @Sendable func respond(_ request: Request, _ context: BasicRequestContext) -> Response {
             let query = request.uri.queryParameters
             var response = Response(
                 status: .init(code: Int(query.get("status") ?? "") ?? 200),

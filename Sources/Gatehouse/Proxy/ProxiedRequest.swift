@@ -1,0 +1,191 @@
+import Foundation
+import GatehouseCore
+import GatehouseDataPlane
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import Tracing
+
+/// One request the data plane answers: the mapping of the app's answer, and what the exchange leaves behind (the
+/// same request counters and log line as the application's path, and `gatehouse_data_plane_requests_total`).
+final class ProxiedRequest: DataPlaneExchange {
+    let plane: ProxyDataPlane
+    let forwarding: AppAccess.Forwarding
+    let endpoint: UpstreamEndpoint
+    let upstreamHead: HTTPRequestHead
+    let memberURI: String
+    /// The gateway's origin on an app host, else empty (`ProxyDataPlane.Mounted`).
+    let gatewayBase: String
+    let isNavigation: Bool
+    /// The browser's `Accept`: an error is answered as JSON to a caller that wants it.
+    let accept: String?
+    /// The browser's `Accept-Language`, read only for what the data plane renders (the bar, a failure page).
+    let acceptLanguage: String?
+    /// Whether the browser takes a gzipped page.
+    let acceptsGzip: Bool
+    let trace: TraceContext
+    /// The exported spans of this request, when the gateway exports any.
+    struct Spans {
+        let request: any Span
+        let exchange: any Span
+    }
+
+    let spans: Spans?
+    /// The browser's `Cookie` fields, kept for an app whose client cookies are compared with them.
+    let browserCookies: [String]
+    /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
+    /// carries it only when something is logged: most requests log nothing below `info`.
+    private(set) lazy var requestID = RequestID().description
+    private(set) lazy var logger: Logger = {
+        var logger = plane.logger
+        logger[metadataKey: "hb.request.id"] = .string(requestID)
+        logger[metadataKey: "trace_id"] = .string(trace.traceID)
+        return logger
+    }()
+    let started = ContinuousClock.now
+    /// Only a `GET` is sent again on another connection: a body has gone out already.
+    var isIdempotent: Bool { upstreamHead.method == .GET }
+    let requestBodyLength: Int
+
+    private var mapped: AnswerMapping.Head?
+    private var status = HTTPResponse.Status.ok
+    private var transform: HTMLResponseTransform?
+
+    init(
+        plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
+        gatewayBase: String = "", requestBodyLength: Int = 0, isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
+        browserCookies: [String] = []
+    ) {
+        self.browserCookies = browserCookies
+        self.acceptLanguage = acceptLanguage
+        self.spans = spans
+        self.plane = plane
+        self.forwarding = forwarding
+        self.endpoint = endpoint
+        self.upstreamHead = upstreamHead
+        self.memberURI = memberURI
+        self.gatewayBase = gatewayBase
+        self.requestBodyLength = requestBodyLength
+        self.isNavigation = isNavigation
+        self.accept = accept
+        self.acceptsGzip = acceptsGzip
+        self.trace = trace
+    }
+
+    func start(_ upstream: HTTPResponseHead) throws -> ResponseStart {
+        let fields = HTTPFields(upstream.headers)
+        let session = forwarding.session
+        let setCookies = fields[values: .setCookie]
+        if !setCookies.isEmpty { plane.cache.changeJar(session.id, plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin)) }
+        status = HTTPResponse.Status(code: Int(upstream.status.code))
+        var mapped = try plane.mapping.map(
+            app: forwarding.app, status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip,
+            url: forwarding.url,
+            urls: forwarding.urls, logger: logger)
+        if let client = forwarding.clientCookies, case .some(let jar) = plane.cache.jar(session.id) {
+            for copy in client.settings(jar: jar ?? CookieJar(), origin: forwarding.origin, browserCookies: browserCookies) {
+                mapped.headers.append(HTTPField(name: .setCookie, value: copy))
+            }
+        }
+        self.mapped = mapped
+        guard let encoding = mapped.encoding else { return .now(memberHead(mapped.untransformedHeaders)) }
+        transform = try inLanguage {
+            try plane.mapping.transform(
+                mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app,
+                // On an app host the way back after the upgrade is the app's loading page, as on the application's path.
+                returnTo: gatewayBase.isEmpty ? memberURI : Paths.open(forwarding.app.slug), gatewayBase: gatewayBase, urls: forwarding.urls)
+        }
+        return .afterFirstChunk
+    }
+
+    /// Binds the request's language (the member's choice, else the browser's) around what renders: the data plane has
+    /// no task for `LanguageMiddleware` to bind it in.
+    private func inLanguage<Result>(_ render: () throws -> Result) rethrows -> Result {
+        let language = plane.renderer.languages.language(session: forwarding.session, acceptLanguage: acceptLanguage)
+        return try RequestLanguage.$current.withValue(RequestLanguage(language), operation: render)
+    }
+
+    /// The body's first bytes decide (`AnswerMapping.Head.start`, as on the application's path).
+    func startAfterFirstChunk(_ chunk: ByteBuffer?) throws -> (HTTPResponseHead, ByteBuffer?) {
+        guard let mapped else { throw ProxyError.upstreamReset("no head") }
+        let (headers, first) = try mapped.start(chunk, transform: &transform)
+        if transform != nil, mapped.nonce != nil { plane.bar.recordShown(session: forwarding.session) }
+        return (memberHead(headers), first)
+    }
+
+    func body(_ chunk: ByteBuffer) throws -> ByteBuffer {
+        guard transform != nil else { return chunk }
+        return try transform!.process(chunk)
+    }
+
+    func end() -> ByteBuffer? {
+        transform?.finish()
+    }
+
+    func answer(_ failure: DataPlaneFailure) -> (HTTPResponseHead, ByteBuffer) {
+        let error = Self.proxyError(failure)
+        let level: Logger.Level = error.status.code >= 500 ? .error : .info
+        logger.log(level: level, "request failed", metadata: ["reason": .string(error.reason), "error": .string("\(failure)")])
+        let answer = inLanguage {
+            ErrorAnswer.make(
+                renderer: plane.renderer, status: error.status, reason: error.reason, key: error.messageKey, arguments: error.messageArguments,
+                toast: error.toastKey, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
+                logger: logger)
+        }
+        status = answer.status
+        var headers = answer.headers
+        headers[.contentLength] = "\(answer.body.utf8.count)"
+        return (memberHead(headers), ByteBuffer(string: answer.body))
+    }
+
+    func finished(status sent: HTTPResponseStatus?, failure: DataPlaneFailure?) {
+        let app = forwarding.app.slug
+        if let spans {
+            if let sent { spans.request.attributes["http.response.status_code"] = Int(sent.code) }
+            if let failure { spans.exchange.recordError(Self.proxyError(failure)) }
+            spans.exchange.end()
+            spans.request.end()
+        }
+        if let failure {
+            if let kind = Self.proxyError(failure).upstreamFailureKind, !Self.isMemberGone(failure) {
+                plane.metrics.upstreamFailure(app: app, kind: kind)
+            }
+            if sent != nil, mapped != nil, !Self.isMemberGone(failure) {
+                logger.warning("upstream body failed", metadata: ["app": .string(app), "error": .string("\(failure)")])
+            }
+        }
+        guard let sent else { return }
+        plane.metrics.dataPlaneRequest(app: app)
+        RequestLog.record(
+            metrics: plane.metrics, logger: plane.logger.logLevel <= .info ? logger : plane.logger, method: upstreamHead.method.rawValue,
+            path: String(memberURI.prefix { $0 != "?" }), route: .proxy, app: app,
+            status: Int(sent.code), duration: .now - started)
+    }
+
+    private func memberHead(_ fields: HTTPFields) -> HTTPResponseHead {
+        var fields = fields
+        plane.securityHeaders.apply(to: &fields)
+        fields[.date] = plane.date.now
+        fields[.server] = plane.serverName
+        return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status.code), headers: HTTPHeaders(fields))
+    }
+
+    static func isMemberGone(_ failure: DataPlaneFailure) -> Bool {
+        if case .memberLeft = failure { return true }
+        return false
+    }
+
+    /// A failure as the error the application's path would have thrown for it.
+    static func proxyError(_ failure: DataPlaneFailure) -> ProxyError {
+        switch failure {
+        case .connect(let error): .upstreamUnreachable("\(error)")
+        case .timeout: .upstreamTimeout("no answer in time")
+        case .reset, .memberLeft: .upstreamReset("the connection closed")
+        case .refused(let error as ProxyError): error
+        case .refused(let error as RequestBodyMismatch): .requestBodyInvalid(error.description)
+        case .refused(let error): .upstreamUnreachable("\(error)")
+        }
+    }
+}
