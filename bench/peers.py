@@ -516,8 +516,10 @@ def main():
                 # The same page from a host-mounted app, on its own host (`bench-host.apps.localhost`).
                 host_base, host, grant = run.host_grant(origin, password)
                 targets["gatehouse-host" + suffix] = (host_base, grant, ("gatehouse-banner", True), (host,))
-            # A 4 KB form posted to the path-mounted app, which answers with the page (`POST_BODY`).
-            targets["gatehouse-post" + suffix] = (base, sso, ("gatehouse-banner", True), POST)
+            if not suffix:
+                # A 4 KB form posted to the path-mounted app, which answers with the page (`POST_BODY`). Not for a
+                # baseline: builds before the data plane took bodies lost a connection in about a hundred posts.
+                targets["gatehouse-post"] = (base, sso, ("gatehouse-banner", True), POST)
             if not suffix and "gatehouse-traced" in TARGETS:
                 # The same gateway exporting its spans over OTLP/HTTP to a sink that takes them and answers at once.
                 _, traced_origin, _, traced_sso, _ = run.gatehouse(binary, "gatehouse-traced", settings={"tracing": {"otlp_endpoint": otlp_sink()}})

@@ -52,7 +52,9 @@ public enum HeaderHygiene {
         for value in fields[values: .connection] {
             for token in value.utf8.split(separator: UInt8(ascii: ",")) {
                 guard let first = token.firstIndex(where: { !isSpace($0) }), let last = token.lastIndex(where: { !isSpace($0) }) else { continue }
-                listed.insert(canonical(String(decoding: token[first...last], as: UTF8.self)))
+                let name = canonical(String(decoding: token[first...last], as: UTF8.self))
+                // `keep-alive` and `close`, which most answers say, are dropped as hop-by-hop anyway: no set is made.
+                if !hopByHop.contains(name) { listed.insert(name) }
             }
         }
         return listed
@@ -87,6 +89,8 @@ public enum HeaderHygiene {
         let forwardedPrefix: String?
         /// `Forwarded`'s `host` and `proto` (RFC 7239), the client's `for` added per request.
         let forwardedTail: String
+        /// `X-Forwarded-Proto`, `-Host` and `-Prefix` as fields, made (and checked) once: the same on every request.
+        let constantForwardingFields: [HTTPField]
 
         init(_ rules: AppHeaderConfiguration, publicURL: URL, pageHost: String? = nil, prefix: String? = nil) {
             passed = Set(rules.passHeaders.map(canonical))
@@ -100,6 +104,9 @@ public enum HeaderHygiene {
             forwardedHost = pageHost ?? publicURL.host.map { host in publicURL.port.map { "\(host):\($0)" } ?? host } ?? ""
             forwardedPrefix = prefix
             forwardedTail = ";host=\"\(forwardedHost)\";proto=\(forwardedProto)"
+            constantForwardingFields =
+                [HTTPField(name: HeaderHygiene.forwardedProto, value: forwardedProto), HTTPField(name: HeaderHygiene.forwardedHost, value: forwardedHost)]
+                + (prefix.map { [HTTPField(name: HeaderHygiene.forwardedPrefix, value: $0)] } ?? [])
         }
     }
 
@@ -128,9 +135,7 @@ public enum HeaderHygiene {
     /// of these names (`requestHeaders` never passes them), so each is appended as one field.
     static func addForwardingHeaders(_ headers: inout HTTPFields, clientAddress: String?, rules: Rules) {
         headers.append(HTTPField(name: .xForwardedFor, value: clientAddress ?? "unknown"))
-        headers.append(HTTPField(name: forwardedProto, value: rules.forwardedProto))
-        headers.append(HTTPField(name: forwardedHost, value: rules.forwardedHost))
-        if let prefix = rules.forwardedPrefix { headers.append(HTTPField(name: forwardedPrefix, value: prefix)) }
+        headers.append(contentsOf: rules.constantForwardingFields)
         // `for` is a node: an IPv6 address in brackets and quotes (RFC 7239 §6).
         let node = clientAddress.map { $0.contains(":") ? "\"[\($0)]\"" : $0 } ?? "unknown"
         headers.append(HTTPField(name: forwarded, value: "for=" + node + rules.forwardedTail))
