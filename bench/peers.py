@@ -259,14 +259,16 @@ https://localhost:{self.ports["caddy-tls"]} {{
     tls {self.certificate} {self.key}{proxy}
 }}
 """)
-        self.spawn(["caddy", "run", "--config", str(path), "--adapter", "caddyfile"], "caddy.log.out")
+        process = self.spawn(["caddy", "run", "--config", str(path), "--adapter", "caddyfile"], "caddy.log.out")
         wait_http(f"http://127.0.0.1:{self.ports['caddy']}/page10k.html", "caddy")
+        return process.process.pid
 
     def ceiling(self, name):
         """One of bench/ceilings' proxies, in front of the same upstream."""
         binary = Path(os.environ["CEILINGS_BIN"]) / name
-        self.spawn([str(binary), str(self.ports[name]), str(self.ports["upstream"])], f"{name}.log")
+        process = self.spawn([str(binary), str(self.ports[name]), str(self.ports["upstream"])], f"{name}.log")
         wait_http(f"http://127.0.0.1:{self.ports[name]}/page10k.html", name)
+        return process.process.pid
 
     def identity_provider(self):
         self.spawn(
@@ -482,21 +484,23 @@ def main():
         if any(name.startswith("nginx") for name in TARGETS):
             run.nginx_proxy()
             targets["nginx"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True), ())
-            servers["nginx"] = int((run.work / "run" / "nginx-proxy.pid").read_text())
+            for name in ("nginx", "nginx-gzip", "nginx-tls", "nginx-h2"):
+                servers[name] = int((run.work / "run" / "nginx-proxy.pid").read_text())
             targets["nginx-gzip"] = (f"http://127.0.0.1:{ports['nginx']}/", None, (BANNER, True), GZIP)
             targets["nginx-tls"] = (f"https://localhost:{ports['nginx-tls']}/", None, (BANNER, True), ())
             targets["nginx-h2"] = (f"https://localhost:{ports['nginx-tls']}/", None, (BANNER, True), ())
         if any(name.startswith("caddy") for name in TARGETS):
-            run.caddy()
+            servers["caddy"] = servers["caddy-tls"] = run.caddy()
             targets["caddy"] = (f"http://127.0.0.1:{ports['caddy']}/", None, None, ())
             targets["caddy-tls"] = (f"https://localhost:{ports['caddy-tls']}/", None, None, ())
         for name in ("ceiling-hummingbird", "ceiling-nio"):
             if name in TARGETS:
-                run.ceiling(name)
+                servers[name] = run.ceiling(name)
                 targets[name] = (f"http://127.0.0.1:{ports[name]}/", None, None, ())
         if "apache-oidc" in TARGETS:
             run.identity_provider()
             targets["apache-oidc"] = (f"http://127.0.0.1:{ports['apache']}/", run.apache(), (BANNER, True), ())
+            servers["apache-oidc"] = int((run.work / "run" / "apache.pid").read_text())
         # GATEHOUSE_BASELINE_BIN: an earlier build measured beside this one, in the same rounds.
         builds = [("", os.environ["GATEHOUSE_BIN"])]
         if os.environ.get("GATEHOUSE_BASELINE_BIN"):
@@ -507,7 +511,7 @@ def main():
             if not suffix:
                 measured = (process, base, sso)
             targets["gatehouse-sso" + suffix] = (base, sso, ("gatehouse-banner", True), ())
-            for measured_name in ("gatehouse-sso", "gatehouse-reg", "gatehouse-host", "gatehouse-post"):
+            for measured_name in ("gatehouse-sso", "gatehouse-sso-gzip", "gatehouse-sso-noassertion", "gatehouse-reg", "gatehouse-host", "gatehouse-post"):
                 servers[measured_name + suffix] = process.process.pid
             targets["gatehouse-sso-gzip" + suffix] = (base, sso, ("gatehouse-banner", True), GZIP)
             targets["gatehouse-sso-noassertion" + suffix] = (base.replace("/apps/bench/", "/apps/bench-plain/"), sso, ("gatehouse-banner", True), ())
@@ -522,10 +526,12 @@ def main():
                 targets["gatehouse-post"] = (base, sso, ("gatehouse-banner", True), POST)
             if not suffix and "gatehouse-traced" in TARGETS:
                 # The same gateway exporting its spans over OTLP/HTTP to a sink that takes them and answers at once.
-                _, traced_origin, _, traced_sso, _ = run.gatehouse(binary, "gatehouse-traced", settings={"tracing": {"otlp_endpoint": otlp_sink()}})
+                traced, traced_origin, _, traced_sso, _ = run.gatehouse(binary, "gatehouse-traced", settings={"tracing": {"otlp_endpoint": otlp_sink()}})
+                servers["gatehouse-traced"] = traced.process.pid
                 targets["gatehouse-traced"] = (f"{traced_origin}/apps/bench/", traced_sso, ("gatehouse-banner", True), ())
             if not suffix and ("gatehouse-tls" in TARGETS or "gatehouse-h2" in TARGETS):
-                _, tls_origin, _, tls_sso, _ = run.gatehouse(binary, "gatehouse-tls", tls=True)
+                tls_process, tls_origin, _, tls_sso, _ = run.gatehouse(binary, "gatehouse-tls", tls=True)
+                servers["gatehouse-tls"] = servers["gatehouse-h2"] = tls_process.process.pid
                 tls_base = f"{tls_origin}/apps/bench/"
                 targets["gatehouse-tls"] = (tls_base, tls_sso, ("gatehouse-banner", True), ())
                 targets["gatehouse-h2"] = (tls_base, tls_sso, ("gatehouse-banner", True), ())
@@ -558,10 +564,17 @@ def main():
                     shown_cpu = f" cpu_us={cpu:.0f}" if cpu is not None else ""
                     print(f"RUN page={page} round={round + 1} target={name} rps={rps:.0f} p50_ms={p50:.2f} p99_ms={p99:.2f}{shown_cpu}", flush=True)
         print()
-        print("| page | target | req/s | × direct | p50 | p99 | CPU per page | bytes on the wire |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        # Beside req/s, each target's CPU per page and its multiple of nginx's (the plain proxy's, the TLS one's for
+        # the HTTPS and HTTP/2 rows), which moves less with the machine than the rates do.
+        print("| page | target | req/s | × direct | p50 | p99 | CPU per page | CPU × nginx | bytes on the wire |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for page in PAGES:
             direct = statistics.median(r[0] for r in results[(page, "direct")])
+
+            def cpu_of(name):
+                runs = results.get((page, name))
+                return statistics.median(r[3] for r in runs) if runs and runs[0][3] is not None else None
+
             for name in names:
                 runs = results[(page, name)]
                 rps = statistics.median(r[0] for r in runs)
@@ -569,8 +582,11 @@ def main():
                 p99 = statistics.median(r[2] for r in runs)
                 # h2load gives the mean and the slowest request instead of percentiles.
                 shown = f"{p50:.2f} ms (mean) | {p99:.2f} ms (max)" if name.endswith("-h2") else f"{p50:.2f} ms | {p99:.2f} ms"
-                cpu = f"{statistics.median(r[3] for r in runs):.0f} µs" if runs[0][3] is not None else ""
-                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {shown} | {cpu} | {wire[(page, name)]:,} |")
+                cpu = cpu_of(name)
+                reference = cpu_of("nginx-h2" if name.endswith("-h2") else "nginx-tls" if name.endswith("-tls") else "nginx")
+                times = f"{cpu / reference:.1f}" if cpu is not None and reference else ""
+                shown_cpu = f"{cpu:.0f} µs" if cpu is not None else ""
+                print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {shown} | {shown_cpu} | {times} | {wire[(page, name)]:,} |")
 
         # The 100 MB page streamed through the injector: how much the gateway's peak memory grows.
         process, base, sso = measured
