@@ -29,6 +29,8 @@ public struct Stores: Sendable {
     package var statistics: DatabaseStatistics
     /// The database replicas share, if any: its changes reach each replica's cache through a listener.
     package var shared: PostgresDatabase? = nil
+    /// Whether replicas share these stores (PostgreSQL): what one writes, the others read.
+    public var isShared: Bool { shared != nil }
     /// The SQLite file, when that is the backend (tests reach its connection to make faults).
     package var sqlite: SQLiteDatabase? = nil
     /// The keys the stores seal secrets with.

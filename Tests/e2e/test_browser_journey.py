@@ -3,6 +3,7 @@
 import json
 from urllib.parse import quote
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -11,7 +12,9 @@ from conftest import KIM
 
 
 def wait(browser, condition, timeout=20):
-    return WebDriverWait(browser, timeout).until(condition)
+    """Until `condition` holds; one read while the page navigates (an element of the page that is going) is asked
+    again, as one not there yet is."""
+    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
 
 
 def sign_out(browser):
