@@ -105,13 +105,12 @@ public struct ProxyController: Sendable {
             let jar = try await jars.jar(sessionID: context.session.id)
             copies = clientCookies.settings(jar: jar, origin: origin, browserCookies: request.headers[values: .cookie])
         }
-        let mappedHead = try mapping.map(
+        var mapped = try mapping.map(
             app: app, status: upstream.status, upstream: upstream.headers, isHEAD: request.method == .head,
             isNavigation: GatewayBar.isDocumentNavigation(method: request.method, headers: request.headers),
             acceptsGzip: AcceptEncoding(request.headers[.acceptEncoding]).takesGzip, url: url, urls: urls,
             logger: context.logger)
         // In the mapped head, so that the head of a transformed body has them too.
-        var mapped = mappedHead
         for copy in copies { mapped.headers.append(HTTPField(name: .setCookie, value: copy)) }
 
         guard let encoding = mapped.encoding else {
@@ -119,10 +118,8 @@ public struct ProxyController: Sendable {
             return Response(status: upstream.status, headers: mapped.untransformedHeaders, body: stream(body, app: app, logger: context.logger))
         }
         let transform = try mapping.transform(
-            mapped, encoding: encoding, bar: bar, session: context.session, app: app,
-            // On an app host the way back after the upgrade is the app again, through its loading page (the gateway's
-            // paths cannot name a page of another host).
-            returnTo: gatewayBase.isEmpty ? request.uri.description : Paths.open(app.slug), gatewayBase: gatewayBase, urls: urls)
+            mapped, encoding: encoding, bar: bar, session: context.session, app: app, memberURI: request.uri.description,
+            gatewayBase: gatewayBase, urls: urls)
         let body = TransformedBody(upstream: upstream.body, transform: transform)
         // The first chunk is read and decided on before the head goes out (`AnswerMapping.Head.start`).
         let headers = try await body.start(mapped)
@@ -163,8 +160,9 @@ final class TransformedBody: @unchecked Sendable {
     enum Mode { case transform, passThrough }
 
     private var upstream: HTTPClientResponse.Body.AsyncIterator
+    /// `nil` once the body passes through untouched (`start`).
     private var transform: HTMLResponseTransform?
-    private(set) var mode: Mode
+    var mode: Mode { transform == nil ? .passThrough : .transform }
     private var pending: ByteBuffer?
     private var upstreamEnded = false
     private var finished = false
@@ -172,7 +170,6 @@ final class TransformedBody: @unchecked Sendable {
     init(upstream: HTTPClientResponse.Body, transform: HTMLResponseTransform?) {
         self.upstream = upstream.makeAsyncIterator()
         self.transform = transform
-        self.mode = transform == nil ? .passThrough : .transform
     }
 
     /// Reads the first chunk and decides with `mapped` how the body goes out: the member's head.
@@ -185,7 +182,6 @@ final class TransformedBody: @unchecked Sendable {
         }
         if first == nil { upstreamEnded = true }  // an empty body: the iterator is not asked again
         let (headers, out) = try mapped.start(first, transform: &transform)
-        if transform == nil { mode = .passThrough }
         pending = out
         return headers
     }
@@ -198,8 +194,8 @@ final class TransformedBody: @unchecked Sendable {
         guard !finished else { return nil }
         guard !upstreamEnded, let chunk = try await upstream.next() else {
             finished = true
-            return mode == .transform ? transform?.finish() : nil
+            return transform?.finish()
         }
-        return mode == .transform ? try transform?.process(chunk) ?? chunk : chunk
+        return try transform?.process(chunk) ?? chunk
     }
 }

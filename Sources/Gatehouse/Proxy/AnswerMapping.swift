@@ -260,11 +260,13 @@ struct AnswerMapping: Sendable {
     }
 
     /// The transform of a rewritable body (`head.encoding` set): URLs rewritten and, with a nonce, the bar injected.
-    /// `returnTo` is where the bar's upgrade link brings the member back to.
+    /// `memberURI` is the page the member asked for: the bar's upgrade link brings them back to it, or on an app host
+    /// (`gatewayBase` set) to the app's loading page (the gateway's paths cannot name a page of another host).
     func transform(
-        _ head: Head, encoding: HTMLResponseTransform.Encoding, bar: GatewayBar, session: Session, app: AppConfiguration, returnTo: String,
+        _ head: Head, encoding: HTMLResponseTransform.Encoding, bar: GatewayBar, session: Session, app: AppConfiguration, memberURI: String,
         gatewayBase: String, urls: URLRewriter
     ) throws -> HTMLResponseTransform {
+        let returnTo = gatewayBase.isEmpty ? memberURI : Paths.open(app.slug)
         let urls = app.rewrite == .none ? nil : urls
         if head.isStyleSheet, let urls {
             return try HTMLResponseTransform(

@@ -93,9 +93,8 @@ final class ProxiedRequest: DataPlaneExchange {
         guard let encoding = mapped.encoding else { return .now(memberHead(mapped.untransformedHeaders)) }
         transform = try inLanguage {
             try plane.mapping.transform(
-                mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app,
-                // On an app host the way back after the upgrade is the app's loading page, as on the application's path.
-                returnTo: gatewayBase.isEmpty ? memberURI : Paths.open(forwarding.app.slug), gatewayBase: gatewayBase, urls: forwarding.urls)
+                mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app, memberURI: memberURI,
+                gatewayBase: gatewayBase, urls: forwarding.urls)
         }
         return .afterFirstChunk
     }

@@ -22,6 +22,19 @@ extension [UInt8] {
     }
 }
 
+extension String {
+    /// `bytes` as lower-case hex, written in one pass (session ids, trace ids: asked on every request).
+    public init(lowerHex bytes: UnsafeRawBufferPointer) {
+        self.init(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            for (index, byte) in bytes.enumerated() {
+                output[index * 2] = [UInt8].lowerHexDigits[Int(byte >> 4)]
+                output[index * 2 + 1] = [UInt8].lowerHexDigits[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
+        }
+    }
+}
+
 extension StringProtocol {
     /// Without the spaces and tabs at either end (HTTP's optional whitespace, RFC 9110 §5.6.3), read as bytes: what
     /// every header value needs, without Foundation's Unicode character sets.

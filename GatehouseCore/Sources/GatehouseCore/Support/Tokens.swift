@@ -68,15 +68,6 @@ public enum TokenHash {
         var hasher = SHA256()
         var value = value
         value.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        let digest = hasher.finalize()
-        return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { output in
-            var written = 0
-            for byte in digest {
-                output[written] = [UInt8].lowerHexDigits[Int(byte >> 4)]
-                output[written + 1] = [UInt8].lowerHexDigits[Int(byte & 0x0F)]
-                written += 2
-            }
-            return written
-        }
+        return hasher.finalize().withUnsafeBytes { String(lowerHex: $0) }
     }
 }

@@ -56,13 +56,7 @@ public struct TraceContext: Sendable, Equatable {
     static func randomHex(bytes count: Int) -> String {
         withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { bytes in
             repeat { SecureRandom.fill(bytes) } while !bytes.contains { $0 != 0 }
-            return String(unsafeUninitializedCapacity: count * 2) { output in
-                for (index, byte) in bytes.enumerated() {
-                    output[index * 2] = [UInt8].lowerHexDigits[Int(byte >> 4)]
-                    output[index * 2 + 1] = [UInt8].lowerHexDigits[Int(byte & 0x0f)]
-                }
-                return count * 2
-            }
+            return String(lowerHex: UnsafeRawBufferPointer(bytes))
         }
     }
 }
