@@ -40,9 +40,11 @@ final class ExchangeRun {
     /// The member's body parts that came before the app's connection did (one read's worth: the member is not read
     /// further meanwhile).
     private var pendingBody: [ByteBuffer] = []
-    /// The member's request is complete (its end read); the app's head has been written.
+    /// The member's request is complete (its end read).
     private var requestEnded = false
+    /// The app's connection has been sent the head.
     private var headSent = false
+    /// The member's body bytes read so far (never more than `requestBodyLength`).
     private var bodyBytes = 0
     /// The member's connection was not read further while the app's connection took no more: read on.
     private let resumeMemberReads: () -> Void
