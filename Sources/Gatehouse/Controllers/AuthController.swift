@@ -201,7 +201,7 @@ public struct AuthController: Sendable {
     func failure(_ error: OIDCError, returnTo: String, request: Request, context: GatewayRequestContext) async -> Response {
         context.logger.notice("sign-in failed", metadata: ["reason": .string(error.reason), "error": .string(error.description)])
         events.record(.ssoLoginFailure, detail: error.reason)
-        if ErrorPageMiddleware<GatewayRequestContext>.wantsJSON(request) {
+        if ErrorAnswer.wantsJSON(accept: request.headers[.accept]) {
             let status: HTTPResponse.Status = error.isProviderDown ? .badGateway : .badRequest
             var response =
                 (try? JSONResponse.make(

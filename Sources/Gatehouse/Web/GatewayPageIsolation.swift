@@ -1,0 +1,48 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+
+/// What `GatewayPageIsolationMiddleware` decides.
+enum GatewayPageIsolation {
+    static let fetchMode = HTTPField.Name("Sec-Fetch-Mode")!
+    static let fetchDest = HTTPField.Name("Sec-Fetch-Dest")!
+    static let pageToken = HTTPField.Name("X-Gatehouse-CSRF")!
+
+    /// Why a request for `path` is refused, or `nil`.
+    static func refusal(method: HTTPRequest.Method, path: String, headers: HTTPFields) -> String? {
+        guard isGatewayPage(path) else { return nil }
+        // A client that does not say (a server, a script outside a browser, an old browser) is judged by the usual
+        // checks alone: it holds no member's cookies in a page of an app's.
+        guard let mode = headers[fetchMode] else { return nil }
+        let destination = headers[fetchDest] ?? ""
+        if mode == "navigate" && destination == "document" {
+            if method == .post, let referer = headers[.referer], Self.isAppPage(referer) {
+                return "gateway form posted from an app's page"
+            }
+            return nil
+        }
+        if headers[pageToken] != nil && scriptedPaths.contains(path) { return nil }
+        return "gateway page asked for as \(destination.isEmpty ? mode : destination), not as a navigation"
+    }
+
+    /// The paths the gateway's own scripts ask for data (with `X-Gatehouse-CSRF`, which their handler checks).
+    static let scriptedPaths: Set<String> = [Paths.upgradeUsernameCheck]
+
+    /// Whether `path` is one of the gateway's own pages or answers, as opposed to an app's, a static file or an
+    /// endpoint for servers.
+    static func isGatewayPage(_ path: String) -> Bool {
+        switch RouteClass.of(path: path) {
+        case .proxy, .static, .health: return false
+        case .portal, .signIn, .upgrade, .operator, .development, .other:
+            return !serverEndpoints.contains(path)
+        }
+    }
+
+    static let serverEndpoints: Set<String> = [Paths.backChannelLogout, Paths.forwardAuth, Paths.assertionKeys, Paths.frame, "/metrics"]
+
+    /// Whether a `Referer` names a page of a path-mounted app (on any origin: the referrer policy may shorten it).
+    static func isAppPage(_ referer: String) -> Bool {
+        guard let path = URLComponents(string: referer)?.path else { return false }
+        return RouteClass.of(path: path) == .proxy
+    }
+}
