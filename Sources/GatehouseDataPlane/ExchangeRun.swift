@@ -11,16 +11,10 @@ import NIOHTTP1
 /// the app for a request whose body never starts), and the member's connection is read no further while the app's
 /// takes no more (`holdsMemberReads`, `resumeMemberReads`). The read timeout counts from the request's end: a slow
 /// upload is the listener's business (its body deadline), not the app's.
+///
+/// What happens when, and what each event calls for, is `ExchangeStateMachine`'s; this class holds the channels, the
+/// lease and the timer, and does what the machine answers.
 final class ExchangeRun {
-    private enum State {
-        case connecting
-        case awaitingHead
-        /// The app's head is in; the member's waits for the body's first bytes.
-        case heldForFirstChunk
-        case streaming
-        case done
-    }
-
     private let exchange: any DataPlaneExchange
     private let member: ChannelHandlerContext
     private let pool: UpstreamPool
@@ -29,23 +23,10 @@ final class ExchangeRun {
     private let ended: (_ closeMember: Bool) -> Void
     /// The member asked to close after this answer (HTTP/1.1 `Connection: close`).
     private let memberKeepAlive: Bool
-    private var state = State.connecting
+    private var machine: ExchangeStateMachine
     private var lease: UpstreamPool.Lease?
     /// The reader of the leased connection, which hands this exchange the app's answer.
     private var reader: UpstreamConnectionHandler?
-    private var upstreamKeepAlive = true
-    private var memberStatus: HTTPResponseStatus?
-    private var retried = false
-    private var readPaused = false
-    /// The member's body parts that came before the app's connection did (one read's worth: the member is not read
-    /// further meanwhile).
-    private var pendingBody: [ByteBuffer] = []
-    /// The member's request is complete (its end read).
-    private var requestEnded = false
-    /// The app's connection has been sent the head.
-    private var headSent = false
-    /// The member's body bytes read so far (never more than `requestBodyLength`).
-    private var bodyBytes = 0
     /// The member's connection was not read further while the app's connection took no more: read on.
     private let resumeMemberReads: () -> Void
     /// The member connection's timer, lent for the read timeout (`timedOut`).
@@ -63,12 +44,13 @@ final class ExchangeRun {
         self.pool = pool
         self.readTimeout = readTimeout
         self.ended = ended
+        machine = ExchangeStateMachine(requestBodyLength: exchange.requestBodyLength, isIdempotent: exchange.isIdempotent)
     }
 
     // MARK: - The upstream side
 
     func begin() {
-        state = .connecting
+        machine.connecting()
         if let idle = pool.leaseIdle(exchange.endpoint) { return attach(idle) }
         pool.lease(exchange.endpoint).assumeIsolated().whenComplete { result in
             switch result {
@@ -79,7 +61,7 @@ final class ExchangeRun {
     }
 
     private func attach(_ lease: UpstreamPool.Lease) {
-        guard state == .connecting else {
+        guard machine.attached() else {
             // The member went away while the connection was on its way: it goes back unused.
             pool.release(lease, reusable: true)
             return
@@ -92,8 +74,6 @@ final class ExchangeRun {
         self.lease = lease
         reader = handler
         handler.exchange = self
-        state = .awaitingHead
-        headSent = false
         sendRequest()
     }
 
@@ -101,54 +81,45 @@ final class ExchangeRun {
 
     /// A part of the member's body: passed on, or kept until the app's connection is there.
     func requestBody(_ chunk: ByteBuffer) {
-        guard state != .done else { return }
-        bodyBytes += chunk.readableBytes
-        // Never more than the head told the app (an HTTP/2 stream's DATA beyond its `content-length`): bytes past it
-        // would be read by the app as the start of another request.
-        guard bodyBytes <= exchange.requestBodyLength else { return fail(.refused(RequestBodyMismatch()), closeMember: true) }
-        pendingBody.append(chunk)
-        sendRequest()
+        take(machine.requestBody(chunk))
     }
 
     /// The member's request is complete.
     func requestEnd() {
-        guard state != .done else { return }
-        guard bodyBytes == exchange.requestBodyLength else { return fail(.refused(RequestBodyMismatch()), closeMember: true) }
-        requestEnded = true
-        sendRequest()
+        take(machine.requestEnd())
     }
 
-    /// Writes what the app's connection has not been sent yet: the head (once the body started or the request
-    /// ended), the body's parts, the end; the read timeout starts with the end.
-    private func sendRequest() {
-        guard let channel = lease?.channel, state == .awaitingHead || state == .heldForFirstChunk || state == .streaming,
-            headSent || requestEnded || !pendingBody.isEmpty
-        else { return }
-        if !headSent {
-            headSent = true
-            channel.write(HTTPClientRequestPart.head(exchange.upstreamHead), promise: nil)
+    private func take(_ step: ExchangeStateMachine.BodyStep) {
+        switch step {
+        case .ignore: return
+        case .accepted: sendRequest()
+        case .mismatch: fail(.refused(RequestBodyMismatch()), closeMember: true)
         }
-        for chunk in pendingBody { channel.write(HTTPClientRequestPart.body(.byteBuffer(chunk)), promise: nil) }
-        pendingBody.removeAll(keepingCapacity: true)
-        if requestEnded {
+    }
+
+    /// Writes what the app's connection has not been sent yet; the read timeout starts with the end.
+    private func sendRequest() {
+        guard let channel = lease?.channel, let send = machine.nextSend() else { return }
+        if send.head { channel.write(HTTPClientRequestPart.head(exchange.upstreamHead), promise: nil) }
+        for chunk in send.body { channel.write(HTTPClientRequestPart.body(.byteBuffer(chunk)), promise: nil) }
+        if send.end {
             channel.write(HTTPClientRequestPart.end(nil), promise: nil)
             armTimer()
         }
         channel.flush()
         // What waited for the connection is out: the member's connection may be read on.
-        if !requestEnded, channel.isWritable { resumeMemberReads() }
+        if !machine.requestEnded, channel.isWritable { resumeMemberReads() }
     }
 
     /// Whether the member's connection must not be read now: its body waits for the app's connection, or the app's
     /// connection takes no more of it.
     func holdsMemberReads() -> Bool {
-        guard state != .done, !requestEnded else { return false }
-        return !pendingBody.isEmpty || lease?.channel.isWritable == false
+        machine.holdsMemberReads(upstreamWritable: lease?.channel.isWritable)
     }
 
     /// The app's connection takes more again.
     func upstreamWritable() {
-        guard state != .done, !requestEnded, lease?.channel.isWritable == true else { return }
+        guard machine.readsMemberBody, lease?.channel.isWritable == true else { return }
         resumeMemberReads()
     }
 
@@ -157,29 +128,27 @@ final class ExchangeRun {
         do {
             switch part {
             case .head(let head):
-                // Interim answers (`103 Early Hints`) are the app's business with itself: only the final one counts.
-                guard head.status.code >= 200, state == .awaitingHead else { return }
-                upstreamKeepAlive = head.isKeepAlive
+                guard machine.answerHead(statusCode: Int(head.status.code), keepAlive: head.isKeepAlive) else { return }
                 switch try exchange.start(head) {
                 case .now(let memberHead):
-                    state = .streaming
+                    machine.answerStarted(held: false)
                     writeHead(memberHead)
                 case .afterFirstChunk:
-                    state = .heldForFirstChunk
+                    machine.answerStarted(held: true)
                 }
             case .body(let chunk):
-                switch state {
-                case .heldForFirstChunk: try startHeld(chunk)
-                case .streaming: writeBody(try exchange.body(chunk))
-                default: return
+                switch machine.answerBody() {
+                case .startHeld: try startHeld(chunk)
+                case .pass: writeBody(try exchange.body(chunk))
+                case .drop: return
                 }
             case .end:
-                if state == .heldForFirstChunk { try startHeld(nil) }
-                guard state == .streaming else { return }
+                let (startsHeld, completes) = machine.answerEnd()
+                if startsHeld { try startHeld(nil) }
+                guard completes else { return }
                 writeBody(exchange.end())
                 member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
-                // An app that answered before reading the whole request leaves its connection mid-request.
-                complete(failure: nil, upstreamReusable: upstreamKeepAlive && requestEnded)
+                complete(failure: nil, upstreamReusable: machine.upstreamReusable)
             }
         } catch {
             fail(.refused(error))
@@ -187,47 +156,38 @@ final class ExchangeRun {
     }
 
     func upstreamReadComplete() {
-        guard state != .done, state != .connecting else { return }
+        guard machine.flushesAfterRead else { return }
         member.flush()
     }
 
     /// Whether the app's connection must not be read now: the member's connection takes no more for the moment.
     /// `memberWritable` reads on.
     func holdsReads() -> Bool {
-        guard state != .done, !member.channel.isWritable else { return false }
-        readPaused = true
-        return true
+        machine.holdsUpstreamReads(memberWritable: member.channel.isWritable)
     }
 
-    /// The app's connection closed before its answer was complete. A reused connection that closed before any
-    /// answer most likely timed out on the app's side just as the request went out: an idempotent request is sent
-    /// once more, on another connection.
+    /// The app's connection closed before its answer was complete.
     func upstreamClosed() {
-        guard state != .done, state != .connecting else { return }
-        let unanswered = state == .awaitingHead
-        if unanswered, lease?.isReused == true, exchange.isIdempotent, !retried {
-            retried = true
-            lease = nil
-            reader = nil
-            cancelTimer()
-            begin()  // the head (and the end) again on the next connection: an idempotent request has no body
-            return
-        }
+        let step = machine.upstreamClosed(wasReused: lease?.isReused == true)
+        guard step != .ignore else { return }
         lease = nil
         reader = nil
-        fail(.reset)
+        if step == .retry {
+            cancelTimer()
+            begin()  // the head and the end again, on the next connection
+        } else {
+            fail(.reset)
+        }
     }
 
     // MARK: - The member's side
 
     func memberWritable() {
-        guard readPaused, member.channel.isWritable, state != .done else { return }
-        readPaused = false
+        guard machine.resumesUpstreamReads(memberWritable: member.channel.isWritable) else { return }
         lease?.channel.read()
     }
 
     func memberClosed() {
-        guard state != .done else { return }
         fail(.memberLeft)
     }
 
@@ -237,14 +197,13 @@ final class ExchangeRun {
         var head = head
         head.version = .http1_1
         if !memberKeepAlive { head.headers.replaceOrAdd(name: "connection", value: "close") }
-        memberStatus = head.status
+        machine.memberHeadWritten(head.status)
         member.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
     }
 
     /// The member's head of an answer held for its body's first bytes (`nil`: the body is empty), and those bytes.
     private func startHeld(_ chunk: ByteBuffer?) throws {
         let (memberHead, first) = try exchange.startAfterFirstChunk(chunk)
-        state = .streaming
         writeHead(memberHead)
         writeBody(first)
     }
@@ -256,27 +215,23 @@ final class ExchangeRun {
 
     /// `closeMember`: the member's connection carries nothing more after the answer (its request's framing broke).
     private func fail(_ failure: DataPlaneFailure, closeMember: Bool = false) {
-        guard state != .done else { return }
-        if case .memberLeft = failure {
-            complete(failure: failure, upstreamReusable: false)
-            return
-        }
-        if memberStatus == nil {
-            // Nothing went out yet: the member gets a whole answer that says what happened.
+        var memberLeft = false
+        if case .memberLeft = failure { memberLeft = true }
+        switch machine.fail(memberLeft: memberLeft) {
+        case .ignore: return
+        case .complete: complete(failure: failure, upstreamReusable: false)
+        case .answer:
             let (head, body) = exchange.answer(failure)
             writeHead(head)
             writeBody(body)
             member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
             complete(failure: failure, upstreamReusable: false, closeMember: closeMember)
-        } else {
-            // The head is out: the answer can only end incomplete, by closing without its final chunk.
-            complete(failure: failure, upstreamReusable: false, closeMember: true)
+        case .cutShort: complete(failure: failure, upstreamReusable: false, closeMember: true)
         }
     }
 
     private func complete(failure: DataPlaneFailure?, upstreamReusable: Bool, closeMember: Bool = false) {
-        state = .done
-        pendingBody = []
+        machine.completed()
         cancelTimer()
         reader?.exchange = nil
         reader = nil
@@ -285,7 +240,7 @@ final class ExchangeRun {
             self.lease = nil
         }
         // Counted and logged before the answer's last bytes go out, so that whoever has read it sees it counted.
-        exchange.finished(status: memberStatus, failure: failure)
+        exchange.finished(status: machine.memberStatus, failure: failure)
         member.flush()
         ended(closeMember || !memberKeepAlive)
     }
@@ -298,7 +253,7 @@ final class ExchangeRun {
     /// The app sent nothing for the read timeout. The connection is closed on release, after the exchange let go of
     /// it (no retry of a slow app).
     func timedOut() {
-        guard state != .done, state != .connecting else { return }
+        guard machine.timeoutFails else { return }
         fail(.timeout)
     }
 
