@@ -13,6 +13,9 @@ import NIOHTTP1
 /// (`WebSocketTunnel`), or a plain request for the application (whose answer ends the connection). A shutdown's
 /// quiesce event waits for an answer under way here, and never reaches the application during a tunnel, so that the
 /// application, which knows nothing of either, does not close the connection under it.
+///
+/// When a request may go, and where the parts after its head go, is `MemberConnectionStateMachine`'s; this class
+/// holds the waiting parts, the exchange and the pipeline, and does what the machine answers.
 public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPServerRequestPart
     public typealias InboundOut = HTTPServerRequestPart
@@ -27,26 +30,11 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var pool: UpstreamPool?
     /// The read timeout of the exchange under way, one timer for the connection's life.
     private var timer: DeadlineTimer?
-    /// Requests handed to the application whose answers have not ended.
-    private var applicationAnswersOwed = 0
-    /// The parts of the request being read go to the application.
-    private var passing = false
-    /// The body and end of the request being read are the data plane's exchange's (dropped if it already ended: the
-    /// app answered before reading it all).
-    private var proxiedRequestOpen = false
+    private var machine = MemberConnectionStateMachine()
+    /// The data plane's exchange under way (it may end before the member's request has been read to its end).
     private var exchange: ExchangeRun?
     /// Parts that arrived while an earlier answer was under way, oldest first.
     private var waiting = CircularBuffer<HTTPServerRequestPart>()
-    private var readHeld = false
-    /// An upgrade request is being read (its head) or decided: nothing after it is taken until the decision.
-    private var upgrading = false
-    private var upgradeHead: HTTPRequestHead?
-    /// The connection is the tunnel's: this handler is out of the pipeline.
-    private var handedOver = false
-    /// The application answers a refused upgrade: the connection closes after that answer.
-    private var closeAfterApplicationAnswers = false
-    private var heldQuiesce = false
-    private var isClosed = false
 
     public init(routes: any DataPlaneRoutes, upgrades: (any DataPlaneUpgrades)?, pools: UpstreamPools, readTimeout: TimeAmount) {
         self.routes = routes
@@ -66,37 +54,33 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     public func read(context: ChannelHandlerContext) {
-        if waiting.isEmpty, !upgrading, exchange?.holdsMemberReads() != true {
-            context.read()
-        } else {
-            readHeld = true
-        }
+        if machine.read(partsWaiting: !waiting.isEmpty, exchangeHoldsReads: exchange?.holdsMemberReads() == true) { context.read() }
     }
 
     /// An exchange's app connection takes the member's body again.
     private func resumeReads(context: ChannelHandlerContext) {
-        guard readHeld, waiting.isEmpty, !upgrading, !handedOver, exchange?.holdsMemberReads() != true else { return }
-        readHeld = false
-        context.read()
+        if machine.resumeReads(partsWaiting: !waiting.isEmpty, exchangeHoldsReads: exchange?.holdsMemberReads() == true) { context.read() }
     }
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         // Only the application's answers pass here; the data plane writes from its own place in the pipeline.
         switch unwrapOutboundIn(data) {
-        case .head(var head) where closeAfterApplicationAnswers:
+        case .head(var head) where machine.closesAfterApplicationAnswers:
             head.headers.replaceOrAdd(name: "connection", value: "close")
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end:
-            applicationAnswersOwed -= 1
-            if applicationAnswersOwed == 0, closeAfterApplicationAnswers {
+            switch machine.applicationAnswerEnded() {
+            case .close:
                 context.writeAndFlush(data).assumeIsolated().whenComplete { result in
                     promise?.completeWith(result)
                     context.close(promise: nil)
                 }
-                return
+            case .serveWaiting:
+                context.write(data, promise: promise)
+                serveWaiting(context: context)
+            case .none:
+                context.write(data, promise: promise)
             }
-            context.write(data, promise: promise)
-            if applicationAnswersOwed == 0 { serveWaiting(context: context) }
         default:
             context.write(data, promise: promise)
         }
@@ -108,10 +92,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, exchange != nil || upgrading {
-            heldQuiesce = true
-            return
-        }
+        if event is ChannelShouldQuiesceEvent, machine.quiesce() { return }
         context.fireUserInboundEventTriggered(event)
     }
 
@@ -125,7 +106,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func memberGone() {
-        isClosed = true
+        machine.memberGone()
         exchange?.memberClosed()
         timer?.cancel()
     }
@@ -136,24 +117,17 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func process(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) -> Bool {
         switch part {
         case .head(let head):
-            guard exchange == nil, !upgrading, !isClosed else { return false }
-            if upgrades != nil, Self.isWebSocketUpgrade(head) {
-                // Decided once the application's answers are out, like a proxied request, and once it is complete.
-                guard applicationAnswersOwed == 0 else { return false }
-                upgrading = true
-                upgradeHead = head
-                return true
+            switch machine.head(head, isUpgrade: upgrades != nil && Self.isWebSocketUpgrade(head)) {
+            case .wait: return false
+            case .upgrade: return true
+            case .route: break
             }
             switch routes.route(head, peer: context.channel.remoteAddress) {
             case .application:
-                passing = true
-                applicationAnswersOwed += 1
+                machine.toApplication()
                 context.fireChannelRead(wrapInboundOut(part))
             case .proxy(let proxied):
-                // Decided again once the application's answers are out (the session may have changed by then).
-                guard applicationAnswersOwed == 0, let pool, let timer else { return false }
-                passing = false
-                proxiedRequestOpen = true
+                guard let pool, let timer, machine.toExchange() else { return false }
                 let run = ExchangeRun(
                     exchange: proxied, member: context, memberKeepAlive: head.isKeepAlive || head.version.minor == 0, pool: pool,
                     readTimeout: readTimeout, timer: timer, resumeMemberReads: { [unowned self] in self.resumeReads(context: context) }
@@ -164,25 +138,21 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
                 run.begin()
             }
         case .body(let chunk):
-            // An upgrade request's body is nobody's.
-            if proxiedRequestOpen {
-                exchange?.requestBody(chunk)
-            } else if upgradeHead == nil, passing {
-                context.fireChannelRead(wrapInboundOut(part))
+            switch machine.body() {
+            case .exchange: exchange?.requestBody(chunk)
+            case .application: context.fireChannelRead(wrapInboundOut(part))
+            case .decideUpgrade, .drop: break
             }
         case .end:
-            if proxiedRequestOpen {
-                proxiedRequestOpen = false
-                exchange?.requestEnd()
-            } else if let head = upgradeHead, let upgrades {
-                upgradeHead = nil
-                upgrades.upgrade(head, peer: context.channel.remoteAddress, eventLoop: context.eventLoop).assumeIsolated().whenComplete {
+            switch machine.end() {
+            case .exchange: exchange?.requestEnd()
+            case .application: context.fireChannelRead(wrapInboundOut(part))
+            case .decideUpgrade(let head):
+                upgrades?.upgrade(head, peer: context.channel.remoteAddress, eventLoop: context.eventLoop).assumeIsolated().whenComplete {
                     [unowned self] result in
                     self.upgradeDecided(head, result, context: context)
                 }
-            } else if passing {
-                passing = false
-                context.fireChannelRead(wrapInboundOut(part))
+            case .drop: break
             }
         }
         return true
@@ -199,23 +169,17 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func upgradeDecided(_ head: HTTPRequestHead, _ result: Result<DataPlaneUpgrade, any Error>, context: ChannelHandlerContext) {
         switch result {
         case .success(.tunnel(let answer, let upstream, let opened)):
-            guard !isClosed, let app = try? upstream.pipeline.syncOperations.handler(type: TunnelSide.self) else {
+            guard !machine.isClosed, let app = try? upstream.pipeline.syncOperations.handler(type: TunnelSide.self) else {
                 upstream.close(promise: nil)
                 return
             }
             openTunnel(answer, app: app, upstream: upstream, context: context, opened: opened)
         case .success(.application), .failure:
-            upgrading = false
-            guard !isClosed else { return }
-            closeAfterApplicationAnswers = true
-            applicationAnswersOwed += 1
+            guard let releaseQuiesce = machine.upgradeToApplication() else { return }
             context.fireChannelRead(wrapInboundOut(.head(head)))
             context.fireChannelRead(wrapInboundOut(.end(nil)))
             context.fireChannelReadComplete()
-            if heldQuiesce {
-                heldQuiesce = false
-                context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-            }
+            if releaseQuiesce { context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
             serveWaiting(context: context)
         }
     }
@@ -237,12 +201,12 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         decoderRemoved.futureResult.assumeIsolated().whenComplete { [unowned self] removed in
             do {
-                guard case .success = removed, !isClosed else { throw ChannelError.ioOnClosedChannel }
+                guard case .success = removed, !machine.isClosed else { throw ChannelError.ioOnClosedChannel }
                 context.writeAndFlush(wrapOutboundOut(.head(answer)), promise: nil)
                 pipeline.removeHandler(try pipeline.handler(type: HTTPResponseEncoder.self), promise: nil)
                 let member = TunnelSide(.member)
                 try pipeline.addHandler(member, position: .after(self))
-                handedOver = true
+                machine.handOver()
                 pipeline.removeHandler(context: context, promise: nil)
                 // Joined once this handler is gone: the reads the tunnel asks for go past no one who holds them.
                 opened(try WebSocketTunnel(member: member, app: app))
@@ -255,31 +219,25 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func exchangeEnded(closeMember: Bool, context: ChannelHandlerContext) {
         exchange = nil
-        if closeMember {
-            isClosed = true
+        switch machine.exchangeEnded(closeMember: closeMember) {
+        case .close:
             waiting.removeAll()
             context.close(promise: nil)
-            return
+        case .serveWaiting(let releaseQuiesce):
+            if releaseQuiesce { context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+            serveWaiting(context: context)
         }
-        if heldQuiesce {
-            heldQuiesce = false
-            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-        }
-        serveWaiting(context: context)
     }
 
     /// Takes the waiting parts in order until one must wait again; reads resume once none waits. What went on to
     /// the application is followed by a read's end, which is when the server takes what it was given.
     private func serveWaiting(context: ChannelHandlerContext) {
         let waited = waiting.count
-        defer { if waiting.count < waited, !handedOver { context.fireChannelReadComplete() } }
-        while !handedOver, let part = waiting.first {
+        defer { if waiting.count < waited, !machine.handedOver { context.fireChannelReadComplete() } }
+        while !machine.handedOver, let part = waiting.first {
             guard process(part, context: context) else { return }
             waiting.removeFirst()
         }
-        if readHeld, !handedOver {
-            readHeld = false
-            context.read()
-        }
+        if machine.waitingServed() { context.read() }
     }
 }

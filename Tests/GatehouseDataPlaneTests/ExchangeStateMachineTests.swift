@@ -47,15 +47,6 @@ import Testing
         }
     }
 
-    struct Row: CustomTestStringConvertible, Sendable {
-        let name: String
-        let bodyLength: Int
-        let isIdempotent: Bool
-        /// `event → answer`, one a line.
-        let steps: [String]
-        var testDescription: String { name }
-    }
-
     static func apply(_ event: Event, to machine: inout ExchangeStateMachine) -> String {
         switch event {
         case .connecting:
