@@ -40,8 +40,8 @@ public enum DataPlaneRoute {
 public protocol DataPlaneExchange: AnyObject {
     /// Where to connect: the address the allowlist checked.
     var endpoint: UpstreamEndpoint { get }
-    /// The head to send upstream (hygienic headers, the jar's cookies, the gateway's identity headers).
-    var upstreamHead: HTTPRequestHead { get }
+    /// The head to send upstream (hygienic headers, the jar's cookies, the gateway's identity headers), as bytes.
+    var upstreamHead: UpstreamRequestHead { get }
     /// May be sent a second time when a reused connection closed before any answer (RFC 9110 §9.2.2).
     var isIdempotent: Bool { get }
     /// The length of the request's body as `upstreamHead` tells the app (0: none); the member's body must be as long.

@@ -100,12 +100,13 @@ final class ExchangeRun {
     /// Writes what the app's connection has not been sent yet; the read timeout starts with the end.
     private func sendRequest() {
         guard let channel = lease?.channel, let send = machine.nextSend() else { return }
-        if send.head { channel.write(HTTPClientRequestPart.head(exchange.upstreamHead), promise: nil) }
-        for chunk in send.body { channel.write(HTTPClientRequestPart.body(.byteBuffer(chunk)), promise: nil) }
-        if send.end {
-            channel.write(HTTPClientRequestPart.end(nil), promise: nil)
-            armTimer()
+        if send.head {
+            reader?.expectAnswer(to: exchange.upstreamHead.method)
+            channel.write(exchange.upstreamHead.bytes, promise: nil)
         }
+        // The body's length is in the head: its parts go as they are, and its end is the last of them.
+        for chunk in send.body { channel.write(chunk, promise: nil) }
+        if send.end { armTimer() }
         channel.flush()
         // What waited for the connection is out: the member's connection may be read on.
         if !machine.requestEnded, channel.isWritable { resumeMemberReads() }

@@ -7,10 +7,21 @@ import NIOHTTP1
 /// for the moment, and the exchange reads on when it does.
 final class UpstreamConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundIn = ByteBuffer
 
     /// The exchange the connection is lent to; `nil` while it is idle in the pool.
     var exchange: ExchangeRun?
+    /// The connection's answers' decoder, which is told of each request as it goes out.
+    private let answers: HTTPResponseDecoder
+
+    init(answers: HTTPResponseDecoder) {
+        self.answers = answers
+    }
+
+    /// A request with `method` goes out: its answer is the next one (after a `HEAD`, an answer without a body).
+    func expectAnswer(to method: HTTPMethod) {
+        answers.write(data: .head(HTTPRequestHead(version: .http1_1, method: method, uri: "")))
+    }
 
     func read(context: ChannelHandlerContext) {
         if exchange?.holdsReads() == true { return }

@@ -17,10 +17,12 @@ public final class UpstreamPools: @unchecked Sendable {
         self.connector = connector
     }
 
-    /// The pipeline of an upstream connection: the HTTP/1.1 client handlers, then the data plane's reader.
+    /// The pipeline of an upstream connection: the HTTP/1.1 answers' decoder, then the data plane's reader.
     public static func setUp(_ channel: any Channel) throws {
-        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-        try channel.pipeline.syncOperations.addHandler(UpstreamConnectionHandler())
+        // No request encoder: the gateway writes each head as bytes (`UpstreamRequestHead`) and bodies go as they are.
+        let answers = HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(UpstreamResponseDecoder(decoder: answers)))
+        try channel.pipeline.syncOperations.addHandler(UpstreamConnectionHandler(answers: answers))
     }
 
     /// The pool of `loop`; call on that loop.

@@ -14,7 +14,7 @@ final class ProxiedRequest: DataPlaneExchange {
     let plane: ProxyDataPlane
     let forwarding: AppAccess.Forwarding
     let endpoint: UpstreamEndpoint
-    let upstreamHead: HTTPRequestHead
+    let upstreamHead: UpstreamRequestHead
     let memberURI: String
     /// The gateway's origin on an app host, else empty (`ProxyDataPlane.Mounted`).
     let gatewayBase: String
@@ -54,7 +54,7 @@ final class ProxiedRequest: DataPlaneExchange {
     private var transform: HTMLResponseTransform?
 
     init(
-        plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: HTTPRequestHead, memberURI: String,
+        plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: UpstreamRequestHead, memberURI: String,
         gatewayBase: String = "", requestBodyLength: Int = 0, isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
         browserCookies: [String] = []
     ) {

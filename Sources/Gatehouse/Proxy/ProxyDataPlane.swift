@@ -108,13 +108,16 @@ final class ProxyDataPlane: DataPlaneRoutes {
         // Read once: what the app may send (never more than the gateway can inflate) and whether the page goes gzipped.
         let acceptEncoding = AcceptEncoding(browser[.acceptEncoding])
         if let encodings = HeaderHygiene.acceptEncoding(browser: acceptEncoding) { headers[.acceptEncoding] = encodings }
-        var upstream = HTTPHeaders(headers)
-        upstream.replaceOrAdd(name: "host", value: upstreamAuthorities[app.slug] ?? Self.authority(of: forwarding.url))
-        if bodyLength > 0 { upstream.replaceOrAdd(name: "content-length", value: String(bodyLength)) }
+        // Straight into the bytes the app gets: the hygienic fields never name `Host` or the body's framing.
+        guard
+            let upstreamHead = UpstreamRequestHead(
+                method: head.method, target: Self.requestTarget(of: forwarding.url),
+                host: upstreamAuthorities[app.slug] ?? Self.authority(of: forwarding.url), bodyLength: bodyLength,
+                fields: headers.lazy.map { (name: $0.name.rawName, value: $0.value) })
+        else { return .application }
         return .proxy(
             ProxiedRequest(
-                plane: self, forwarding: forwarding, endpoint: endpoint,
-                upstreamHead: HTTPRequestHead(version: .http1_1, method: head.method, uri: Self.requestTarget(of: forwarding.url), headers: upstream),
+                plane: self, forwarding: forwarding, endpoint: endpoint, upstreamHead: upstreamHead,
                 memberURI: head.uri, gatewayBase: mounted.gatewayBase, requestBodyLength: bodyLength, isNavigation: GatewayBar.isDocumentNavigation(method: method, headers: browser),
                 accept: browser[.accept], acceptLanguage: browser[.acceptLanguage], acceptsGzip: acceptEncoding.takesGzip, trace: trace,
                 spans: spans, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie]))
