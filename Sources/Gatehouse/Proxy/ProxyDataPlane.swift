@@ -75,8 +75,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
         guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes ?? 0),
             method == .get ? bodyLength == 0 : maximumRequestBodyBytes != nil, !head.headers.contains(name: "upgrade"),
-            let mounted = mounted(head),
-            let session = cache.session(mounted.sessionID), resolver.isSettled(session),
+            let mounted = mounted(head), let session = mounted.session, resolver.isSettled(session),
             case .some(let jar) = cache.jar(session.id), cache.pendingJarChanges < Self.pendingJarLimit,
             let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: session),
             let endpoint = Self.endpoint(forwarding.target)
@@ -148,11 +147,12 @@ final class ProxyDataPlane: DataPlaneRoutes {
         return length
     }
 
-    /// The app a request is for, the rest of its path, and the session it comes with, by the app's mount.
+    /// The app a request is for, the rest of its path, and the session it comes with (if the state cache holds it),
+    /// by the app's mount.
     struct Mounted {
         let app: AppConfiguration
         let rest: String
-        let sessionID: String
+        let session: Session?
         /// What the bar's files and links start with: the gateway's origin on an app host, nothing on its own host.
         let gatewayBase: String
     }
@@ -167,14 +167,14 @@ final class ProxyDataPlane: DataPlaneRoutes {
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
                 head.method != .POST || path != Paths.frame,
                 let grant = head.headers.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
-                let sessionID = cache.grantedSession(tokenHash: TokenHash.hex(grant), slug: app.slug)
+                let sessionID = cache.grantedSession(token: grant, slug: app.slug, hash: TokenHash.hex)
             else { return nil }
-            return Mounted(app: app, rest: head.uri, sessionID: sessionID, gatewayBase: publicOrigin)
+            return Mounted(app: app, rest: head.uri, session: cache.session(sessionID), gatewayBase: publicOrigin)
         }
         guard let (app, rest) = appPath(head.uri), catalog.isProxiedOnPaths(app),
             let cookie = head.headers.cookie(named: cookieName), !cookie.isEmpty, cookie.utf8.count <= 128
         else { return nil }
-        return Mounted(app: app, rest: rest, sessionID: SessionResolver.sessionID(forCookie: cookie), gatewayBase: "")
+        return Mounted(app: app, rest: rest, session: cache.session(token: cookie, hash: SessionResolver.sessionID), gatewayBase: "")
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the

@@ -33,6 +33,10 @@ public final class StateCache: Sendable {
         /// lasts and ends with it, so a remembered one is as good as the store's answer: the session itself is still
         /// read from `sessions`, where an ended one is not.
         var grants: [String: Entry<String>] = [:]
+        /// The hashes of tokens (session cookies, app hosts' grants) that found a session here before: each token is
+        /// hashed once, not on every request. A token's hash never changes, so an entry cannot go stale; one whose
+        /// session ended finds nothing in `sessions` or `grants`.
+        var tokenHashes: [String: String] = [:]
         var epoch: UInt64 = 0
         /// Jar changes made here and not yet written to the store, oldest first, by session.
         var pendingJars: [String: [JarChange]] = [:]
@@ -91,6 +95,32 @@ public final class StateCache: Sendable {
     }
 
     static func grantKey(_ tokenHash: String, _ slug: String) -> String { slug + " " + tokenHash }
+
+    /// The session a session cookie's token stands for, if kept here; `hash` gives the token's hash (the session's
+    /// id), computed only for a token that has not found its session here before.
+    public func session(token: String, hash: (String) -> String, now: ContinuousClock.Instant = .now) -> Session? {
+        let known = state.withLockedValue { $0.tokenHashes[token] }
+        guard let session = session(known ?? hash(token), now: now) else { return nil }
+        if known == nil { remember(token: token, hash: session.id) }
+        return session
+    }
+
+    /// `grantedSession(tokenHash:slug:)` by the grant itself, hashed the same way.
+    public func grantedSession(token: String, slug: String, hash: (String) -> String, now: ContinuousClock.Instant = .now) -> String? {
+        let known = state.withLockedValue { $0.tokenHashes[token] }
+        let tokenHash = known ?? hash(token)
+        guard let sessionID = grantedSession(tokenHash: tokenHash, slug: slug, now: now) else { return nil }
+        if known == nil { remember(token: token, hash: tokenHash) }
+        return sessionID
+    }
+
+    private func remember(token: String, hash: String) {
+        state.withLockedValue { state in
+            guard state.trusted else { return }
+            if state.tokenHashes.count >= max(1, capacity / 10) { state.tokenHashes = [:] }
+            state.tokenHashes[token] = hash
+        }
+    }
 
     // MARK: - Keeping
 
@@ -224,6 +254,7 @@ public final class StateCache: Sendable {
             state.sessions = [:]
             state.jars = [:]
             state.grants = [:]
+            state.tokenHashes = [:]
             if state.trusted && !trusted { state.bypasses += 1 }
             state.trusted = trusted
         }
