@@ -20,6 +20,8 @@ public struct GatewayBar: Sendable {
     private let renderings = NIOLockedValueBox<[RenderingKey: Segments]>([:])
     /// Enough for every combination of roles an organization has; past it the cache starts over.
     static let renderingLimit = 1024
+    /// The banner's upgrade link up to its way back (which follows percent-encoded), escaped for an attribute.
+    static let upgradeEntryStartInAttribute = Array(Paths.upgradeEntry(from: "banner", returnTo: "").replacing("&", with: "&amp;").utf8)
 
     public init(renderer: PageRenderer, catalog: AppCatalog, features: FeaturesConfiguration, events: EventRecorder) {
         self.renderer = renderer
@@ -46,11 +48,13 @@ public struct GatewayBar: Sendable {
             case .text(let text): html += text
             case .nonce: html += nonce.utf8
             case .upgradeURL:
-                // The way back is percent-encoded, so only `&` needs escaping inside the attribute.
-                let upgrade = Paths.upgradeEntry(from: "banner", returnTo: ReturnTarget(returnTo)?.path ?? Paths.portal)
-                for byte in (gatewayBase + upgrade).utf8 {
+                // `Paths.upgradeEntry(from: "banner", returnTo:)` written into the attribute: the way back is
+                // percent-encoded, so only the `&`s before it need escaping.
+                for byte in gatewayBase.utf8 {
                     if byte == UInt8(ascii: "&") { html += "&amp;".utf8 } else { html.append(byte) }
                 }
+                html += Self.upgradeEntryStartInAttribute
+                FormEncoding.appendEscaped(ReturnTarget(returnTo)?.path ?? Paths.portal, to: &html)
             case .state:
                 // Attributes with values: the bar goes into XHTML documents too, which must stay well-formed XML.
                 if collapsed { html += " data-collapsed=\"\"".utf8 }
@@ -102,20 +106,24 @@ public struct GatewayBar: Sendable {
         var textBytes = 0
     }
 
+    /// What a rendering depends on: the member's level, roles and groups decide the apps it lists (`listedApps`),
+    /// so they stand for that list in the key, which is then found without working the list out on every page.
     private struct RenderingKey: Hashable {
         let gatewayBase: String
         let level: AuthLevel
         let app: String
-        let listed: [String]
+        let roles: [String]
+        let groups: [String]
         let language: String
     }
 
     /// The rendered bar as text pieces and placeholders, in order.
     func segments(session: Session, app: AppConfiguration, gatewayBase: String) throws -> Segments {
-        let listed = catalog.listedApps(for: session.identity, level: session.level)
         let key = RenderingKey(
-            gatewayBase: gatewayBase, level: session.level, app: app.slug, listed: listed.map(\.slug), language: renderer.languages.current)
+            gatewayBase: gatewayBase, level: session.level, app: app.slug, roles: session.identity.roles, groups: session.identity.groups,
+            language: renderer.languages.current)
         if let cached = renderings.withLockedValue({ $0[key] }) { return cached }
+        let listed = catalog.listedApps(for: session.identity, level: session.level)
         var rest = try renderer.fragment("bar", values(level: session.level, app: app, listed: listed, gatewayBase: gatewayBase))[...]
         var segments = Segments()
         func text(_ piece: Substring) {
@@ -170,7 +178,7 @@ public struct GatewayBar: Sendable {
     public static func isDocumentNavigation(method: HTTPRequest.Method, headers: HTTPFields) -> Bool {
         if let destination = headers[fetchDestination] { return destination == "document" }
         // Browsers without Fetch Metadata: a GET that accepts HTML and is not marked as script-initiated.
-        return method == .get && headers[.accept]?.contains("text/html") == true && headers[requestedWith] == nil
+        return method == .get && headers[.accept]?.containsBytes(of: "text/html") == true && headers[requestedWith] == nil
     }
 
     static let fetchDestination = HTTPField.Name("Sec-Fetch-Dest")!

@@ -163,7 +163,7 @@ struct AnswerMapping: Sendable {
         var transformedHeaders: HTTPFields {
             var fields = headers
             fields[.contentEncoding] = compresses ? "gzip" : nil
-            if mayCompress, !fields[values: .vary].contains(where: { $0.lowercased().contains("accept-encoding") || $0 == "*" }) {
+            if mayCompress, !fields[values: .vary].contains(where: { $0.lowercased().containsBytes(of: "accept-encoding") || $0 == "*" }) {
                 fields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
             }
             return fields

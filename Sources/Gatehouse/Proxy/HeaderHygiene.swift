@@ -137,7 +137,7 @@ public enum HeaderHygiene {
         headers.append(HTTPField(name: .xForwardedFor, value: clientAddress ?? "unknown"))
         headers.append(contentsOf: rules.constantForwardingFields)
         // `for` is a node: an IPv6 address in brackets and quotes (RFC 7239 §6).
-        let node = clientAddress.map { $0.contains(":") ? "\"[\($0)]\"" : $0 } ?? "unknown"
+        let node = clientAddress.map { $0.containsBytes(of: ":") ? "\"[\($0)]\"" : $0 } ?? "unknown"
         headers.append(HTTPField(name: forwarded, value: "for=" + node + rules.forwardedTail))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -46,7 +47,7 @@ struct ErrorAnswer {
     /// API callers ask for JSON and not for HTML; browsers always accept `text/html`.
     static func wantsJSON(accept: String?) -> Bool {
         let accept = accept?.lowercased() ?? ""
-        return accept.contains("application/json") && !accept.contains("text/html")
+        return accept.containsBytes(of: "application/json") && !accept.containsBytes(of: "text/html")
     }
 
     var response: Response {

@@ -141,7 +141,7 @@ public struct PathRules: Sendable, Equatable {
         var raw = Substring(path)
         if let end = raw.firstIndex(where: { $0 == "?" || $0 == "#" }) { raw = raw[..<end] }
         var decoded = String(raw)
-        for _ in 0..<3 where decoded.contains("%") {
+        for _ in 0..<3 where decoded.containsBytes(of: "%") {
             // Parameters go before decoding: an encoded `;` is part of the segment's name.
             decoded = decoded.split(separator: "/", omittingEmptySubsequences: false).map {
                 $0.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
@@ -150,7 +150,7 @@ public struct PathRules: Sendable, Equatable {
             guard let once = decoded.removingPercentEncoding else { return nil }
             decoded = once
         }
-        guard !decoded.contains("\0") else { return nil }
+        guard !decoded.containsBytes(of: "\0") else { return nil }
         var segments: [Substring] = []
         for segment in decoded.split(whereSeparator: { $0 == "/" || $0 == "\\" }) {
             let name = segment.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""

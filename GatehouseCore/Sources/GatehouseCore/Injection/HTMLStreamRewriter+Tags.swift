@@ -131,7 +131,7 @@ extension HTMLStreamRewriter {
     /// An attribute value with the character references decoded that can spell a URL's scheme or punctuation, or
     /// `nil` when a numeric one is invalid (then the caller treats the value as unsafe rather than guess).
     static func decodeCharacterReferences(_ value: String) -> String? {
-        guard value.contains("&") else { return value }
+        guard value.containsBytes(of: "&") else { return value }
         var result = ""
         var rest = Substring(value)
         while let ampersand = rest.firstIndex(of: "&") {

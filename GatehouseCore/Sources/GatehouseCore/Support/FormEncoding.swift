@@ -17,6 +17,12 @@ public enum FormEncoding {
         guard !value.utf8.allSatisfy(isUnreserved) else { return value }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(value.utf8.count * 3)
+        appendEscaped(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `escape(value)`, appended to `bytes` (markup being put together as bytes).
+    public static func appendEscaped(_ value: some StringProtocol, to bytes: inout [UInt8]) {
         for byte in value.utf8 {
             if isUnreserved(byte) {
                 bytes.append(byte)
@@ -25,7 +31,6 @@ public enum FormEncoding {
                 bytes.appendHex(byte, uppercase: true)
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     public static func encode(_ pairs: [(String, String)]) -> String {
