@@ -99,27 +99,27 @@ public final class StateCache: Sendable {
     /// The session a session cookie's token stands for, if kept here; `hash` gives the token's hash (the session's
     /// id), computed only for a token that has not found its session here before.
     public func session(token: String, hash: (String) -> String, now: ContinuousClock.Instant = .now) -> Session? {
-        let known = state.withLockedValue { $0.tokenHashes[token] }
-        guard let session = session(known ?? hash(token), now: now) else { return nil }
-        if known == nil { remember(token: token, hash: session.id) }
-        return session
+        found(byToken: token, hash: hash) { session($0, now: now) }
     }
 
     /// `grantedSession(tokenHash:slug:)` by the grant itself, hashed the same way.
     public func grantedSession(token: String, slug: String, hash: (String) -> String, now: ContinuousClock.Instant = .now) -> String? {
-        let known = state.withLockedValue { $0.tokenHashes[token] }
-        let tokenHash = known ?? hash(token)
-        guard let sessionID = grantedSession(tokenHash: tokenHash, slug: slug, now: now) else { return nil }
-        if known == nil { remember(token: token, hash: tokenHash) }
-        return sessionID
+        found(byToken: token, hash: hash) { grantedSession(tokenHash: $0, slug: slug, now: now) }
     }
 
-    private func remember(token: String, hash: String) {
-        state.withLockedValue { state in
-            guard state.trusted else { return }
-            if state.tokenHashes.count >= max(1, capacity / 10) { state.tokenHashes = [:] }
-            state.tokenHashes[token] = hash
+    /// What `find` finds by the token's hash; the hash is remembered once it found something (never for a guess).
+    private func found<Value>(byToken token: String, hash: (String) -> String, _ find: (String) -> Value?) -> Value? {
+        let known = state.withLockedValue { $0.tokenHashes[token] }
+        let tokenHash = known ?? hash(token)
+        guard let value = find(tokenHash) else { return nil }
+        if known == nil {
+            state.withLockedValue { state in
+                guard state.trusted else { return }
+                if state.tokenHashes.count >= max(1, capacity / 10) { state.tokenHashes = [:] }
+                state.tokenHashes[token] = tokenHash
+            }
         }
+        return value
     }
 
     // MARK: - Keeping
