@@ -49,6 +49,10 @@ public protocol DataPlaneExchange: AnyObject {
 
     /// The app's head: the member's head to send now, or to decide once the body's first bytes are known.
     func start(_ upstream: HTTPResponseHead) throws -> ResponseStart
+    /// Asked right after `start`: `nil` when the member's answer goes on at once, else what it waits for first (the
+    /// jar change the app's answer made must be in the store other replicas read before the member can follow the
+    /// answer to one of them). What the app sends meanwhile is kept.
+    func answerMayStart(on eventLoop: any EventLoop) -> EventLoopFuture<Void>?
     /// For `.afterFirstChunk`: the member's head, and the body's first bytes as they go out (`nil`: an empty body).
     func startAfterFirstChunk(_ chunk: ByteBuffer?) throws -> (HTTPResponseHead, ByteBuffer?)
     /// A chunk of the app's body as the member gets it.

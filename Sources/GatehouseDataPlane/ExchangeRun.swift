@@ -126,17 +126,23 @@ final class ExchangeRun {
 
     func upstreamRead(_ part: HTTPClientResponsePart) {
         armTimer()
+        if machine.keepsAnswerParts { return machine.keep(part) }
         do {
             switch part {
             case .head(let head):
                 guard machine.answerHead(statusCode: Int(head.status.code), keepAlive: head.isKeepAlive) else { return }
-                switch try exchange.start(head) {
-                case .now(let memberHead):
-                    machine.answerStarted(held: false)
-                    writeHead(memberHead)
-                case .afterFirstChunk:
-                    machine.answerStarted(held: true)
+                let start = try exchange.start(head)
+                if let stored = exchange.answerMayStart(on: member.eventLoop) {
+                    machine.holdForStore()
+                    stored.assumeIsolated().whenComplete { result in
+                        switch result {
+                        case .success: self.storeAnswered(start)
+                        case .failure(let error): self.fail(.refused(error))
+                        }
+                    }
+                    return
                 }
+                answerStarts(start)
             case .body(let chunk):
                 switch machine.answerBody() {
                 case .startHeld: try startHeld(chunk)
@@ -154,6 +160,29 @@ final class ExchangeRun {
         } catch {
             fail(.refused(error))
         }
+    }
+
+    private func answerStarts(_ start: ResponseStart) {
+        switch start {
+        case .now(let memberHead):
+            machine.answerStarted(held: false)
+            writeHead(memberHead)
+        case .afterFirstChunk:
+            machine.answerStarted(held: true)
+        }
+    }
+
+    /// What the answer waited for is done: it goes on, with what the app sent meanwhile, in order.
+    private func storeAnswered(_ start: ResponseStart) {
+        guard let (kept, upstreamClosed) = machine.storeAnswered() else { return }
+        answerStarts(start)
+        for part in kept { upstreamRead(part) }
+        if upstreamClosed {
+            self.upstreamClosed()  // an answer the kept parts did not complete ends incomplete
+        } else if machine.resumesUpstreamReads(memberWritable: member.channel.isWritable) {
+            lease?.channel.read()
+        }
+        if machine.flushesAfterRead { member.flush() }
     }
 
     func upstreamReadComplete() {

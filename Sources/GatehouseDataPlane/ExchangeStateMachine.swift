@@ -9,6 +9,9 @@ struct ExchangeStateMachine {
     enum State: Equatable {
         case connecting
         case awaitingHead
+        /// The app's head is in; the member's answer waits for the gateway (a jar change that must reach the store
+        /// other replicas read first), and what the app sends meanwhile is kept.
+        case heldForStore
         /// The app's head is in; the member's waits for the body's first bytes.
         case heldForFirstChunk
         case streaming
@@ -80,6 +83,10 @@ struct ExchangeStateMachine {
     private var endSent = false
     /// The member's body bytes read so far (never more than `requestBodyLength`).
     private var bodyBytes = 0
+    /// What the app sent while the answer was held for the store, in order.
+    private var keptParts: [HTTPClientResponsePart] = []
+    /// The app's connection closed while the answer was held: after the kept parts, the answer ends there.
+    private var upstreamClosedWhileHeld = false
 
     init(requestBodyLength: Int, isIdempotent: Bool) {
         self.requestBodyLength = requestBodyLength
@@ -121,6 +128,11 @@ struct ExchangeStateMachine {
     /// The app's connection closed before its answer was complete.
     mutating func upstreamClosed(wasReused: Bool) -> ClosedStep {
         guard isConnected else { return .ignore }
+        // An app that answered in full and closed (`Connection: close`) while the answer was held: its parts are kept.
+        if state == .heldForStore {
+            upstreamClosedWhileHeld = true
+            return .ignore
+        }
         // Only a request without a body: its parts already went out and are not kept for a second connection.
         if state == .awaitingHead, wasReused, isIdempotent, requestBodyLength == 0, !retried {
             retried = true
@@ -168,6 +180,26 @@ struct ExchangeStateMachine {
         return true
     }
 
+    /// The member's answer waits for the gateway (`storeAnswered`); the app's connection is read no further.
+    mutating func holdForStore() {
+        state = .heldForStore
+    }
+
+    /// Whether a part of the app's answer is kept (`keep`) rather than passed on now.
+    var keepsAnswerParts: Bool { state == .heldForStore }
+
+    mutating func keep(_ part: HTTPClientResponsePart) {
+        keptParts.append(part)
+    }
+
+    /// The answer may go on: the parts kept meanwhile, and whether the app's connection closed after them. `nil`
+    /// when the exchange ended meanwhile.
+    mutating func storeAnswered() -> (kept: [HTTPClientResponsePart], upstreamClosed: Bool)? {
+        guard state == .heldForStore else { return nil }
+        defer { keptParts = [] }
+        return (keptParts, upstreamClosedWhileHeld)
+    }
+
     /// The gateway decided the member's head: it goes out now, or with the body's first bytes.
     mutating func answerStarted(held: Bool) {
         state = held ? .heldForFirstChunk : .streaming
@@ -201,7 +233,7 @@ struct ExchangeStateMachine {
 
     /// Whether the app's connection is read no further now (the member's connection is not writable).
     mutating func holdsUpstreamReads(memberWritable: Bool) -> Bool {
-        guard !isOver, !memberWritable else { return false }
+        guard !isOver, !memberWritable || state == .heldForStore else { return false }
         readPaused = true
         return true
     }
@@ -231,5 +263,6 @@ struct ExchangeStateMachine {
     mutating func completed() {
         state = .done
         pendingBody = []
+        keptParts = []
     }
 }

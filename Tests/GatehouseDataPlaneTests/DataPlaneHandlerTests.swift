@@ -13,6 +13,7 @@ import Testing
     /// `/dp/…` goes to the data plane (a pass-through exchange), anything else to the application.
     struct Routes: DataPlaneRoutes {
         let outcomes: Outcomes
+        let holds: Holds
         func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
             guard head.uri.hasPrefix("/dp/") else { return .application }
             let length = head.headers.first(name: "content-length").flatMap { Int($0) } ?? 0
@@ -21,7 +22,7 @@ import Testing
             return .proxy(
                 PassThrough(
                     method: head.method, uri: head.uri, bodyLength: head.uri.hasPrefix("/dp/short") ? max(0, length - 2) : length,
-                    outcomes: outcomes))
+                    outcomes: outcomes, holds: head.uri.hasPrefix("/dp/held") ? holds : nil))
         }
     }
 
@@ -42,6 +43,12 @@ import Testing
         }
     }
 
+    /// What the answers of `/dp/held…` wait for, in order (a jar change on its way to a shared store): each test
+    /// completes them when it wants the answer to go on.
+    final class Holds: @unchecked Sendable {
+        var promises: [EventLoopPromise<Void>] = []
+    }
+
     /// How each exchange ended, in order.
     final class Outcomes: Sendable {
         let box = NIOLockedValueBox<[(status: HTTPResponseStatus?, failure: String?)]>([])
@@ -55,13 +62,22 @@ import Testing
         let requestBodyLength: Int
         var isIdempotent: Bool { upstreamHead.method == .GET }
 
-        init(method: HTTPMethod = .GET, uri: String, bodyLength: Int = 0, outcomes: Outcomes) {
+        let holds: Holds?
+
+        init(method: HTTPMethod = .GET, uri: String, bodyLength: Int = 0, outcomes: Outcomes, holds: Holds? = nil) {
+            self.holds = holds
             upstreamHead = UpstreamRequestHead(method: method, target: uri, host: "app.test", bodyLength: bodyLength, fields: [])!
             requestBodyLength = bodyLength
             self.outcomes = outcomes
         }
 
         func start(_ upstream: HTTPResponseHead) throws -> ResponseStart { .now(upstream) }
+        func answerMayStart(on eventLoop: any EventLoop) -> EventLoopFuture<Void>? {
+            guard let holds else { return nil }
+            let held = eventLoop.makePromise(of: Void.self)
+            holds.promises.append(held)
+            return held.futureResult
+        }
         func startAfterFirstChunk(_ chunk: ByteBuffer?) throws -> (HTTPResponseHead, ByteBuffer?) { fatalError("not held") }
         func body(_ chunk: ByteBuffer) throws -> ByteBuffer { chunk }
         func end() -> ByteBuffer? { nil }
@@ -89,6 +105,7 @@ import Testing
         let loop = EmbeddedEventLoop()
         let member: EmbeddedChannel
         let outcomes = Outcomes()
+        let holds = Holds()
         let upgrades = Upgrades()
         /// The reads asked of the member's connection (the data plane holds them while an app takes no more of a body).
         let memberReads = ReadCounter()
@@ -107,7 +124,7 @@ import Testing
             }
             try member.pipeline.syncOperations.addHandlers([
                 memberReads, ByteToMessageHandler(HTTPRequestDecoder()), HTTPResponseEncoder(),
-                DataPlaneHandler(routes: Routes(outcomes: outcomes), upgrades: upgrades, pools: pools, readTimeout: .seconds(30)),
+                DataPlaneHandler(routes: Routes(outcomes: outcomes, holds: holds), upgrades: upgrades, pools: pools, readTimeout: .seconds(30)),
             ])
             try member.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         }
@@ -421,5 +438,67 @@ import Testing
         // An empty ping completes it.
         boundaries.pass(ByteBuffer(bytes: [0x00]))
         #expect(boundaries.atBoundary)
+    }
+
+    @Test func anAnswerHeldForTheStoreGoesOnWithWhatTheAppSentMeanwhile() throws {
+        let harness = try Harness()
+        try harness.send(Self.request("/dp/held"))
+        _ = try harness.upstreamReceived(0)
+        let readsBefore = harness.upstreams[0].reads.count.withLockedValue { $0 }
+        try harness.upstreams[0].channel.writeInbound(ByteBuffer(string: Self.okay("kept")))
+        // Held: nothing reaches the member, and the app's connection is not read further meanwhile.
+        #expect(try harness.memberReceived().isEmpty)
+        harness.upstreams[0].channel.read()
+        #expect(harness.upstreams[0].reads.count.withLockedValue { $0 } == readsBefore)
+        harness.holds.promises[0].succeed()
+        let received = try harness.memberReceived()
+        #expect(received.hasPrefix("HTTP/1.1 200 OK\r\n") && received.hasSuffix("\r\n\r\nkept"))
+        #expect(harness.outcomes.all.map(\.failure) == [nil])
+        // The connection goes back to the pool and carries the next request.
+        try harness.send(Self.request("/dp/next"))
+        #expect(try harness.upstreamReceived(0).hasPrefix("GET /dp/next HTTP/1.1"))
+        try harness.answer(0, Self.okay("next"))
+        #expect(try harness.memberReceived().hasSuffix("next"))
+        #expect(harness.upstreams.count == 1)
+    }
+
+    @Test func anAppThatClosesWhileItsAnswerIsHeldStillHasItDelivered() throws {
+        // Complete before the close (`Connection: close`): delivered whole.
+        let whole = try Harness()
+        try whole.send(Self.request("/dp/held-whole"))
+        _ = try whole.upstreamReceived(0)
+        try whole.upstreams[0].channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nwhole"))
+        try whole.upstreams[0].channel.close().wait()
+        whole.holds.promises[0].succeed()
+        #expect(try whole.memberReceived().hasSuffix("\r\n\r\nwhole"))
+        #expect(whole.outcomes.all.map(\.failure) == [nil])
+        #expect(whole.member.isActive)
+
+        // Cut off before its end: what came goes out, and the member's connection closes without the rest.
+        let cut = try Harness()
+        try cut.send(Self.request("/dp/held-cut"))
+        _ = try cut.upstreamReceived(0)
+        try cut.upstreams[0].channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"))
+        try cut.upstreams[0].channel.close().wait()
+        cut.holds.promises[0].succeed()
+        #expect(try cut.memberReceived().hasSuffix("\r\n\r\nabc"))
+        #expect(cut.outcomes.all.count == 1 && cut.outcomes.all[0].failure?.contains("reset") == true)
+        #expect(!cut.member.isActive)
+    }
+
+    /// The store never took the change in time: the member gets the exchange's error answer, not the app's, and
+    /// the app's connection, mid-answer, is not reused.
+    @Test func aHeldAnswerWhoseWaitFailsIsAnErrorAnswer() throws {
+        struct StoreDown: Error {}
+        let harness = try Harness()
+        try harness.send(Self.request("/dp/held"))
+        _ = try harness.upstreamReceived(0)
+        try harness.upstreams[0].channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nsecret"))
+        harness.holds.promises[0].fail(StoreDown())
+        let received = try harness.memberReceived()
+        #expect(received.hasPrefix("HTTP/1.1 502 Bad Gateway\r\n") && received.hasSuffix("failed") && !received.contains("secret"))
+        #expect(harness.outcomes.all.count == 1 && harness.outcomes.all[0].failure?.contains("StoreDown") == true)
+        #expect(!harness.upstreams[0].channel.isActive)
+        #expect(harness.member.isActive)
     }
 }

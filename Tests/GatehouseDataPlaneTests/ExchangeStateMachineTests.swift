@@ -22,6 +22,7 @@ import Testing
         case holdsUpstreamReads(memberWritable: Bool)
         case resumesUpstreamReads(memberWritable: Bool)
         case timeout
+        case holdForStore, keep, storeAnswered
 
         var description: String {
             switch self {
@@ -43,6 +44,9 @@ import Testing
             case .holdsUpstreamReads(let writable): "holds upstream reads \(writable)"
             case .resumesUpstreamReads(let writable): "resumes upstream reads \(writable)"
             case .timeout: "timeout"
+            case .holdForStore: "hold for store"
+            case .keep: "keep"
+            case .storeAnswered: "store answered"
             }
         }
     }
@@ -83,6 +87,16 @@ import Testing
         case .holdsUpstreamReads(let writable): return "\(machine.holdsUpstreamReads(memberWritable: writable))"
         case .resumesUpstreamReads(let writable): return "\(machine.resumesUpstreamReads(memberWritable: writable))"
         case .timeout: return machine.timeoutFails ? "fails" : "ignored"
+        case .holdForStore:
+            machine.holdForStore()
+            return "\(machine.state)"
+        case .keep:
+            guard machine.keepsAnswerParts else { return "passes" }
+            machine.keep(.body(ByteBuffer(string: "x")))
+            return "kept"
+        case .storeAnswered:
+            guard let (kept, closed) = machine.storeAnswered() else { return "over" }
+            return "\(kept.count) kept" + (closed ? ", upstream closed" : "")
         }
     }
 
@@ -203,5 +217,21 @@ import Testing
                     "resumes upstream reads true → false", "holds upstream reads true → false", "holds upstream reads false → true",
                     "resumes upstream reads false → false", "resumes upstream reads true → true", "resumes upstream reads true → false",
                 ])
+    }
+
+    @Test func anAnswerHeldForTheStoreKeepsWhatComesAndIsReadNoFurther() {
+        let held: [Event] = [.connecting, .attached, .end, .send, .answerHead(200, keepAlive: false), .holdForStore]
+        #expect(
+            Self.run(held + [.keep, .keep, .holdsUpstreamReads(memberWritable: true), .closed(reused: true), .storeAnswered,
+                .started(held: false), .keep, .resumesUpstreamReads(memberWritable: true)]).suffix(9)
+                == [
+                    "hold for store → heldForStore", "keep → kept", "keep → kept", "holds upstream reads true → true",
+                    "reused closed → ignore", "store answered → 2 kept, upstream closed", "started → streaming", "keep → passes",
+                    "resumes upstream reads true → true",
+                ])
+        // What fails meanwhile fails as before the head went out; the store's answer then finds the exchange over.
+        #expect(
+            Self.run(held + [.timeout, .fail, .completed, .storeAnswered]).suffix(4)
+                == ["timeout → fails", "fail → answer", "completed → -", "store answered → over"])
     }
 }

@@ -173,7 +173,8 @@ struct Gateway {
             catalog: catalog, access: access, cache: cache, resolver: resolver, jars: jars, bar: bar, mapping: self.proxy.mapping, renderer: renderer,
             securityHeaders: securityHeaders, metrics: metrics, clientAddresses: clientAddresses, cookieName: configuration.cookie.name,
             serverName: configuration.brand.gatewayName, publicOrigin: configuration.publicOrigin,
-            maximumRequestBodyBytes: stores.isShared ? nil : configuration.proxy.maximumRequestBodyBytes, logger: logger, tracer: tracer)
+            maximumRequestBodyBytes: configuration.proxy.maximumRequestBodyBytes, replicasShareJars: stores.isShared, logger: logger,
+            tracer: tracer)
         upstreamPools = UpstreamPools(
             limits: .init(
                 maximumConnections: proxy.maximumConnectionsPerHost, idleTimeout: .seconds(60),

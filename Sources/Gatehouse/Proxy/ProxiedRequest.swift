@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseDataPlane
+import GatehouseStorage
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -49,6 +50,8 @@ final class ProxiedRequest: DataPlaneExchange {
     var isIdempotent: Bool { upstreamHead.method == .GET }
     let requestBodyLength: Int
 
+    /// The app's answer changed the member's jar (`start`).
+    private var changedJar = false
     private var mapped: AnswerMapping.Head?
     private var status = HTTPResponse.Status.ok
     private var transform: HTMLResponseTransform?
@@ -78,7 +81,10 @@ final class ProxiedRequest: DataPlaneExchange {
         let fields = HTTPFields(upstream.headers)
         let session = forwarding.session
         let setCookies = fields[values: .setCookie]
-        if !setCookies.isEmpty { plane.cache.changeJar(session.id, plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin)) }
+        if !setCookies.isEmpty {
+            plane.cache.changeJar(session.id, plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin))
+            changedJar = true
+        }
         status = HTTPResponse.Status(code: Int(upstream.status.code))
         var mapped = try plane.mapping.map(
             app: forwarding.app, status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip,
@@ -98,6 +104,27 @@ final class ProxiedRequest: DataPlaneExchange {
         }
         return .afterFirstChunk
     }
+
+    /// Where replicas share the store, an answer that changed the jar waits until the write-behind has stored the
+    /// change: the member's next request (the answer's redirect, most often) may reach another replica, which reads
+    /// the store. The application's path writes through before answering; this is the same order, a few
+    /// milliseconds later.
+    /// A store that has not taken the change within `storeWaitLimit` is "temporarily unavailable" to the member, as
+    /// a write through would be on the application's path.
+    func answerMayStart(on eventLoop: any EventLoop) -> EventLoopFuture<Void>? {
+        guard changedJar, plane.replicasShareJars else { return nil }
+        let stored = eventLoop.makePromise(of: Void.self)
+        let limit = eventLoop.scheduleTask(in: Self.storeWaitLimit) {
+            stored.fail(StorageError.unavailable("the app's cookies were not stored within \(Self.storeWaitLimit)"))
+        }
+        plane.cache.whenJarStored(forwarding.session.id) {
+            limit.cancel()
+            stored.succeed()
+        }
+        return stored.futureResult
+    }
+
+    static let storeWaitLimit = TimeAmount.seconds(5)
 
     /// Binds the request's language (the member's choice, else the browser's) around what renders: the data plane has
     /// no task for `LanguageMiddleware` to bind it in.
@@ -124,13 +151,13 @@ final class ProxiedRequest: DataPlaneExchange {
     }
 
     func answer(_ failure: DataPlaneFailure) -> (HTTPResponseHead, ByteBuffer) {
-        let error = Self.proxyError(failure)
+        let error = Self.presented(failure)
         let level: Logger.Level = error.status.code >= 500 ? .error : .info
         logger.log(level: level, "request failed", metadata: ["reason": .string(error.reason), "error": .string("\(failure)")])
         let answer = inLanguage {
             ErrorAnswer.make(
                 renderer: plane.renderer, status: error.status, reason: error.reason, key: error.messageKey, arguments: error.messageArguments,
-                toast: error.toastKey, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
+                toast: (error as? ProxyError)?.toastKey, wantsJSON: ErrorAnswer.wantsJSON(accept: accept), requestID: requestID, retryURL: memberURI,
                 logger: logger)
         }
         status = answer.status
@@ -143,12 +170,12 @@ final class ProxiedRequest: DataPlaneExchange {
         let app = forwarding.app.slug
         if let spans {
             if let sent { spans.request.attributes["http.response.status_code"] = Int(sent.code) }
-            if let failure { spans.exchange.recordError(Self.proxyError(failure)) }
+            if let failure { spans.exchange.recordError(Self.presented(failure)) }
             spans.exchange.end()
             spans.request.end()
         }
         if let failure {
-            if let kind = Self.proxyError(failure).upstreamFailureKind, !Self.isMemberGone(failure) {
+            if let kind = (Self.presented(failure) as? ProxyError)?.upstreamFailureKind, !Self.isMemberGone(failure) {
                 plane.metrics.upstreamFailure(app: app, kind: kind)
             }
             if sent != nil, mapped != nil, !Self.isMemberGone(failure) {
@@ -174,6 +201,13 @@ final class ProxiedRequest: DataPlaneExchange {
     static func isMemberGone(_ failure: DataPlaneFailure) -> Bool {
         if case .memberLeft = failure { return true }
         return false
+    }
+
+    /// A failure as the member is told of it: the store's (the answer's jar change not stored in time) as the
+    /// application's path presents it, anything else as the proxy's error.
+    static func presented(_ failure: DataPlaneFailure) -> any PresentableError {
+        if case .refused(let error as StorageError) = failure { return error }
+        return proxyError(failure)
     }
 
     /// A failure as the error the application's path would have thrown for it.

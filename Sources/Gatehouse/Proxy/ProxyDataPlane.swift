@@ -32,11 +32,11 @@ final class ProxyDataPlane: DataPlaneRoutes {
     let serverName: String
     /// The gateway's own origin, which the bar's links name on an app host.
     let publicOrigin: String
-    /// `proxy.maximum_request_body_bytes`: a longer body is the application's to refuse; `nil`: every request with a
-    /// body is the application's. Replicas sharing a store leave bodies to it: a form's answer sets the app's session
-    /// cookie and redirects, and the next request may reach another replica before the write-behind has stored the
-    /// cookie (the application's path writes it through before answering).
-    let maximumRequestBodyBytes: Int?
+    /// `proxy.maximum_request_body_bytes`: a longer body is the application's to refuse.
+    let maximumRequestBodyBytes: Int
+    /// Replicas share the store: an answer that changed the jar waits for the write-behind to store the change
+    /// (`ProxiedRequest.answerMayStart`), as the application's path writes it through before answering.
+    let replicasShareJars: Bool
     let date = HTTPDate()
     let logger: Logger
     /// With a collector: each request's span and its upstream exchange's, made and ended on the event loop.
@@ -49,9 +49,10 @@ final class ProxyDataPlane: DataPlaneRoutes {
     init(
         catalog: AppCatalog, access: AppAccess, cache: StateCache, resolver: SessionResolver, jars: SharedCookieJars, bar: GatewayBar,
         mapping: AnswerMapping, renderer: PageRenderer, securityHeaders: SecurityHeaders, metrics: GatewayMetrics,
-        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, publicOrigin: String, maximumRequestBodyBytes: Int?,
-        logger: Logger, tracer: GatewayTracer? = nil
+        clientAddresses: ClientAddressResolver, cookieName: String, serverName: String, publicOrigin: String, maximumRequestBodyBytes: Int,
+        replicasShareJars: Bool = false, logger: Logger, tracer: GatewayTracer? = nil
     ) {
+        self.replicasShareJars = replicasShareJars
         self.publicOrigin = publicOrigin
         self.maximumRequestBodyBytes = maximumRequestBodyBytes
         self.catalog = catalog
@@ -73,8 +74,8 @@ final class ProxyDataPlane: DataPlaneRoutes {
     }
 
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
-        guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes ?? 0),
-            method == .get ? bodyLength == 0 : maximumRequestBodyBytes != nil, !head.headers.contains(name: "upgrade"),
+        guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes),
+            method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"),
             let mounted = mounted(head), let session = mounted.session, resolver.isSettled(session),
             case .some(let jar) = cache.jar(session.id), cache.pendingJarChanges < Self.pendingJarLimit,
             let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: session),

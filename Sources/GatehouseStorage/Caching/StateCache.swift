@@ -41,6 +41,8 @@ public final class StateCache: Sendable {
         /// Jar changes made here and not yet written to the store, oldest first, by session.
         var pendingJars: [String: [JarChange]] = [:]
         var pendingJarCount = 0
+        /// Called once no change of the session waits for the store any more (`whenJarStored`).
+        var jarStoredWaiters: [String: [@Sendable () -> Void]] = [:]
         var trusted: Bool
         var hits = 0
         var misses = 0
@@ -199,14 +201,28 @@ public final class StateCache: Sendable {
     /// The first `count` waiting changes of the session are in the store (or given up). Loads under way when they
     /// were written are not kept (the epoch moves): one may have read the store just before.
     public func jarWritten(_ sessionID: String, count: Int) {
-        state.withLockedValue { state in
-            guard var pending = state.pendingJars[sessionID] else { return }
+        let stored = state.withLockedValue { state -> [@Sendable () -> Void] in
+            guard var pending = state.pendingJars[sessionID] else { return [] }
             let removed = min(count, pending.count)
             pending.removeFirst(removed)
             state.pendingJars[sessionID] = pending.isEmpty ? nil : pending
             state.pendingJarCount -= removed
             state.epoch &+= 1
+            guard pending.isEmpty else { return [] }
+            return state.jarStoredWaiters.removeValue(forKey: sessionID) ?? []
         }
+        for call in stored { call() }
+    }
+
+    /// Calls `stored` once no jar change of the session waits for the store (at once if none does): an answer that
+    /// changed the jar goes out only then where another replica may serve the member's next request.
+    public func whenJarStored(_ sessionID: String, _ stored: @escaping @Sendable () -> Void) {
+        let waits = state.withLockedValue { state -> Bool in
+            guard state.pendingJars[sessionID]?.isEmpty == false else { return false }
+            state.jarStoredWaiters[sessionID, default: []].append(stored)
+            return true
+        }
+        if !waits { stored() }
     }
 
     /// At capacity, the oldest tenth of the entries goes (whole tenths, so the sort is rare).

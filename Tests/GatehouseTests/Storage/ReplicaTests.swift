@@ -85,6 +85,21 @@ import Testing
         }
     }
 
+    /// A cookie an app sets in an answer the data plane serves is in the shared store before that answer reaches
+    /// the member: the member's next request, here at once and on the other replica, which has never read this
+    /// jar, finds it (the write-behind alone would store it up to 50 ms later).
+    @Test func aCookieAnAppSetsIsStoredBeforeItsAnswerReachesTheMember() async throws {
+        try await Self.withReplicas { first, second in
+            for replica in [first, second] { #expect(try await Self.timeUntil { replica.built.stateCache.isTrusted } != nil) }
+            let cookies = try await ProxyTests.signedIn(first)
+            _ = try await first.get("/apps/echo/echo/warm", cookies: cookies)  // the jar in the first replica's memory
+            let before = first.servedByDataPlane("echo")
+            _ = try await first.get("/apps/echo/set-cookie?c=app%3D2%3B%20Path%3D%2F", cookies: cookies)
+            #expect(first.servedByDataPlane("echo") == before + 1)
+            #expect(try ProxyTests.report(try await second.get("/apps/echo/echo/x", cookies: cookies)).headers["cookie"] == ["app=2"])
+        }
+    }
+
     /// The upgrade flow continues on whichever replica the next request reaches: its steps alternate between the
     /// two, and the registration raises the member's level on both.
     @Test func anUpgradeFlowContinuesOnWhicheverReplicaAnswers() async throws {
