@@ -35,7 +35,7 @@ public struct GatewayAssets: Sendable {
         var byPath: [String: Asset] = [:]
         var hashedPaths: [String: String] = [:]
         for (path, bytes) in files {
-            let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            let digest = SHA256.hash(data: bytes).withUnsafeBytes { String(lowerHex: $0) }
             let name = Self.hashedName(path, hash: String(digest.prefix(10)))
             let type = Self.fileExtension(path)
             let identity = ByteBuffer(bytes: bytes)

@@ -48,7 +48,7 @@ struct RecentApps: Equatable {
 
     /// 12 hex digits of the subject's SHA-256: enough to tell members of one browser apart, too few to look anyone up.
     static func tag(_ member: MemberIdentity) -> String {
-        SHA256.hash(data: Data(("gatehouse-recent:" + member.sub).utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(("gatehouse-recent:" + member.sub).utf8)).withUnsafeBytes { String(lowerHex: UnsafeRawBufferPointer(rebasing: $0.prefix(6))) }
     }
 
     static func isSlug(_ text: Substring) -> Bool {

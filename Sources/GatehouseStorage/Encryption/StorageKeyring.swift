@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseCore
 
 /// The keys that seal the store's secrets (tokens, cookie jars, personal data) with AES-256-GCM.
 ///
@@ -29,7 +30,7 @@ public struct StorageKeyring: Sendable {
         guard let first = keys.first else { throw StorageKeyError.missing }
         guard keys.allSatisfy({ $0.bitCount == Self.keyBytes * 8 }) else { throw StorageKeyError.wrongLength }
         self.keys = keys.map { key in
-            Key(id: key.withUnsafeBytes { String(SHA256.hash(data: Data($0)).hexString.prefix(8)) }, key: key)
+            Key(id: key.withUnsafeBytes { String(SHA256.hash(data: Data($0)).withUnsafeBytes { String(lowerHex: $0) }.prefix(8)) }, key: key)
         }
         lookupKey = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: first, info: Data("gatehouse storage look-up".utf8), outputByteCount: Self.keyBytes)
@@ -119,8 +120,4 @@ public enum StorageKeyError: Error, Equatable, CustomStringConvertible {
         case .wrongLength: "a key is not 32 bytes (256 bits; make one with `openssl rand -base64 32`)"
         }
     }
-}
-
-extension Sequence where Element == UInt8 {
-    fileprivate var hexString: String { map { String(format: "%02x", $0) }.joined() }
 }

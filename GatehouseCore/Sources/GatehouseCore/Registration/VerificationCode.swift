@@ -71,7 +71,7 @@ public struct PendingCode: Sendable, Codable, Equatable {
     }
 
     static func digest(_ code: String, salt: String) -> String {
-        SHA256.hash(data: Data((salt + ":" + code).utf8)).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        SHA256.hash(data: Data((salt + ":" + code).utf8)).withUnsafeBytes { String(lowerHex: $0) }
     }
 
     /// Checks an entry. A well-formed entry for a live code first spends a try through `claimAttempt`, which answers
