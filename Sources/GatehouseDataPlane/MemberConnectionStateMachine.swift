@@ -96,7 +96,7 @@ struct MemberConnectionStateMachine {
         return true
     }
 
-    mutating func body() -> PartStep {
+    func body() -> PartStep {
         switch reading {
         case .application: .application
         case .exchange: .exchange

@@ -168,14 +168,15 @@ final class ProxiedRequest: DataPlaneExchange {
 
     func finished(status sent: HTTPResponseStatus?, failure: DataPlaneFailure?) {
         let app = forwarding.app.slug
+        let error = failure.map(Self.presented)
         if let spans {
             if let sent { spans.request.attributes["http.response.status_code"] = Int(sent.code) }
-            if let failure { spans.exchange.recordError(Self.presented(failure)) }
+            if let error { spans.exchange.recordError(error) }
             spans.exchange.end()
             spans.request.end()
         }
         if let failure {
-            if let kind = (Self.presented(failure) as? ProxyError)?.upstreamFailureKind, !Self.isMemberGone(failure) {
+            if let kind = (error as? ProxyError)?.upstreamFailureKind, !Self.isMemberGone(failure) {
                 plane.metrics.upstreamFailure(app: app, kind: kind)
             }
             if sent != nil, mapped != nil, !Self.isMemberGone(failure) {

@@ -76,9 +76,9 @@ final class ProxyDataPlane: DataPlaneRoutes {
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
         guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes),
             method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"),
-            let mounted = mounted(head), let session = mounted.session, resolver.isSettled(session),
-            case .some(let jar) = cache.jar(session.id), cache.pendingJarChanges < Self.pendingJarLimit,
-            let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: session),
+            let mounted = mounted(head), resolver.isSettled(mounted.session),
+            case .some(let jar) = cache.jar(mounted.session.id), cache.pendingJarChanges < Self.pendingJarLimit,
+            let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: mounted.session),
             let endpoint = Self.endpoint(forwarding.target)
         else { return .application }
         let app = mounted.app
@@ -148,12 +148,11 @@ final class ProxyDataPlane: DataPlaneRoutes {
         return length
     }
 
-    /// The app a request is for, the rest of its path, and the session it comes with (if the state cache holds it),
-    /// by the app's mount.
+    /// The app a request is for, the rest of its path, and the session it comes with, by the app's mount.
     struct Mounted {
         let app: AppConfiguration
         let rest: String
-        let session: Session?
+        let session: Session
         /// What the bar's files and links start with: the gateway's origin on an app host, nothing on its own host.
         let gatewayBase: String
     }
@@ -161,21 +160,23 @@ final class ProxyDataPlane: DataPlaneRoutes {
     /// On an app host (`slug.apps.example`), any path of the app with the host's grant, whose session this replica
     /// has looked up before (the handoff's and sign-out's own paths, and the bar's choices posted, are the
     /// application's); on the gateway's host,
-    /// `/apps/<slug>/…` of a path-mounted app with the session cookie.
+    /// `/apps/<slug>/…` of a path-mounted app with the session cookie. Either way only with a session the state cache
+    /// holds: any other request is the application's.
     func mounted(_ head: HTTPRequestHead) -> Mounted? {
         if let app = catalog.hostMountedApp(authority: head.headers.first(name: "host")) {
             let path = head.uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
                 head.method != .POST || path != Paths.frame,
                 let grant = head.headers.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
-                let sessionID = cache.grantedSession(token: grant, slug: app.slug, hash: TokenHash.hex)
+                let sessionID = cache.grantedSession(token: grant, slug: app.slug, hash: TokenHash.hex), let session = cache.session(sessionID)
             else { return nil }
-            return Mounted(app: app, rest: head.uri, session: cache.session(sessionID), gatewayBase: publicOrigin)
+            return Mounted(app: app, rest: head.uri, session: session, gatewayBase: publicOrigin)
         }
         guard let (app, rest) = appPath(head.uri), catalog.isProxiedOnPaths(app),
-            let cookie = head.headers.cookie(named: cookieName), !cookie.isEmpty, cookie.utf8.count <= 128
+            let cookie = head.headers.cookie(named: cookieName), !cookie.isEmpty, cookie.utf8.count <= 128,
+            let session = cache.session(token: cookie, hash: SessionResolver.sessionID)
         else { return nil }
-        return Mounted(app: app, rest: rest, session: cache.session(token: cookie, hash: SessionResolver.sessionID), gatewayBase: "")
+        return Mounted(app: app, rest: rest, session: session, gatewayBase: "")
     }
 
     /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
