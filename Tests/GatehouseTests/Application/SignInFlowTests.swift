@@ -232,7 +232,7 @@ import Testing
             let flow = try await Self.signIn(gateway, deepLink: "/calls")
             #expect(try await gateway.get("/calls", cookies: flow.cookies.values).status == 200)
 
-            let other = try PostgresDatabase(url: url, logger: .init(label: "test"))
+            let other = try TestPostgres.connect(url)
             try await Stores.postgres(other, keyring: .forTests).whileRunning { stores in
                 let id = SessionResolver.sessionID(forCookie: try #require(flow.cookies.values["gatehouse_session"]))
                 var session = try #require(try await stores.sessions.find(id: id))

@@ -168,7 +168,7 @@ import Testing
         let sessions: [(cookie: String, sub: String, sid: String)] = [
             ("ada-1", "ada", "sid-1"), ("ada-2", "ada", "sid-2"), ("bob-1", "bob", "sid-3"),
         ]
-        try await Stores.postgres(PostgresDatabase(url: url, logger: StoreBackend.logger), keyring: .forTests).whileRunning { stores in
+        try await Stores.postgres(TestPostgres.connect(url), keyring: .forTests).whileRunning { stores in
             for (cookie, sub, sid) in sessions {
                 var session = SessionLifecycleTests.session(cookie: cookie, sub: sub, providerSession: sid)
                 session.tokens.refreshToken = nil
@@ -371,7 +371,7 @@ import Testing
     }
 
     static func terminate(_ processes: [Int32], configuration: GatehouseConfiguration) async throws {
-        let database = try PostgresDatabase(url: try #require(configuration.storage.postgresURL), logger: .init(label: "test"))
+        let database = try TestPostgres.connect(try #require(configuration.storage.postgresURL))
         try await whileRunning(database) {
             for pid in processes { try await database.query("SELECT pg_terminate_backend(\(pid))") }
         }
@@ -379,7 +379,7 @@ import Testing
 
     /// The PostgreSQL processes serving the replicas' listening connections (found by their heartbeat).
     static func listeningProcesses(_ configuration: GatehouseConfiguration, count: Int) async throws -> [Int32] {
-        let database = try PostgresDatabase(url: try #require(configuration.storage.postgresURL), logger: .init(label: "test"))
+        let database = try TestPostgres.connect(try #require(configuration.storage.postgresURL))
         return try await whileRunning(database) {
             _ = try await timeUntil { try await database.query(heartbeatQuery).count >= count }
             return try await database.query(heartbeatQuery).map { try $0.decode(Int32.self) }

@@ -20,9 +20,7 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let stores: Stores
         switch self {
         case .sqlite: stores = .sqlite(try await SQLiteDatabase.open(path: ":memory:", logger: Self.logger), keyring: .forTests)
-        // A generous deadline: a loaded CI machine queues a hundred parallel transactions for a while.
-        case .postgres:
-            stores = .postgres(try PostgresDatabase(url: try await TestPostgres.freshDatabase(), queryTimeout: .seconds(60), logger: Self.logger), keyring: .forTests)
+        case .postgres: stores = .postgres(try TestPostgres.connect(try await TestPostgres.freshDatabase()), keyring: .forTests)
         }
         try await stores.whileRunning(body)
     }

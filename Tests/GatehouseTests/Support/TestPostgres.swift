@@ -121,10 +121,16 @@ enum TestPostgres {
             .deletingLastPathComponent().path
     }
 
+    /// A connection of the test's own (not the gateway's) to `url`. Its deadline is generous: the run's tests start
+    /// together, and a loaded two-core machine queues forty `CREATE DATABASE`s and their migrations for seconds.
+    static func connect(_ url: String) throws -> GatehouseStorage.PostgresDatabase {
+        try GatehouseStorage.PostgresDatabase(url: url, queryTimeout: .seconds(60), logger: Logger(label: "test-postgres"))
+    }
+
     /// A new, empty database on the shared server; its URL.
     static func freshDatabase() async throws -> String {
         let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let server = try PostgresDatabase(url: try await url, logger: Logger(label: "test-postgres"))
+        let server = try connect(try await url)
         _ = try await whileRunning(server) {
             try await server.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
         }
