@@ -110,8 +110,20 @@ struct CheckConfig: AsyncParsableCommand {
     func run() async throws {
         do {
             let configuration = try ConfigurationLoader(developmentDefaults: .standard).load(path: config, development: false)
+            // The homeserver is asked as the gateway would ask it: a configuration it cannot use is not OK.
+            let chatProblems = await configuration.registration.chat.problems()
+            if !chatProblems.isEmpty {
+                print("configuration problems:")
+                for problem in chatProblems { print("  \(problem)") }
+                throw ExitCode(2)
+            }
             print("configuration OK: \(configuration.publicOrigin), issuer \(configuration.oidc.issuer), \(configuration.apps.count) app(s)")
+            if configuration.registration.chat.backend == .synapse, let url = configuration.registration.chat.homeserverURL {
+                print("chat homeserver: \(url.absoluteString) answers with an admin token, provider \(configuration.registration.chat.authProvider)")
+            }
             for warning in configuration.warnings { print("warning: \(warning)") }
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             print(error)
             throw ExitCode(2)

@@ -58,7 +58,9 @@ extension GatehouseApplication {
                 resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: gateway.tracer))
         AuthController(
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
-            registrations: stores.registrations, events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
+            registrations: ExistingRegistrations(
+                registrations: stores.registrations, chat: gateway.chatBackend, registeredClaim: configuration.registration.registeredClaim),
+            events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
             catalog: gateway.catalog, hostMounts: stores.hostMounts, chainSignature: gateway.hostMounts.signature
         ).addRoutes(to: withSession)
         LeavingController(renderer: renderer, leaving: configuration.proxy.leaving, publicOrigin: configuration.publicOrigin).addRoutes(
@@ -69,11 +71,12 @@ extension GatehouseApplication {
 
         let signedIn = withSession.group(context: SignedInRequestContext.self)
         PortalController(
-            catalog: gateway.catalog, renderer: renderer, features: configuration.features, registrations: stores.registrations,
+            catalog: gateway.catalog, renderer: renderer, features: configuration.features, registration: configuration.registration,
+            registrations: stores.registrations,
             cookiesAreSecure: configuration.cookieIsSecure
         ).addRoutes(to: signedIn)
         RegistrationController(
-            flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender,
+            flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,
             hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
             configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics, limiter: gateway.rateLimiter
         ).addRoutes(to: signedIn)

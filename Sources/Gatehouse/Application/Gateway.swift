@@ -155,7 +155,8 @@ struct Gateway {
 
         jars = SharedCookieJars(
             store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries), cache: cache)
-        let bar = GatewayBar(renderer: renderer, catalog: catalog, features: configuration.features, events: events)
+        let bar = GatewayBar(
+            renderer: renderer, catalog: catalog, features: configuration.features, registration: configuration.registration, events: events)
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
             configuration: configuration, metrics: metrics, renderer: renderer, tracer: tracer)
@@ -199,5 +200,10 @@ struct Gateway {
             return HTTPCodeSender(http: serviceClients["registration.code_sender.tls"] ?? http, configuration: endpoint)
         }
         return LogCodeSender(inbox: inbox, logger: logger)
+    }
+
+    /// The homeserver `chat.backend` names (the loader made sure a synapse backend has what it needs).
+    var chatBackend: any ChatBackend {
+        configuration.registration.chat.backend(http: serviceClients["chat.tls"] ?? http)
     }
 }

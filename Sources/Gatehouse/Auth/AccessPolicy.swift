@@ -8,6 +8,14 @@ public enum AccessPolicy {
         return app.requiredGroups.isEmpty || app.requiredGroups.contains { PathRules.Requirement.isMember(groups, of: $0) }
     }
 
+    /// Whether the upgrade is offered to the member (`registration.enabled`, then every one of
+    /// `registration.required_roles` and at least one of `required_groups`, as an app's requirements read). Members
+    /// it is not offered to see no banner and no prompt, and the flow's pages send them back.
+    public static func mayUpgrade(_ identity: MemberIdentity, registration: RegistrationConfiguration) -> Bool {
+        guard registration.enabled, registration.requiredRoles.allSatisfy(identity.roles.contains) else { return false }
+        return registration.requiredGroups.isEmpty || registration.requiredGroups.contains { PathRules.Requirement.isMember(identity.groups, of: $0) }
+    }
+
     /// Apps the member sees in the portal: those they may open, and those that only wait for registration.
     public static func visibleApps(_ apps: [AppConfiguration], for identity: MemberIdentity, level: AuthLevel) -> [AppConfiguration] {
         apps.filter { mayOpen($0, level: max(level, $0.minimumLevel), roles: identity.roles, groups: identity.groups) }

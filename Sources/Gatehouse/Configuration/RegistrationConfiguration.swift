@@ -43,6 +43,44 @@ public struct ProvisioningConfiguration: Sendable {
     }
 }
 
+/// The homeserver the upgrade makes members' chat accounts on (`chat.*`).
+public struct ChatConfiguration: Sendable {
+    public enum Backend: String, Sendable, CaseIterable {
+        /// Registrations stay in the gateway's own store.
+        case none
+        /// Accounts on a Synapse homeserver, through its admin API.
+        case synapse
+    }
+    public var backend: Backend
+    public var homeserverURL: URL?
+    /// The homeserver's `server_name`: the part after the `:` of its Matrix IDs.
+    public var serverName: String?
+    /// A homeserver admin's access token; only from a file (`chat.admin_token_file`) or the environment.
+    public var adminToken: String?
+    /// The `idp_id` of the homeserver's own OIDC provider entry for the organization's identity provider: the
+    /// `auth_provider` of the link between an account and a member's SSO subject.
+    public var authProvider: String
+    public var timeoutSeconds: Int
+    /// The authorities the homeserver's certificate must chain to instead of the system's (`chat.tls`).
+    public var tls: AppTLSConfiguration?
+
+    public static let defaultAuthProvider = "oidc"
+
+    public init(
+        backend: Backend = .none, homeserverURL: URL? = nil, serverName: String? = nil, adminToken: String? = nil,
+        authProvider: String = defaultAuthProvider, timeoutSeconds: Int = HTTPEndpointConfiguration.defaultTimeoutSeconds,
+        tls: AppTLSConfiguration? = nil
+    ) {
+        self.backend = backend
+        self.homeserverURL = homeserverURL
+        self.serverName = serverName
+        self.adminToken = adminToken
+        self.authProvider = authProvider
+        self.timeoutSeconds = timeoutSeconds
+        self.tls = tls
+    }
+}
+
 /// The upgrade flow (product §5).
 public struct RegistrationConfiguration: Sendable {
     public enum SenderKind: String, Sendable, CaseIterable {
@@ -57,16 +95,31 @@ public struct RegistrationConfiguration: Sendable {
     public var rules: VerificationRules
     public var provisioning: ProvisioningConfiguration
     public var pinBcryptCost: Int
+    /// Whether members may upgrade at all (`registration.enabled`).
+    public var enabled: Bool
+    /// Members need one of these roles, and one of these groups, to be offered the upgrade (empty: no condition).
+    public var requiredRoles: [String]
+    public var requiredGroups: [String]
+    /// A claim (true, or a non-empty value) or a role that makes a member `registered` at sign-in without the flow:
+    /// for organizations whose members' chat accounts are made elsewhere.
+    public var registeredClaim: String?
+    public var chat: ChatConfiguration
 
     public init(
         codeSender: SenderKind? = .log, codeSenderEndpoint: HTTPEndpointConfiguration? = nil, rules: VerificationRules = .init(),
-        provisioning: ProvisioningConfiguration = .init(), pinBcryptCost: Int = 12
+        provisioning: ProvisioningConfiguration = .init(), pinBcryptCost: Int = 12, enabled: Bool = true, requiredRoles: [String] = [],
+        requiredGroups: [String] = [], registeredClaim: String? = nil, chat: ChatConfiguration = .init()
     ) {
         self.codeSender = codeSender
         self.codeSenderEndpoint = codeSenderEndpoint
         self.rules = rules
         self.provisioning = provisioning
         self.pinBcryptCost = pinBcryptCost
+        self.enabled = enabled
+        self.requiredRoles = requiredRoles
+        self.requiredGroups = requiredGroups
+        self.registeredClaim = registeredClaim
+        self.chat = chat
     }
 }
 

@@ -284,51 +284,6 @@ public struct ConfigurationLoader {
         return format
     }
 
-    private func readRegistration(_ reader: inout ConfigurationReader, development: Bool) -> RegistrationConfiguration {
-        let kindText = reader.optionalString("registration.code_sender.kind")
-        let kind = kindText.flatMap(RegistrationConfiguration.SenderKind.init(rawValue:)) ?? (kindText == nil && development ? .log : nil)
-        if let kindText, RegistrationConfiguration.SenderKind(rawValue: kindText) == nil {
-            reader.report("registration.code_sender.kind", "must be log or http, got \"\(kindText)\"")
-        } else if kindText == nil && !development {
-            reader.report("registration.code_sender.kind", "is required outside development mode: http (log is for development mode only)")
-        }
-        let sender = endpoint(&reader, "registration.code_sender")
-        if kind == .http && sender == nil { reader.report("registration.code_sender.url", "is required for the http sender") }
-        let defaults = VerificationRules()
-        let rules = VerificationRules(
-            codesPerMember: reader.int("registration.codes_per_member_per_hour", default: defaults.codesPerMember, range: 1...100),
-            codesPerPhoneNumber: reader.int("registration.codes_per_phone_number_per_hour", default: defaults.codesPerPhoneNumber, range: 1...100)
-        )
-        let provisioningDefaults = ProvisioningConfiguration()
-        let provisioning = ProvisioningConfiguration(
-            endpoint: endpoint(&reader, "registration.provisioning"),
-            maximumAttempts: reader.int("registration.provisioning.max_attempts", default: provisioningDefaults.maximumAttempts, range: 1...100),
-            retryBaseSeconds: Double(
-                reader.int("registration.provisioning.retry_base_seconds", default: Int(provisioningDefaults.retryBaseSeconds), range: 1...3600)),
-            pollSeconds: Double(reader.int("registration.provisioning.poll_seconds", default: Int(provisioningDefaults.pollSeconds), range: 1...3600))
-        )
-        return RegistrationConfiguration(
-            codeSender: kind, codeSenderEndpoint: sender, rules: rules, provisioning: provisioning,
-            pinBcryptCost: reader.int("registration.pin_bcrypt_cost", default: RegistrationConfiguration().pinBcryptCost, range: 10...16)
-        )
-    }
-
-    /// `<prefix>.url`, `.authorization_header`, `.authorization` (a secret) and `.timeout_seconds`; `nil` without a URL.
-    private func endpoint(_ reader: inout ConfigurationReader, _ prefix: String) -> HTTPEndpointConfiguration? {
-        let header = reader.string("\(prefix).authorization_header", default: HTTPEndpointConfiguration.defaultAuthorizationHeader)
-        let authorization = reader.secret("\(prefix).authorization")
-        let timeout = reader.int("\(prefix).timeout_seconds", default: HTTPEndpointConfiguration.defaultTimeoutSeconds, range: 1...120)
-        guard let text = reader.optionalString("\(prefix).url") else { return nil }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host?.isEmpty == false,
-            scheme == "https" || (scheme == "http" && GatehouseConfiguration.isLoopback(url.host))
-        else {
-            reader.report("\(prefix).url", "must be an https URL (http only for a loopback host), got \"\(text)\"")
-            return nil
-        }
-        return HTTPEndpointConfiguration(
-            url: url, authorizationHeader: header, authorization: authorization, timeoutSeconds: timeout, tls: Self.readServiceTLS(&reader, prefix))
-    }
-
     /// `<prefix>.tls.ca_file`, `.certificate_file`, `.private_key_file` (as `apps[].tls`): TLS towards one of the
     /// gateway's own services (the identity provider, the code sender, the provisioning webhook). The files are
     /// checked by `validate()`.

@@ -26,7 +26,7 @@ extension GatehouseConfiguration {
     var serviceTLS: [(keyPath: String, tls: AppTLSConfiguration)] {
         [
             ("oidc.tls", oidc.tls), ("registration.code_sender.tls", registration.codeSenderEndpoint?.tls),
-            ("registration.provisioning.tls", registration.provisioning.endpoint?.tls),
+            ("registration.provisioning.tls", registration.provisioning.endpoint?.tls), ("chat.tls", registration.chat.tls),
         ].compactMap { keyPath, tls in tls.map { (keyPath, $0) } }
     }
 

@@ -12,7 +12,7 @@ public struct AuthController: Sendable {
     let oidc: OIDCClient
     let attempts: any LoginAttemptStore
     let sessions: any SessionStore
-    let registrations: any RegistrationStore
+    let registrations: ExistingRegistrations
     let events: EventRecorder
     let renderer: PageRenderer
     let cookie: SessionCookie
@@ -24,7 +24,7 @@ public struct AuthController: Sendable {
 
     public init(
         configuration: GatehouseConfiguration, oidc: OIDCClient, attempts: any LoginAttemptStore, sessions: any SessionStore,
-        registrations: any RegistrationStore, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter, catalog: AppCatalog,
+        registrations: ExistingRegistrations, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter, catalog: AppCatalog,
         hostMounts: any HostMountStore, chainSignature: @escaping @Sendable (String) -> String
     ) {
         self.chainSignature = chainSignature
@@ -148,8 +148,8 @@ public struct AuthController: Sendable {
             guard identity.sub == claims.subject else { throw OIDCError.invalidUserinfo("userinfo sub differs from the ID token's") }
             return try await startSession(
                 identity: identity, tokens: tokens, idToken: idToken, providerSessionID: claims.sessionID, returnTo: returnTo,
-                replacing: context.session, device: SessionDevice(userAgent: request.headers[.userAgent], address: context.clientAddress)
-            )
+                replacing: context.session, device: SessionDevice(userAgent: request.headers[.userAgent], address: context.clientAddress),
+                logger: context.logger)
         } catch let error as OIDCError {
             return await failure(error, returnTo: returnTo, request: request, context: context)
         }
@@ -168,9 +168,9 @@ public struct AuthController: Sendable {
 
     func startSession(
         identity: MemberIdentity, tokens: TokenResponse, idToken: String, providerSessionID: String?, returnTo: String,
-        replacing previous: Session?, device: SessionDevice
+        replacing previous: Session?, device: SessionDevice, logger: Logger
     ) async throws -> Response {
-        let isRegistered = try await registrations.isRegistered(sub: identity.sub)
+        let isRegistered = try await registrations.isRegistered(identity, claims: MemberClaims.unverifiedClaims(of: idToken), logger: logger)
         guard let level = events.transition(.signIn, from: .none, sub: identity.sub, isRegistered: isRegistered) else {
             throw RequestError.badRequest("sign-in transition refused")
         }

@@ -8,17 +8,21 @@ public struct PortalController: Sendable {
     let catalog: AppCatalog
     let renderer: PageRenderer
     let features: FeaturesConfiguration
+    /// Who is offered the upgrade.
+    let registration: RegistrationConfiguration
     /// What a registered member chose (their username and phone number), for the account menu.
     let registrations: any RegistrationStore
     /// Whether the gateway's cookies carry `Secure` (the recently used apps').
     let cookiesAreSecure: Bool
 
     public init(
-        catalog: AppCatalog, renderer: PageRenderer, features: FeaturesConfiguration, registrations: any RegistrationStore, cookiesAreSecure: Bool
+        catalog: AppCatalog, renderer: PageRenderer, features: FeaturesConfiguration, registration: RegistrationConfiguration = .init(),
+        registrations: any RegistrationStore, cookiesAreSecure: Bool
     ) {
         self.catalog = catalog
         self.renderer = renderer
         self.features = features
+        self.registration = registration
         self.registrations = registrations
         self.cookiesAreSecure = cookiesAreSecure
     }
@@ -64,7 +68,9 @@ public struct PortalController: Sendable {
                 values["hasApps"] = !listed.isEmpty
                 values["filterable"] = isMany
                 // At level `sso` the web apps offer the upgrade too, not only the chat tabs.
-                if session.level == .sso { values["upgradeURL"] = Paths.upgradeEntry(from: "portal", returnTo: Paths.portal) }
+                if session.level == .sso, AccessPolicy.mayUpgrade(session.identity, registration: registration) {
+                    values["upgradeURL"] = Paths.upgradeEntry(from: "portal", returnTo: Paths.portal)
+                }
                 guard let toast, Self.toasts.contains(toast) else { return }
                 values["toast"] = renderer.strings["toast_\(toast)"]
                 guard toast == "registration_failed" else { return }
@@ -129,6 +135,11 @@ public struct PortalController: Sendable {
                 values["featureTitle"] = title
                 values["featureText"] = renderer.strings["feature_\(tab.rawValue)_text"]
                 guard session.level == .registered else {
+                    // Not offered to this member: said plainly, with no way into a flow they could not finish.
+                    guard AccessPolicy.mayUpgrade(session.identity, registration: registration) else {
+                        values["notOffered"] = true
+                        return
+                    }
                     values["locked"] = true
                     values["upgradeURL"] = Paths.upgradeEntry(from: tab.rawValue, returnTo: tab.path)
                     values["addHint"] = renderer.strings["feature_add_hint"]

@@ -25,7 +25,7 @@ extension RegistrationController {
 
     func page(
         _ step: RegistrationStep, _ flow: RegistrationFlow, _ context: SignedInRequestContext, errors: [FieldError] = [],
-        _ values: [String: Any] = [:]
+        _ values: [String: Any] = [:], status: HTTPResponse.Status? = nil
     ) throws -> Response {
         var values = values
         values["csrf"] = context.session.csrfToken
@@ -36,7 +36,7 @@ extension RegistrationController {
         for error in errors { values["\(error.key)Error"] = error.message }
         let title = strings["upgrade_\(step.rawValue)_heading"] + " · " + strings["upgrade_title"]
         return try renderer.page(
-            "upgrade-\(step.rawValue)", title: title, status: errors.isEmpty ? .ok : .unprocessableContent, values)
+            "upgrade-\(step.rawValue)", title: title, status: status ?? (errors.isEmpty ? .ok : .unprocessableContent), values)
     }
 
     func phonePage(_ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String? = nil, error: String? = nil) throws -> Response {
@@ -62,7 +62,8 @@ extension RegistrationController {
     }
 
     func profilePage(
-        _ flow: RegistrationFlow, _ context: SignedInRequestContext, displayName: String, discoverability: Discoverability?, errors: [FieldError] = []
+        _ flow: RegistrationFlow, _ context: SignedInRequestContext, displayName: String, discoverability: Discoverability?, errors: [FieldError] = [],
+        status: HTTPResponse.Status? = nil
     ) throws -> Response {
         let fromSSO = context.session.identity.name != nil && displayName == context.session.identity.name
         let nameError = errors.contains { $0.field == "display-name" }
@@ -72,7 +73,7 @@ extension RegistrationController {
             [
                 "displayName": displayName, "nameFromSSO": fromSSO, "describedBy": describedBy,
                 "everybody": discoverability == .everybody, "nobody": discoverability == .nobody,
-            ])
+            ], status: status)
     }
 
     func developmentInbox(_ inbox: DevelopmentInbox, _ context: SignedInRequestContext) throws -> Response {

@@ -24,6 +24,11 @@ extension RegistrationController {
                     .username, flow, context, errors: [FieldError("username", strings["upgrade_username_error_\(problem.rawValue)"])],
                     ["username": name])
             }
+            // Held for the member until the flow ends: nobody else can take it while they choose a PIN.
+            guard try await claim(name, context) else {
+                return try page(
+                    .username, flow, context, errors: [FieldError("username", strings["upgrade_username_error_taken"])], ["username": name])
+            }
             var flow = flow
             try flow.chooseUsername(name, now: now())
             try await flows.save(flow)
@@ -35,8 +40,27 @@ extension RegistrationController {
     /// username-check limit (it would otherwise list the members' usernames); the rules alone do not.
     func usernameProblem(_ name: String, _ context: SignedInRequestContext) async throws -> UsernameRules.Problem? {
         if let problem = UsernameRules.problem(with: name, productName: configuration.brand.chatProductName) { return problem }
-        try await limiter.admit(.usernameCheck, key: context.session.identity.sub)
-        return try await registrations.isUsernameTaken(name) ? .taken : nil
+        let sub = context.session.identity.sub
+        try await limiter.admit(.usernameCheck, key: sub)
+        if try await registrations.isUsernameTaken(name, for: sub, claimsSince: claimsSince) { return .taken }
+        do {
+            switch try await chat.refusal(ofName: name) {
+            case nil: return nil
+            case .taken: return .taken
+            case .reserved: return .reserved
+            case .invalid: return .refusedByChatService
+            }
+        } catch {
+            context.logger.warning("chat homeserver not asked about a username", metadata: ["error": .string("\(error)")])
+            return .chatServiceUnavailable
+        }
+    }
+
+    /// Claims made before this are stale: their flows have restarted.
+    var claimsSince: Date { now().addingTimeInterval(-RegistrationFlow.resumeWindow) }
+
+    func claim(_ name: String, _ context: SignedInRequestContext) async throws -> Bool {
+        try await registrations.claimUsername(name, for: context.session.identity.sub, at: now(), claimsSince: claimsSince)
     }
 
     /// `/upgrade/username/check?username=…`: what the username field shows while the member types.
@@ -46,6 +70,7 @@ extension RegistrationController {
         if let token = request.headers[GatewayPageIsolation.pageToken], !constantTimeEquals(token, context.session.csrfToken) {
             throw RequestError.forbidden("username check with another page's token")
         }
+        guard isOffered(context) else { throw RequestError.forbidden("the upgrade is not offered to this member") }
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         let problem = try await usernameProblem(trimmed, context)
         var answer: [String: Any] = [
@@ -107,7 +132,26 @@ extension RegistrationController {
         guard events.transition(.upgradeCompleted, from: session.level, sub: session.identity.sub) != nil else {
             return await fail(flow.sub, reason: "level_\(session.level.rawValue)", context)
         }
-        let registration = try flow.registration(displayName: displayName, discoverability: discoverability, now: now())
+        var registration = try flow.registration(displayName: displayName, discoverability: discoverability, now: now())
+        // The name is the member's again (a claim older than the resume window may have been taken meanwhile), then
+        // the chat account is made, and only then is anything stored as done.
+        guard try await claim(registration.username, context) else { return try await usernameTaken(flow) }
+        do {
+            registration.chatUserID = try await chat.createAccount(
+                ChatAccountRequest(
+                    sub: flow.sub, username: registration.username, displayName: displayName, phoneNumber: registration.phoneNumber)
+            )?.userID
+        } catch .nameTaken {
+            return try await usernameTaken(flow)
+        } catch {
+            // The flow stays as it is: the member tries again from here, and a retry completes what this one began.
+            context.logger.error("chat account not made", metadata: ["error": .string("\(error)"), "sub": .string(flow.sub)])
+            var response = try profilePage(
+                flow, context, displayName: displayName, discoverability: discoverability,
+                errors: [FieldError("finish", strings["upgrade_chat_error_unavailable"])], status: .serviceUnavailable)
+            response.headers[.retryAfter] = "10"
+            return response
+        }
         let outcome: RegisterOutcome
         do {
             outcome = try await registrations.register(registration)
@@ -121,23 +165,30 @@ extension RegistrationController {
         case .alreadyRegistered:
             try await flows.deleteFlow(sub: flow.sub)
         case .usernameTaken:
-            var flow = flow
-            flow.usernameTaken(now: now())
-            try await flows.save(flow)
-            return redirect(FormEncoding.url(Paths.upgrade(.username), adding: [("taken", "1")]))
+            return try await usernameTaken(flow)
         }
         return redirect(FormEncoding.url(Paths.upgradeDone, adding: [("next", flow.returnTo)]))
+    }
+
+    /// Somebody else has the name now: back to the username step, which says so.
+    func usernameTaken(_ flow: RegistrationFlow) async throws -> Response {
+        var flow = flow
+        flow.usernameTaken(now: now())
+        try await flows.save(flow)
+        return redirect(FormEncoding.url(Paths.upgrade(.username), adding: [("taken", "1")]))
     }
 
     func done(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard context.session.level == .registered else { return redirect(Paths.upgrade) }
         let next = request.uri.queryParameters.get("next").flatMap(ReturnTarget.init)?.path ?? Paths.chats
-        let username = try await registrations.account(sub: context.session.identity.sub)?.username
+        let account = try await registrations.account(sub: context.session.identity.sub)
         return try renderer.page(
             "upgrade-done", title: strings["upgrade_done_heading"],
             [
                 "heading": strings["upgrade_done_heading"], "next": next,
-                "text": username.map { strings.text("upgrade_done_text", ["username": $0]) } ?? strings["feature_unlocked_note"],
+                "text": account.map { strings.text("upgrade_done_text", ["username": $0.username]) } ?? strings["feature_unlocked_note"],
+                // The Matrix ID, kept unbroken in right-to-left text.
+                "chatAccount": account?.chatUserID.map { strings.text("upgrade_done_chat_account", ["id": "\u{2068}\($0)\u{2069}"]) } as Any,
                 // Besides the way back, the features the member just unlocked.
                 "features": FeatureTab.allCases.filter { $0 != .webApps }.map { tab in
                     ["id": tab.rawValue, "href": tab.path, "label": strings["tab_\(tab.rawValue)"]]

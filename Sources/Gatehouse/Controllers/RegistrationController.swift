@@ -11,6 +11,8 @@ public struct RegistrationController: Sendable {
     let flows: any RegistrationFlowStore
     let registrations: any RegistrationStore
     let sender: any CodeSender
+    /// Where the member's chat account is made (`chat.backend`).
+    let chat: any ChatBackend
     let hasher: PINHasher
     let events: EventRecorder
     let renderer: PageRenderer
@@ -22,13 +24,14 @@ public struct RegistrationController: Sendable {
     let now: @Sendable () -> Date
 
     public init(
-        flows: any RegistrationFlowStore, registrations: any RegistrationStore, sender: any CodeSender, hasher: PINHasher, events: EventRecorder,
-        renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?, metrics: GatewayMetrics, limiter: RateLimiter,
-        now: @escaping @Sendable () -> Date = Date.init
+        flows: any RegistrationFlowStore, registrations: any RegistrationStore, sender: any CodeSender, chat: any ChatBackend = NoChatBackend(),
+        hasher: PINHasher, events: EventRecorder, renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?,
+        metrics: GatewayMetrics, limiter: RateLimiter, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.flows = flows
         self.registrations = registrations
         self.sender = sender
+        self.chat = chat
         self.hasher = hasher
         self.events = events
         self.renderer = renderer
@@ -103,6 +106,8 @@ public struct RegistrationController: Sendable {
         let asked = query.get("return_to").flatMap(ReturnTarget.init)?.path
         let returnTo = asked ?? Paths.chats
         if session.level == .registered { return redirect(returnTo) }
+        // Chats says why there is no upgrade for this member.
+        guard isOffered(context) else { return redirect(Paths.chats) }
 
         let now = now()
         if var flow = try await flows.flow(sub: session.identity.sub) {
@@ -130,6 +135,11 @@ public struct RegistrationController: Sendable {
         return redirect(Paths.portal)
     }
 
+    /// Whether the upgrade is offered to this member at all (`registration.enabled`, required roles and groups).
+    func isOffered(_ context: SignedInRequestContext) -> Bool {
+        AccessPolicy.mayUpgrade(context.session.identity, registration: configuration.registration)
+    }
+
     /// The flow cannot go on: it is dropped (the member stays at `sso`) and the web apps show the failure toast.
     func fail(_ sub: String, reason: String, _ context: SignedInRequestContext) async -> Response {
         do {
@@ -145,7 +155,7 @@ public struct RegistrationController: Sendable {
     func step(
         _ requested: RegistrationStep, _ context: SignedInRequestContext, _ body: (RegistrationFlow) async throws -> Response
     ) async throws -> Response {
-        if context.session.level == .registered { return redirect(Paths.chats) }
+        if context.session.level == .registered || !isOffered(context) { return redirect(Paths.chats) }
         guard let flow = try await flows.flow(sub: context.session.identity.sub), !flow.isStale(now: now()) else {
             // No flow, or one older than the resume window: the entry starts over.
             return redirect(Paths.upgrade)

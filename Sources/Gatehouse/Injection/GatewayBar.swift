@@ -14,6 +14,8 @@ public struct GatewayBar: Sendable {
     let catalog: AppCatalog
     /// Which apps are the chat features' (the bar marks the section the member is in).
     let features: FeaturesConfiguration
+    /// Who is offered the upgrade (the banner).
+    let registration: RegistrationConfiguration
     let events: EventRecorder
     /// The rendered bar, cut at its per-response placeholders, by the page's base, the member's level and apps,
     /// the app the page belongs to, and the request's language.
@@ -23,10 +25,13 @@ public struct GatewayBar: Sendable {
     /// The banner's upgrade link up to its way back (which follows percent-encoded), escaped for an attribute.
     static let upgradeEntryStartInAttribute = Array(Paths.upgradeEntry(from: "banner", returnTo: "").replacing("&", with: "&amp;").utf8)
 
-    public init(renderer: PageRenderer, catalog: AppCatalog, features: FeaturesConfiguration, events: EventRecorder) {
+    public init(
+        renderer: PageRenderer, catalog: AppCatalog, features: FeaturesConfiguration, registration: RegistrationConfiguration, events: EventRecorder
+    ) {
         self.renderer = renderer
         self.catalog = catalog
         self.features = features
+        self.registration = registration
         self.events = events
     }
 
@@ -77,12 +82,17 @@ public struct GatewayBar: Sendable {
     /// member and `shownWindow`: the funnel counts members at each step, and a row per page read would grow the store
     /// by every page view (and cost the proxied page more than the rest of its answer).
     public func recordShown(session: Session) {
-        if session.level == .sso && session.frame?.bannerDismissed != true {
+        if offersBanner(session), session.frame?.bannerDismissed != true {
             events.recordOnceIn(Self.shownWindow, .upgradeBannerShown, sub: session.identity.sub)
         }
     }
 
     static let shownWindow = TimeAmount.minutes(10)
+
+    /// The banner: at level `sso`, to members the upgrade is offered to.
+    func offersBanner(_ session: Session) -> Bool {
+        session.level == .sso && AccessPolicy.mayUpgrade(session.identity, registration: registration)
+    }
 
     enum Placeholder {
         static let nonce = "GATEHOUSE-NONCE"
@@ -106,8 +116,8 @@ public struct GatewayBar: Sendable {
         var textBytes = 0
     }
 
-    /// What a rendering depends on: the member's level, roles and groups decide the apps it lists (`listedApps`),
-    /// so they stand for that list in the key, which is then found without working the list out on every page.
+    /// What a rendering depends on: the member's level, roles and groups decide the apps it lists (`listedApps`) and
+    /// whether it carries the banner, so they stand for those in the key, which is then found without working the list out on every page.
     private struct RenderingKey: Hashable {
         let gatewayBase: String
         let level: AuthLevel
@@ -124,7 +134,9 @@ public struct GatewayBar: Sendable {
             language: renderer.languages.current)
         if let cached = renderings.withLockedValue({ $0[key] }) { return cached }
         let listed = catalog.listedApps(for: session.identity, level: session.level)
-        var rest = try renderer.fragment("bar", values(level: session.level, app: app, listed: listed, gatewayBase: gatewayBase))[...]
+        var values = values(level: session.level, app: app, listed: listed, gatewayBase: gatewayBase)
+        values["banner"] = offersBanner(session)
+        var rest = try renderer.fragment("bar", values)[...]
         var segments = Segments()
         func text(_ piece: Substring) {
             segments.parts.append(.text(Array(piece.utf8)))

@@ -127,11 +127,23 @@ public struct CachedRegistrationStore: RegistrationStore {
 
     public func isRegistered(sub: String) async throws -> Bool { try await store.isRegistered(sub: sub) }
     public func account(sub: String) async throws -> RegisteredAccount? { try await store.account(sub: sub) }
-    public func isUsernameTaken(_ username: String) async throws -> Bool { try await store.isUsernameTaken(username) }
+    public func isUsernameTaken(_ username: String, for sub: String, claimsSince: Date) async throws -> Bool {
+        try await store.isUsernameTaken(username, for: sub, claimsSince: claimsSince)
+    }
+
+    public func claimUsername(_ username: String, for sub: String, at date: Date, claimsSince: Date) async throws -> Bool {
+        try await store.claimUsername(username, for: sub, at: date, claimsSince: claimsSince)
+    }
 
     public func register(_ registration: Registration) async throws -> RegisterOutcome {
         let outcome = try await store.register(registration)
         cache.invalidate(sub: registration.sub)
+        return outcome
+    }
+
+    public func registerExisting(sub: String, username: String, chatUserID: String, at date: Date) async throws -> RegisterOutcome {
+        let outcome = try await store.registerExisting(sub: sub, username: username, chatUserID: chatUserID, at: date)
+        cache.invalidate(sub: sub)
         return outcome
     }
 

@@ -327,6 +327,24 @@ public final class PostgresDatabase: Service, Sendable {
         ["CREATE TABLE assertion_keys (generation integer PRIMARY KEY, private_key text NOT NULL, signs_from timestamptz NOT NULL)"],
         // Sessions ended from another of their member's browsers, remembered until they would have expired.
         ["CREATE TABLE ended_sessions (id text PRIMARY KEY, until timestamptz NOT NULL)"],
+        // The Matrix ID a chat backend made, and the usernames members hold while they finish the upgrade.
+        [
+            "ALTER TABLE registrations ADD COLUMN chat_user_id text",
+            "CREATE TABLE username_claims (username_key text PRIMARY KEY, sub text NOT NULL, claimed_at timestamptz NOT NULL)",
+            "CREATE INDEX username_claims_sub ON username_claims (sub)",
+            """
+            CREATE FUNCTION registration_releases_claims() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                DELETE FROM username_claims WHERE sub = NEW.sub;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER registration_releases_claims AFTER INSERT ON registrations
+            FOR EACH ROW EXECUTE FUNCTION registration_releases_claims()
+            """,
+        ],
     ]
 }
 

@@ -16,14 +16,40 @@ public struct PostgresRegistrationStore: RegistrationStore {
     }
 
     public func account(sub: String) async throws -> RegisteredAccount? {
-        guard let row = try await database.query("SELECT username, phone_number FROM registrations WHERE sub = \(sub)").first else { return nil }
-        let (username, sealedPhone) = try PostgresDatabase.decoding { try row.decode((String, String?).self) }
+        guard let row = try await database.query("SELECT username, phone_number, chat_user_id FROM registrations WHERE sub = \(sub)").first
+        else { return nil }
+        let (username, sealedPhone, chatUserID) = try PostgresDatabase.decoding { try row.decode((String, String?, String?).self) }
         let phone = try sealedPhone.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
-        return RegisteredAccount(username: username, phoneNumber: phone.flatMap(PhoneNumber.stored))
+        return RegisteredAccount(username: username, phoneNumber: phone.flatMap(PhoneNumber.stored), chatUserID: chatUserID)
     }
 
-    public func isUsernameTaken(_ username: String) async throws -> Bool {
-        try await !database.query("SELECT 1 FROM registrations WHERE lower(username) = lower(\(username))").isEmpty
+    public func isUsernameTaken(_ username: String, for sub: String, claimsSince: Date) async throws -> Bool {
+        try await !database.query(
+            """
+            SELECT 1 FROM registrations WHERE lower(username) = lower(\(username))
+            UNION ALL SELECT 1 FROM username_claims WHERE username_key = lower(\(username)) AND sub <> \(sub) AND claimed_at >= \(claimsSince)
+            """
+        ).isEmpty
+    }
+
+    /// The upsert takes the row when it is the member's own claim or a stale one (two members' inserts of one name
+    /// meet at the primary key: one waits for the other and then sees its row). The `WHERE` of the insert keeps
+    /// registered names out.
+    public func claimUsername(_ username: String, for sub: String, at date: Date, claimsSince: Date) async throws -> Bool {
+        try await database.transaction { connection in
+            let claimed = try await connection.query(
+                """
+                INSERT INTO username_claims (username_key, sub, claimed_at)
+                SELECT lower(\(username)), \(sub), \(date)
+                WHERE NOT EXISTS (SELECT 1 FROM registrations WHERE lower(username) = lower(\(username)))
+                ON CONFLICT (username_key) DO UPDATE SET sub = excluded.sub, claimed_at = excluded.claimed_at
+                WHERE username_claims.sub = excluded.sub OR username_claims.claimed_at < \(claimsSince)
+                RETURNING sub
+                """)
+            guard !claimed.isEmpty else { return false }
+            try await connection.query("DELETE FROM username_claims WHERE sub = \(sub) AND username_key <> lower(\(username))")
+            return true
+        }
     }
 
     /// The trigger `registration_completes` raises the sessions and deletes the flow inside this statement; the
@@ -34,9 +60,23 @@ public struct PostgresRegistrationStore: RegistrationStore {
         do {
             let inserted = try await database.query(
                 """
-                INSERT INTO registrations (sub, username, registered_at, phone_number, display_name, discoverability, pin_hash)
+                INSERT INTO registrations (sub, username, registered_at, phone_number, display_name, discoverability, pin_hash, chat_user_id)
                 VALUES (\(registration.sub), \(registration.username), \(registration.registeredAt), \(phone),
-                    \(displayName), \(registration.discoverability.rawValue), \(registration.pinHash))
+                    \(displayName), \(registration.discoverability.rawValue), \(registration.pinHash), \(registration.chatUserID))
+                ON CONFLICT (sub) DO NOTHING RETURNING sub
+                """)
+            return inserted.isEmpty ? .alreadyRegistered : .registered
+        } catch StorageError.uniqueViolation(let index) where index == "registrations_username" {
+            return .usernameTaken
+        }
+    }
+
+    public func registerExisting(sub: String, username: String, chatUserID: String, at date: Date) async throws -> RegisterOutcome {
+        do {
+            let inserted = try await database.query(
+                """
+                INSERT INTO registrations (sub, username, registered_at, chat_user_id, provisioned_at)
+                VALUES (\(sub), \(username), \(date), \(chatUserID), \(date))
                 ON CONFLICT (sub) DO NOTHING RETURNING sub
                 """)
             return inserted.isEmpty ? .alreadyRegistered : .registered
@@ -115,8 +155,14 @@ public struct PostgresRegistrationFlowStore: RegistrationFlowStore {
             """)
     }
 
+    /// The flow's username claim goes with it.
     public func deleteFlow(sub: String) async throws -> Bool {
-        try await !database.query("DELETE FROM registration_flows WHERE sub = \(sub) RETURNING sub").isEmpty
+        try await !database.query(
+            """
+            WITH released AS (DELETE FROM username_claims WHERE sub = \(sub))
+            DELETE FROM registration_flows WHERE sub = \(sub) RETURNING sub
+            """
+        ).isEmpty
     }
 
     /// Under READ COMMITTED two transactions could both count below the limit and both insert, so each takes the
@@ -171,6 +217,7 @@ public struct PostgresRegistrationFlowStore: RegistrationFlowStore {
         let flows = try await database.query("DELETE FROM registration_flows WHERE updated_at < \(flowsBefore) RETURNING sub").count
         let sends = try await database.query("DELETE FROM verification_sends WHERE at < \(sendsBefore) RETURNING id").count
         let tries = try await database.query("DELETE FROM code_attempts WHERE created_at < \(sendsBefore) RETURNING code_id").count
-        return flows + sends + tries
+        let claims = try await database.query("DELETE FROM username_claims WHERE claimed_at < \(flowsBefore) RETURNING sub").count
+        return flows + sends + tries + claims
     }
 }

@@ -21,10 +21,13 @@ public struct RegisteredAccount: Sendable, Equatable {
     public var username: String
     /// Missing for registrations made before the flow asked for it.
     public var phoneNumber: PhoneNumber?
+    /// The member's account on the chat homeserver, when a chat backend made (or found) it.
+    public var chatUserID: String?
 
-    public init(username: String, phoneNumber: PhoneNumber?) {
+    public init(username: String, phoneNumber: PhoneNumber?, chatUserID: String? = nil) {
         self.username = username
         self.phoneNumber = phoneNumber
+        self.chatUserID = chatUserID
     }
 }
 
@@ -33,10 +36,19 @@ public protocol RegistrationStore: Sendable {
     func isRegistered(sub: String) async throws -> Bool
     /// The username and phone number a registered member chose.
     func account(sub: String) async throws -> RegisteredAccount?
-    func isUsernameTaken(_ username: String) async throws -> Bool
+    /// Whether `username` (in any letter case) is registered, or claimed by another member than `sub` since
+    /// `claimsSince`.
+    func isUsernameTaken(_ username: String, for sub: String, claimsSince: Date) async throws -> Bool
+    /// Claims `username` for `sub` while the member finishes the flow: unless it is registered, or another member's
+    /// claim made since `claimsSince` holds it. One atomic step whatever the concurrency; the member's other claims
+    /// are released. A registration, or the end of the member's flow, releases the claim.
+    func claimUsername(_ username: String, for sub: String, at: Date, claimsSince: Date) async throws -> Bool
     /// Stores the registration, raises every live session of the member to `registered` and ends the flow, all in
     /// one statement: either all of it happens or none.
     func register(_ registration: Registration) async throws -> RegisterOutcome
+    /// Records a chat account the member had before the upgrade (found on the homeserver at sign-in), as `register`
+    /// does a finished flow: the member is `registered` from then on. Nothing is sent to the provisioning webhook.
+    func registerExisting(sub: String, username: String, chatUserID: String, at: Date) async throws -> RegisterOutcome
 
     /// Registrations still to be sent to the provisioning webhook whose next attempt is due.
     func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning]

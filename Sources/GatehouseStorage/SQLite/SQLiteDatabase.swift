@@ -271,6 +271,18 @@ public final class SQLiteDatabase: Sendable {
             checked_at REAL NOT NULL
         );
         """,
+        """
+        ALTER TABLE registrations ADD COLUMN chat_user_id TEXT;
+        CREATE TABLE username_claims (
+            username TEXT PRIMARY KEY COLLATE NOCASE,
+            sub TEXT NOT NULL,
+            claimed_at REAL NOT NULL
+        );
+        CREATE INDEX username_claims_sub ON username_claims(sub);
+        CREATE TRIGGER registration_releases_claims AFTER INSERT ON registrations BEGIN
+            DELETE FROM username_claims WHERE sub = NEW.sub;
+        END;
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

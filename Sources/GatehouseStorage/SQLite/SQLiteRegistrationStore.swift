@@ -16,15 +16,40 @@ public struct SQLiteRegistrationStore: RegistrationStore {
     }
 
     public func account(sub: String) async throws -> RegisteredAccount? {
-        guard let row = try await database.query("SELECT username, phone_number FROM registrations WHERE sub = ?", [.text(sub)]).first,
+        guard
+            let row = try await database.query("SELECT username, phone_number, chat_user_id FROM registrations WHERE sub = ?", [.text(sub)])
+                .first,
             let username = row.column("username")?.string
         else { return nil }
         let phoneNumber = try row.column("phone_number")?.string.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
-        return RegisteredAccount(username: username, phoneNumber: phoneNumber.flatMap(PhoneNumber.stored))
+        return RegisteredAccount(
+            username: username, phoneNumber: phoneNumber.flatMap(PhoneNumber.stored), chatUserID: row.column("chat_user_id")?.string)
     }
 
-    public func isUsernameTaken(_ username: String) async throws -> Bool {
-        try await !database.query("SELECT 1 FROM registrations WHERE username = ? COLLATE NOCASE", [.text(username)]).isEmpty
+    public func isUsernameTaken(_ username: String, for sub: String, claimsSince: Date) async throws -> Bool {
+        try await !database.query(
+            """
+            SELECT 1 FROM registrations WHERE username = ?1 COLLATE NOCASE
+            UNION ALL SELECT 1 FROM username_claims WHERE username = ?1 COLLATE NOCASE AND sub <> ?2 AND claimed_at >= ?3
+            """, [.text(username), .text(sub), .time(claimsSince)]
+        ).isEmpty
+    }
+
+    /// The upsert takes the row when it is the member's own claim or a stale one; the `WHERE` of the insert keeps
+    /// registered names out. SQLite runs the statement alone on the shared connection.
+    public func claimUsername(_ username: String, for sub: String, at date: Date, claimsSince: Date) async throws -> Bool {
+        let claimed = try await database.query(
+            """
+            INSERT INTO username_claims (username, sub, claimed_at)
+            SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM registrations WHERE username = ?1 COLLATE NOCASE)
+            ON CONFLICT(username) DO UPDATE SET username = excluded.username, sub = excluded.sub, claimed_at = excluded.claimed_at
+            WHERE username_claims.sub = excluded.sub OR username_claims.claimed_at < ?4
+            RETURNING sub
+            """, [.text(username), .text(sub), .time(date), .time(claimsSince)])
+        guard !claimed.isEmpty else { return false }
+        try await database.query(
+            "DELETE FROM username_claims WHERE sub = ? AND username <> ? COLLATE NOCASE", [.text(sub), .text(username)])
+        return true
     }
 
     /// The trigger `registration_completes` (migration 4) raises the sessions and deletes the flow inside this
@@ -33,16 +58,29 @@ public struct SQLiteRegistrationStore: RegistrationStore {
         do {
             let inserted = try await database.query(
                 """
-                INSERT INTO registrations (sub, username, registered_at, phone_number, display_name, discoverability, pin_hash)
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sub) DO NOTHING RETURNING sub
+                INSERT INTO registrations (sub, username, registered_at, phone_number, display_name, discoverability, pin_hash, chat_user_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sub) DO NOTHING RETURNING sub
                 """,
                 [
                     .text(registration.sub), .text(registration.username), .time(registration.registeredAt),
                     .text(try SealedColumn.phoneNumbers.seal(registration.phoneNumber.e164, key: registration.sub, with: keyring)),
                     .text(try SealedColumn.displayNames.seal(registration.displayName, key: registration.sub, with: keyring)),
                     .text(registration.discoverability.rawValue),
-                    .text(registration.pinHash),
+                    .text(registration.pinHash), registration.chatUserID.map { .text($0) } ?? .null,
                 ])
+            return inserted.isEmpty ? .alreadyRegistered : .registered
+        } catch StorageError.query(let message) where message.contains("registrations.username") {
+            return .usernameTaken
+        }
+    }
+
+    public func registerExisting(sub: String, username: String, chatUserID: String, at date: Date) async throws -> RegisterOutcome {
+        do {
+            let inserted = try await database.query(
+                """
+                INSERT INTO registrations (sub, username, registered_at, chat_user_id, provisioned_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(sub) DO NOTHING RETURNING sub
+                """, [.text(sub), .text(username), .time(date), .text(chatUserID), .time(date)])
             return inserted.isEmpty ? .alreadyRegistered : .registered
         } catch StorageError.query(let message) where message.contains("registrations.username") {
             return .usernameTaken
@@ -115,8 +153,10 @@ public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
             """, [.text(flow.sub), .text(try SealedColumn.flows.seal(flow, key: flow.sub, with: keyring)), .time(flow.updatedAt)])
     }
 
+    /// The flow's username claim goes with it.
     public func deleteFlow(sub: String) async throws -> Bool {
-        try await !database.query("DELETE FROM registration_flows WHERE sub = ? RETURNING sub", [.text(sub)]).isEmpty
+        try await database.query("DELETE FROM username_claims WHERE sub = ?", [.text(sub)])
+        return try await !database.query("DELETE FROM registration_flows WHERE sub = ? RETURNING sub", [.text(sub)]).isEmpty
     }
 
     /// One statement: SQLite runs it alone on the shared connection, so the counts cannot change under it.
@@ -159,7 +199,8 @@ public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
         let flows = try await database.query("DELETE FROM registration_flows WHERE updated_at < ? RETURNING sub", [.time(flowsBefore)]).count
         let sends = try await database.query("DELETE FROM verification_sends WHERE at < ? RETURNING id", [.time(sendsBefore)]).count
         let tries = try await database.query("DELETE FROM code_attempts WHERE created_at < ? RETURNING code_id", [.time(sendsBefore)]).count
-        return flows + sends + tries
+        let claims = try await database.query("DELETE FROM username_claims WHERE claimed_at < ? RETURNING sub", [.time(flowsBefore)]).count
+        return flows + sends + tries + claims
     }
 
     private func count(_ sql: String, _ binds: [SQLiteData]) async throws -> Int {

@@ -225,6 +225,36 @@ import Testing
     }
 
     /// The log sender has no inbox outside development mode: its codes would reach nobody.
+    /// `chat.*` and who is offered the upgrade: the token from a file named in the configuration or from the
+    /// environment (never the file itself); a synapse backend without what it needs, or with a homeserver reached in
+    /// plain http off loopback, is refused with each key.
+    @Test func readsTheChatHomeserverAndWhoMayUpgrade() throws {
+        let base =
+            #""public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"http","url":"https://sms.example.org/send"},"required_roles":["chat-user"],"registered_claim":"matrix_user","enabled":false}"#
+        let json = #"{"# + base + #","chat":{"backend":"synapse","homeserver_url":"https://matrix.example.org","server_name":"example.org","admin_token_file":"/run/secrets/synapse","auth_provider":"oidc-keycloak","timeout_seconds":4}}"#
+        let configuration = try loader(["g.json": json, "/run/secrets/synapse": "syt_admin\n"]).load(path: "g.json")
+        let chat = configuration.registration.chat
+        #expect(chat.backend == .synapse && chat.homeserverURL?.absoluteString == "https://matrix.example.org" && chat.serverName == "example.org")
+        #expect(chat.adminToken == "syt_admin" && chat.authProvider == "oidc-keycloak" && chat.timeoutSeconds == 4)
+        #expect(configuration.registration.requiredRoles == ["chat-user"] && configuration.registration.registeredClaim == "matrix_user")
+        #expect(!configuration.registration.enabled)
+
+        let fromEnvironment = try loader(
+            ["g.json": #"{"# + base + #","chat":{"backend":"synapse","homeserver_url":"https://matrix.example.org","server_name":"example.org"}}"#],
+            environment: ["GATEHOUSE_CHAT_ADMIN_TOKEN": "syt_env"]
+        ).load(path: "g.json")
+        #expect(fromEnvironment.registration.chat.adminToken == "syt_env" && fromEnvironment.registration.chat.authProvider == "oidc")
+
+        #expect(problems(#"{"# + base + #","chat":{"backend":"dendrite"}}"#) == ["chat.backend"])
+        #expect(
+            problems(#"{"# + base + #","chat":{"backend":"synapse","homeserver_url":"http://matrix.example.org","auth_provider":"a b"}}"#)
+                == ["chat.homeserver_url", "chat.server_name", "chat.admin_token_file", "chat.auth_provider"])
+        #expect(problems(#"{"# + base + #","chat":{"backend":"synapse"}}"#) == ["chat.homeserver_url", "chat.server_name", "chat.admin_token_file"])
+        #expect(problems(#"{"# + base + #","chat":{"admin_token":"in-the-file"}}"#) == ["chat.admin_token"])
+        // Without a chat section: today's behaviour, registrations in the gateway's own store.
+        #expect(try loader(["g.json": #"{"# + base + "}"]).load(path: "g.json").registration.chat.backend == ChatConfiguration.Backend.none)
+    }
+
     @Test func theLogSenderIsForDevelopmentOnly() {
         let keyPaths = problems(
             #"{"public_url":"https://a.example.org","oidc":{"issuer":"https://idp.example.org","client_id":"a"},"registration":{"code_sender":{"kind":"log"}}}"#

@@ -11,7 +11,9 @@ import Testing
     static let bar = [("X-Gatehouse-Frame", "1"), ("Accept", "application/json")]
 
     /// A bar rendered outside any request, on a catalog where one app needs a role and one has the bar off.
-    static func withBar(_ body: (GatewayBar, [AppConfiguration]) async throws -> Void) async throws {
+    static func withBar(
+        registration: RegistrationConfiguration = .init(), _ body: (GatewayBar, [AppConfiguration]) async throws -> Void
+    ) async throws {
         let configuration = try LiveGateway.developmentConfiguration(port: 8080)
         let renderer = try await PageRenderer.load(configuration: configuration)
         let upstream = URL(string: "http://127.0.0.1:9/")!
@@ -24,7 +26,8 @@ import Testing
         try await SessionLifecycleTests.Harness.with(.sqlite) { harness in
             try await body(
                 GatewayBar(
-                    renderer: renderer, catalog: AppCatalog(apps: apps), features: FeaturesConfiguration(chats: "chat"), events: harness.recorder),
+                    renderer: renderer, catalog: AppCatalog(apps: apps), features: FeaturesConfiguration(chats: "chat"), registration: registration,
+                    events: harness.recorder),
                 apps)
         }
     }
@@ -57,6 +60,22 @@ import Testing
             #expect(admin.contains("data-app=\"admin\""))
             #expect(!admin.contains("gatehouse-banner") && !admin.contains("locked"))
             #expect(admin.contains("id=\"bar-chats\" href=\"/chats\">Chats</a>"))
+        }
+    }
+
+    /// `registration.required_roles`: members without the role see the features locked and no banner (nothing to add
+    /// for them); members with it see the banner. `registration.enabled: false` takes it from everybody.
+    @Test func theBannerIsOnlyForMembersTheUpgradeIsOfferedTo() async throws {
+        try await Self.withBar(registration: RegistrationConfiguration(requiredRoles: ["chat-user"])) { bar, apps in
+            let without = try bar.html(nonce: "N", session: Self.member(level: .sso), app: apps[0], returnTo: "/", gatewayBase: "")
+            #expect(!without.contains("gatehouse-banner") && !without.contains("gatehouse-add-features"))
+            #expect(without.contains("id=\"locked-note\""))
+            let with = try bar.html(nonce: "N", session: Self.member(level: .sso, roles: ["chat-user"]), app: apps[0], returnTo: "/", gatewayBase: "")
+            #expect(with.contains("id=\"gatehouse-banner\"") && with.contains("id=\"gatehouse-add-features\""))
+        }
+        try await Self.withBar(registration: RegistrationConfiguration(enabled: false)) { bar, apps in
+            let html = try bar.html(nonce: "N", session: Self.member(level: .sso, roles: ["chat-user"]), app: apps[0], returnTo: "/", gatewayBase: "")
+            #expect(!html.contains("gatehouse-banner"))
         }
     }
 

@@ -45,11 +45,59 @@ import Testing
             #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "b1"))?.level == .sso)
             #expect(try await !registrations.isRegistered(sub: "b"))
             #expect(try await registrations.isRegistered(sub: "a"))
-            #expect(try await registrations.isUsernameTaken("ada"))
+            #expect(try await registrations.isUsernameTaken("ada", for: "c", claimsSince: .distantPast))
             // What the member chose, as they chose it (the first registration's, not the refused ones').
             let account = try await registrations.account(sub: "a")
             #expect(account == RegisteredAccount(username: "Ada", phoneNumber: PhoneNumber.stored("+15550100001")))
             #expect(try await registrations.account(sub: "b") == nil)
+        }
+    }
+
+    /// A username held while its member finishes the flow: nobody else can claim it or sees it free, the holder can
+    /// claim it again (a retry), a claim older than the window can be taken over, and a new claim releases the old
+    /// one. Ending the flow or registering releases it; a registered name is never claimed.
+    @Test(arguments: StoreBackend.allCases) func aClaimedUsernameIsHeldForItsMemberOnly(backend: StoreBackend) async throws {
+        try await SessionLifecycleTests.Harness.with(backend) { harness in
+            let registrations = harness.stores.registrations
+            let now = Date()
+            let window = now.addingTimeInterval(-RegistrationFlow.resumeWindow)
+            #expect(try await registrations.claimUsername("Grace", for: "a", at: now, claimsSince: window))
+            #expect(try await registrations.claimUsername("GRACE", for: "a", at: now, claimsSince: window))
+            #expect(try await !registrations.claimUsername("grace", for: "b", at: now, claimsSince: window))
+            #expect(try await registrations.isUsernameTaken("grace", for: "b", claimsSince: window))
+            #expect(try await !registrations.isUsernameTaken("grace", for: "a", claimsSince: window))
+            // Older than the window: b may have it.
+            #expect(try await registrations.claimUsername("grace", for: "b", at: now, claimsSince: now.addingTimeInterval(1)))
+            #expect(try await registrations.isUsernameTaken("grace", for: "a", claimsSince: window))
+            // b changes their mind: "grace" is free again.
+            #expect(try await registrations.claimUsername("hopper", for: "b", at: now, claimsSince: window))
+            #expect(try await !registrations.isUsernameTaken("grace", for: "a", claimsSince: window))
+            // The end of b's flow releases "hopper".
+            try await harness.stores.flows.deleteFlow(sub: "b")
+            #expect(try await registrations.claimUsername("hopper", for: "a", at: now, claimsSince: window))
+            // a registers as "hopper": the claim is gone with it, and the name is nobody else's to claim.
+            #expect(try await registrations.register(Self.registration(sub: "a", username: "hopper")) == .registered)
+            #expect(try await !registrations.claimUsername("Hopper", for: "c", at: now, claimsSince: now.addingTimeInterval(1)))
+            #expect(try await registrations.isUsernameTaken("HOPPER", for: "c", claimsSince: window))
+        }
+    }
+
+    /// An account found on the homeserver at sign-in is recorded as a registration (with its Matrix ID, without a
+    /// phone number), raises the member's sessions, and is not sent to the provisioning webhook.
+    @Test(arguments: StoreBackend.allCases) func anExistingChatAccountIsRecordedAsARegistration(backend: StoreBackend) async throws {
+        try await SessionLifecycleTests.Harness.with(backend) { harness in
+            let registrations = harness.stores.registrations
+            try await harness.sessions.insert(Self.session(cookie: "k1", sub: "k"))
+            #expect(try await registrations.register(Self.registration(sub: "a", username: "kim")) == .registered)
+            let now = Date()
+            #expect(try await registrations.registerExisting(sub: "k", username: "kim", chatUserID: "@kim:chat.test", at: now) == .usernameTaken)
+            #expect(
+                try await registrations.registerExisting(sub: "k", username: "@kim:chat.test", chatUserID: "@kim:chat.test", at: now) == .registered)
+            #expect(try await registrations.registerExisting(sub: "k", username: "kim2", chatUserID: "@kim2:chat.test", at: now) == .alreadyRegistered)
+            #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "k1"))?.level == .registered)
+            #expect(try await registrations.account(sub: "k") == RegisteredAccount(username: "@kim:chat.test", phoneNumber: nil, chatUserID: "@kim:chat.test"))
+            let due = try await registrations.dueForProvisioning(now: now.addingTimeInterval(60), maximumAttempts: 5, limit: 10)
+            #expect(due.map(\.registration.sub) == ["a"])
         }
     }
 

@@ -165,7 +165,7 @@ import Testing
             #expect(row.column("username")?.string == "alice.a" && storedPhone.hasPrefix("gh1:") && !storedPhone.contains("5550100001"))
             #expect(row.column("pin_hash")?.string?.hasPrefix("$2b$10$") == true && row.column("discoverability")?.string == "nobody")
             let registrations = SQLiteRegistrationStore(database: database, keyring: .forTests)
-            #expect(try await registrations.isUsernameTaken("ALICE.A"))
+            #expect(try await registrations.isUsernameTaken("ALICE.A", for: "another", claimsSince: .distantPast))
             #expect(try await registrations.account(sub: try #require(row.column("sub")?.string))?.phoneNumber?.e164 == "+15550100001")
             try await database.close()
 

@@ -84,12 +84,19 @@ enum TestPostgres {
     static func run(_ arguments: String...) -> String { run(arguments) }
 
     static func run(_ arguments: [String]) -> String {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-\(UUID().uuidString).out").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
-        let status = spawn(["bash", packageRoot + "/scripts/postgres"] + arguments, output: output)
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        let (status, text) = script("postgres", arguments)
         guard status == 0 else { fatalError("scripts/postgres \(arguments.joined(separator: " ")) failed (\(status)): \(text)") }
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return text
+    }
+
+    /// Runs `scripts/<name>` with `arguments` (spawned as `run` says); its exit status and its output, trimmed.
+    /// `environment` (`NAME=value`) is added to the script's own.
+    static func script(_ name: String, _ arguments: [String], environment: [String] = []) -> (status: Int32, output: String) {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-\(name)-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let status = spawn(["env"] + environment + ["bash", packageRoot + "/scripts/" + name] + arguments, output: output)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        return (status, text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// `posix_spawn` of `arguments` (the first found on the `PATH`) with standard input from `/dev/null`, standard

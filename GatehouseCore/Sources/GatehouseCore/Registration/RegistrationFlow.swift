@@ -143,11 +143,14 @@ public struct Registration: Sendable, Equatable {
     public var discoverability: Discoverability
     public var pinHash: String
     public var registeredAt: Date
+    /// The member's account on the chat homeserver (`@alice:chat.example`), when a chat backend made it.
+    public var chatUserID: String?
 
     public init(
         sub: String, username: String, phoneNumber: PhoneNumber, displayName: String, discoverability: Discoverability, pinHash: String,
-        registeredAt: Date
+        registeredAt: Date, chatUserID: String? = nil
     ) {
+        self.chatUserID = chatUserID
         self.sub = sub
         self.username = username
         self.phoneNumber = phoneNumber

@@ -10,6 +10,10 @@ public enum UsernameRules {
         case misplacedDot
         case reserved
         case taken
+        /// The chat homeserver's own rules refuse the name.
+        case refusedByChatService
+        /// The chat homeserver could not be asked: nothing is wrong with the name, it cannot be had just now.
+        case chatServiceUnavailable
     }
 
     public static let lengths = 3...32

@@ -1,0 +1,98 @@
+import Foundation
+import GatehouseCore
+
+/// `registration.*` and `chat.*`: the upgrade flow, its code sender and webhook, who is offered it, and the homeserver
+/// it makes accounts on.
+extension ConfigurationLoader {
+    func readRegistration(_ reader: inout ConfigurationReader, development: Bool) -> RegistrationConfiguration {
+        let kindText = reader.optionalString("registration.code_sender.kind")
+        let kind = kindText.flatMap(RegistrationConfiguration.SenderKind.init(rawValue:)) ?? (kindText == nil && development ? .log : nil)
+        if let kindText, RegistrationConfiguration.SenderKind(rawValue: kindText) == nil {
+            reader.report("registration.code_sender.kind", "must be log or http, got \"\(kindText)\"")
+        } else if kindText == nil && !development {
+            reader.report("registration.code_sender.kind", "is required outside development mode: http (log is for development mode only)")
+        }
+        let sender = endpoint(&reader, "registration.code_sender")
+        if kind == .http && sender == nil { reader.report("registration.code_sender.url", "is required for the http sender") }
+        let defaults = VerificationRules()
+        let rules = VerificationRules(
+            codesPerMember: reader.int("registration.codes_per_member_per_hour", default: defaults.codesPerMember, range: 1...100),
+            codesPerPhoneNumber: reader.int("registration.codes_per_phone_number_per_hour", default: defaults.codesPerPhoneNumber, range: 1...100)
+        )
+        let provisioningDefaults = ProvisioningConfiguration()
+        let provisioning = ProvisioningConfiguration(
+            endpoint: endpoint(&reader, "registration.provisioning"),
+            maximumAttempts: reader.int("registration.provisioning.max_attempts", default: provisioningDefaults.maximumAttempts, range: 1...100),
+            retryBaseSeconds: Double(
+                reader.int("registration.provisioning.retry_base_seconds", default: Int(provisioningDefaults.retryBaseSeconds), range: 1...3600)),
+            pollSeconds: Double(reader.int("registration.provisioning.poll_seconds", default: Int(provisioningDefaults.pollSeconds), range: 1...3600))
+        )
+        return RegistrationConfiguration(
+            codeSender: kind, codeSenderEndpoint: sender, rules: rules, provisioning: provisioning,
+            pinBcryptCost: reader.int("registration.pin_bcrypt_cost", default: RegistrationConfiguration().pinBcryptCost, range: 10...16),
+            enabled: reader.bool("registration.enabled", default: true),
+            requiredRoles: reader.stringList("registration.required_roles", default: []),
+            requiredGroups: reader.stringList("registration.required_groups", default: []),
+            registeredClaim: reader.optionalString("registration.registered_claim"),
+            chat: readChat(&reader)
+        )
+    }
+
+    /// `chat.*`: the homeserver the upgrade makes accounts on. The admin token comes from `chat.admin_token_file` or
+    /// `GATEHOUSE_CHAT_ADMIN_TOKEN` (`_FILE`), never from the configuration file itself.
+    func readChat(_ reader: inout ConfigurationReader) -> ChatConfiguration {
+        let defaults = ChatConfiguration()
+        let backendText = reader.string("chat.backend", default: defaults.backend.rawValue)
+        guard let backend = ChatConfiguration.Backend(rawValue: backendText) else {
+            reader.report(
+                "chat.backend", "must be one of \(ChatConfiguration.Backend.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(backendText)\"")
+            return defaults
+        }
+        let token = (reader.text(ofFileNamedBy: "chat.admin_token_file") ?? reader.secret("chat.admin_token"))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        var chat = ChatConfiguration(
+            backend: backend, serverName: reader.optionalString("chat.server_name"), adminToken: token?.isEmpty == false ? token : nil,
+            authProvider: reader.string("chat.auth_provider", default: defaults.authProvider),
+            timeoutSeconds: reader.int("chat.timeout_seconds", default: defaults.timeoutSeconds, range: 1...120),
+            tls: Self.readServiceTLS(&reader, "chat"))
+        if let text = reader.optionalString("chat.homeserver_url") {
+            if let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host?.isEmpty == false,
+                scheme == "https" || (scheme == "http" && GatehouseConfiguration.isLoopback(url.host))
+            {
+                chat.homeserverURL = url
+            } else {
+                reader.report("chat.homeserver_url", "must be the homeserver's https URL (http only for a loopback host), got \"\(text)\"")
+            }
+        }
+        guard backend == .synapse else { return chat }
+        if reader.optionalString("chat.homeserver_url") == nil { reader.report("chat.homeserver_url", "is required for the synapse backend") }
+        if chat.serverName?.isEmpty != false {
+            reader.report("chat.server_name", "is required for the synapse backend: the homeserver's server_name, as in @alice:server_name")
+        }
+        if chat.adminToken == nil {
+            reader.report(
+                "chat.admin_token_file",
+                "is required for the synapse backend: a file holding a homeserver admin's access token (or set GATEHOUSE_CHAT_ADMIN_TOKEN)")
+        }
+        if chat.authProvider.isEmpty || !chat.authProvider.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._~-".contains($0)) }) {
+            reader.report("chat.auth_provider", "must be the idp_id of the homeserver's OIDC provider entry (letters, digits, . _ ~ -)")
+        }
+        return chat
+    }
+
+    /// `<prefix>.url`, `.authorization_header`, `.authorization` (a secret) and `.timeout_seconds`; `nil` without a URL.
+    func endpoint(_ reader: inout ConfigurationReader, _ prefix: String) -> HTTPEndpointConfiguration? {
+        let header = reader.string("\(prefix).authorization_header", default: HTTPEndpointConfiguration.defaultAuthorizationHeader)
+        let authorization = reader.secret("\(prefix).authorization")
+        let timeout = reader.int("\(prefix).timeout_seconds", default: HTTPEndpointConfiguration.defaultTimeoutSeconds, range: 1...120)
+        guard let text = reader.optionalString("\(prefix).url") else { return nil }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host?.isEmpty == false,
+            scheme == "https" || (scheme == "http" && GatehouseConfiguration.isLoopback(url.host))
+        else {
+            reader.report("\(prefix).url", "must be an https URL (http only for a loopback host), got \"\(text)\"")
+            return nil
+        }
+        return HTTPEndpointConfiguration(
+            url: url, authorizationHeader: header, authorization: authorization, timeoutSeconds: timeout, tls: Self.readServiceTLS(&reader, prefix))
+    }
+}

@@ -1,0 +1,228 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseCore
+import NIOCore
+import NIOHTTP1
+
+/// Members' accounts on a Synapse homeserver, through its admin API (with an admin's access token):
+///
+/// - `GET /_synapse/admin/v1/username_available`: whether a name can be had (the public `/register/available` is
+///   closed when registration is);
+/// - `GET /_synapse/admin/v1/auth_providers/{provider}/users/{sub}`: the account linked to a member's SSO subject;
+/// - `GET` and `PUT /_synapse/admin/v2/users/{user_id}`: an account, made or changed, with `external_ids` linking it to
+///   the member's subject (the link Synapse's own OIDC sign-in follows, so the chat app's sign-in through the identity
+///   provider lands on this account);
+/// - `POST /_synapse/admin/v1/deactivate/{user_id}`: an account ended.
+public struct SynapseChatBackend: ChatBackend {
+    let http: HTTPClient
+    let homeserver: URL
+    let serverName: String
+    let adminToken: String
+    let authProvider: String
+    let timeout: TimeAmount
+
+    public init(http: HTTPClient, homeserver: URL, serverName: String, adminToken: String, authProvider: String, timeoutSeconds: Int) {
+        self.http = http
+        self.homeserver = homeserver
+        self.serverName = serverName
+        self.adminToken = adminToken
+        self.authProvider = authProvider
+        self.timeout = .seconds(Int64(timeoutSeconds))
+    }
+
+    /// The Matrix ID a username becomes: localparts are lower case.
+    func userID(forUsername username: String) -> String {
+        "@\(username.lowercased()):\(serverName)"
+    }
+
+    public func refusal(ofName localpart: String) async throws(ChatBackendError) -> ChatNameRefusal? {
+        let answer = try await call(.GET, "/_synapse/admin/v1/username_available", query: [("username", localpart.lowercased())])
+        if answer.status == 200, answer.json["available"] as? Bool == true { return nil }
+        switch answer.errcode {
+        case "M_USER_IN_USE": return .taken
+        case "M_INVALID_USERNAME": return .invalid
+        case "M_EXCLUSIVE": return .reserved
+        default: throw answer.failure
+        }
+    }
+
+    public func account(linkedTo sub: String) async throws(ChatBackendError) -> ChatAccount? {
+        let answer = try await call(.GET, "/_synapse/admin/v1/auth_providers/\(Self.segment(authProvider))/users/\(Self.segment(sub))")
+        if answer.status == 404 { return nil }
+        guard answer.status == 200, let userID = answer.json["user_id"] as? String else { throw answer.failure }
+        // The lookup is cached by the homeserver: the account itself says whether it is live and still linked.
+        guard let user = try await user(userID), user.isLive, user.links(sub: sub, provider: authProvider) else { return nil }
+        return ChatAccount(userID: userID)
+    }
+
+    public func createAccount(_ request: ChatAccountRequest) async throws(ChatBackendError) -> ChatAccount? {
+        if let linked = try await account(linkedTo: request.sub) { return linked }
+        let userID = userID(forUsername: request.username)
+        if let existing = try await user(userID) {
+            // An account of this name is the member's own only when an earlier attempt made it for them.
+            guard existing.isLive, existing.links(sub: request.sub, provider: authProvider) else { throw .nameTaken }
+        }
+        let body: [String: Any] = [
+            "displayname": request.displayName,
+            "threepids": [["medium": "msisdn", "address": Self.msisdn(request.phoneNumber)]],
+            "external_ids": [["auth_provider": authProvider, "external_id": request.sub]],
+        ]
+        let answer = try await call(.PUT, "/_synapse/admin/v2/users/\(Self.segment(userID))", json: body)
+        guard answer.status == 200 || answer.status == 201 else { throw answer.failure }
+        return ChatAccount(userID: userID)
+    }
+
+    public func update(_ account: ChatAccount, displayName: String?, phoneNumber: PhoneNumber?) async throws(ChatBackendError) {
+        var body: [String: Any] = [:]
+        if let displayName { body["displayname"] = displayName }
+        if let phoneNumber { body["threepids"] = [["medium": "msisdn", "address": Self.msisdn(phoneNumber)]] }
+        guard !body.isEmpty else { return }
+        let answer = try await call(.PUT, "/_synapse/admin/v2/users/\(Self.segment(account.userID))", json: body)
+        guard answer.status == 200 else { throw answer.failure }
+    }
+
+    public func deactivate(_ account: ChatAccount) async throws(ChatBackendError) {
+        let path = Self.segment(account.userID)
+        let ended = try await call(.POST, "/_synapse/admin/v1/deactivate/\(path)", json: ["erase": false])
+        guard ended.status == 200 else { throw ended.failure }
+        // A deactivated account keeps its link: without this the member's next upgrade could not link a new one.
+        let unlinked = try await call(.PUT, "/_synapse/admin/v2/users/\(path)", json: ["external_ids": [[String: String]]()])
+        guard unlinked.status == 200 else { throw unlinked.failure }
+    }
+
+    public func problems() async -> [String] {
+        do {
+            let whoami = try await call(.GET, "/_matrix/client/v3/account/whoami")
+            if whoami.status == 401 || whoami.status == 403 {
+                return ["chat.admin_token_file: the homeserver does not accept the token (\(whoami.errcode ?? "HTTP \(whoami.status)"))"]
+            }
+            guard whoami.status == 200, let me = whoami.json["user_id"] as? String else { return ["chat.homeserver_url: \(whoami.failure)"] }
+            var problems: [String] = []
+            if !me.hasSuffix(":" + serverName) {
+                problems.append("chat.server_name: the homeserver's users are …:\(me.split(separator: ":", maxSplits: 1).last ?? ""), not …:\(serverName)")
+            }
+            let admin = try await call(.GET, "/_synapse/admin/v2/users/\(Self.segment(me))")
+            if admin.status == 403 || admin.json["admin"] as? Bool == false {
+                problems.append("chat.admin_token_file: the token is \(me)'s, who is not a homeserver admin")
+            } else if admin.status != 200 {
+                problems.append("chat.homeserver_url: the admin API answered HTTP \(admin.status) (is /_synapse/admin reachable from the gateway?)")
+            }
+            let login = try await call(.GET, "/_matrix/client/v3/login", authorized: false)
+            let providers = ((login.json["flows"] as? [[String: Any]]) ?? []).flatMap { flow in
+                ((flow["identity_providers"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
+            }
+            if !providers.contains(authProvider) {
+                problems.append(
+                    "chat.auth_provider: the homeserver has no OIDC provider \"\(authProvider)\" (it has: "
+                        + (providers.isEmpty ? "none" : providers.joined(separator: ", "))
+                        + "); members' sign-in to the chat app would not find the accounts the gateway makes")
+            }
+            return problems
+        } catch {
+            return ["chat.homeserver_url: cannot reach the homeserver at \(homeserver.absoluteString): \(error)"]
+        }
+    }
+
+    // MARK: - The admin API
+
+    /// An account as the admin API shows it.
+    struct User {
+        let json: [String: Any]
+
+        var isLive: Bool { json["deactivated"] as? Bool != true }
+
+        func links(sub: String, provider: String) -> Bool {
+            ((json["external_ids"] as? [[String: Any]]) ?? []).contains {
+                $0["auth_provider"] as? String == provider && $0["external_id"] as? String == sub
+            }
+        }
+    }
+
+    func user(_ userID: String) async throws(ChatBackendError) -> User? {
+        let answer = try await call(.GET, "/_synapse/admin/v2/users/\(Self.segment(userID))")
+        if answer.status == 404 { return nil }
+        guard answer.status == 200 else { throw answer.failure }
+        return User(json: answer.json)
+    }
+
+    struct Answer {
+        let status: Int
+        let json: [String: Any]
+
+        var errcode: String? { json["errcode"] as? String }
+
+        /// A failure the caller did not expect: server errors may pass, anything else will not by itself.
+        var failure: ChatBackendError {
+            status >= 500 || status == 429
+                ? .unavailable("HTTP \(status)\(errcode.map { " \($0)" } ?? "")")
+                : .refused(status: status, errcode: errcode, message: json["error"] as? String)
+        }
+    }
+
+    /// Bodies the homeserver sends back are small; more than this is not an answer of its admin API.
+    static let answerLimit = 1 << 20
+
+    func call(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], json: [String: Any]? = nil, authorized: Bool = true
+    ) async throws(ChatBackendError) -> Answer {
+        var target = homeserver.absoluteString
+        while target.hasSuffix("/") { target.removeLast() }
+        target += query.isEmpty ? path : FormEncoding.url(path, adding: query)
+        var request = HTTPClientRequest(url: target)
+        request.method = method
+        request.headers.add(name: "User-Agent", value: "Gatehouse")
+        request.headers.add(name: "Accept", value: "application/json")
+        if authorized { request.headers.add(name: "Authorization", value: "Bearer \(adminToken)") }
+        do {
+            if let json {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])))
+            }
+            let response = try await http.execute(request, timeout: timeout)
+            let body = try await response.body.collect(upTo: Self.answerLimit)
+            let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any]
+            return Answer(status: Int(response.status.code), json: object ?? [:])
+        } catch {
+            throw .unavailable(String(describing: error))
+        }
+    }
+
+    /// One path segment: everything but unreserved characters and the Matrix ID's `@` and `:` escaped.
+    static func segment(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: segmentCharacters) ?? text
+    }
+
+    static let segmentCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~@:")
+
+    /// A phone number as Matrix keeps an `msisdn`: its digits, without the `+`.
+    static func msisdn(_ number: PhoneNumber) -> String {
+        String(number.e164.drop { $0 == "+" })
+    }
+}
+
+extension ChatConfiguration {
+    /// The backend these settings name (the loader made sure a synapse backend has what it needs).
+    func backend(http: HTTPClient) -> any ChatBackend {
+        guard backend == .synapse, let url = homeserverURL, let serverName, let adminToken else { return NoChatBackend() }
+        return SynapseChatBackend(
+            http: http, homeserver: url, serverName: serverName, adminToken: adminToken, authProvider: authProvider,
+            timeoutSeconds: timeoutSeconds)
+    }
+
+    /// What stops the gateway from using the configured homeserver (`check-config` asks it): the homeserver
+    /// reached with the gateway's own settings, each problem a sentence starting with its key path.
+    public func problems() async -> [String] {
+        guard backend != .none else { return [] }
+        var client = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(Int64(timeoutSeconds))))
+        if let tls {
+            switch UpstreamTLS.load(tls, keyPath: "chat.tls") {
+            case .success(let loaded): client.tlsConfiguration = loaded
+            case .failure(let error): return error.problems.map(\.description)
+            }
+        }
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: client)
+        let problems = await backend(http: http).problems()
+        try? await http.shutdown()
+        return problems
+    }
+}

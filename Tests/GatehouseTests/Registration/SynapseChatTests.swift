@@ -1,0 +1,173 @@
+import Foundation
+import GatehouseCore
+import Testing
+
+@testable import Gatehouse
+
+/// The upgrade against a real Synapse homeserver: the account it makes (name, phone, the link to the member's SSO
+/// subject), names the homeserver has, a homeserver that stops at the last step, accounts members already had, and
+/// what `check-config` says of a homeserver it cannot use.
+///
+/// The development provider's members have fixed subjects, so each test links accounts under an `auth_provider` of
+/// its own and chooses names of its own: tests share one homeserver without seeing each other's accounts.
+@Suite struct SynapseChatTests {
+    static func unique(_ prefix: String) -> String {
+        prefix + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(10).lowercased()
+    }
+
+    static func sub(_ username: String) throws -> String {
+        try #require(DevelopmentAccounts.all.first { $0.username == username }).sub
+    }
+
+    /// A gateway making accounts on `synapse`, linked under `provider`.
+    static func live<T>(_ synapse: TestSynapse, provider: String, _ body: (LiveGateway) async throws -> T) async throws -> T {
+        try await UpgradeFlowTests.live(configure: { configuration in
+            configuration.registration.chat = synapse.chat
+            configuration.registration.chat.authProvider = provider
+        }) { gateway in try await body(gateway) }
+    }
+
+    static func links(_ user: [String: Any]?, provider: String) -> [String] {
+        ((user?["external_ids"] as? [[String: Any]]) ?? []).filter { $0["auth_provider"] as? String == provider }.compactMap {
+            $0["external_id"] as? String
+        }
+    }
+
+    @Test func anUpgradeMakesTheMembersChatAccountBeforeSayingSo() async throws {
+        let synapse = try await TestSynapse.shared.value
+        let provider = Self.unique("p")
+        let name = Self.unique("Ada.")
+        try await Self.live(synapse, provider: provider) { gateway in
+            let member = try await UpgradeFlowTests.Member.signIn(gateway, as: "alice")
+            let done = try await member.register(username: name, phone: "+4930123456")
+            #expect(done.location?.hasPrefix(Paths.upgradeDone) == true)
+            // The account: the lower-cased name, the display name, the verified number, the link to the subject.
+            let user = try #require(try await synapse.user(name.lowercased()))
+            #expect(user["displayname"] as? String == "Member \(name)")
+            #expect((user["threepids"] as? [[String: Any]])?.map { "\($0["medium"] ?? ""):\($0["address"] ?? "")" } == ["msisdn:4930123456"])
+            #expect(Self.links(user, provider: provider) == [try Self.sub("alice")])
+            // The registration holds the Matrix ID, and the done page names it.
+            let account = try await gateway.built.stores.registrations.account(sub: try Self.sub("alice"))
+            #expect(account?.chatUserID == "@\(name.lowercased()):\(TestSynapse.serverName)")
+            #expect(try await member.get(try #require(done.location)).body.contains("@\(name.lowercased()):\(TestSynapse.serverName)"))
+        }
+    }
+
+    @Test func aNameTheHomeserverHasIsRefusedAtTheUsernameStep() async throws {
+        let synapse = try await TestSynapse.shared.value
+        let taken = Self.unique("taken")
+        #expect(try await synapse.admin(.PUT, "/_synapse/admin/v2/users/@\(taken):\(TestSynapse.serverName)", json: ["displayname": "Someone"]).status == 201)
+        try await Self.live(synapse, provider: Self.unique("p")) { gateway in
+            let member = try await UpgradeFlowTests.Member.signIn(gateway, as: "bob")
+            #expect(try await member.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+            #expect(try await member.post(Paths.upgrade(.phone), [("phone", "+15550100002")]).location == Paths.upgrade(.code))
+            #expect(try await member.post(Paths.upgrade(.code), [("code", try await member.inboxCode())]).location == Paths.upgrade(.username))
+            // While typing: in any letter case, with the reason.
+            let check = try await member.get("\(Paths.upgradeUsernameCheck)?username=\(taken.uppercased())", json: true)
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(check.body.utf8)) as? [String: Any])
+            #expect(answer["available"] as? Bool == false && answer["reason"] as? String == "taken")
+            // And on the server when the step is sent: the member stays at the step with the message.
+            let refused = try await member.post(Paths.upgrade(.username), [("username", taken)])
+            #expect(refused.status == 422 && refused.body.contains("This username is taken."))
+            let free = try await member.get("\(Paths.upgradeUsernameCheck)?username=\(Self.unique("free"))", json: true)
+            #expect(free.body.contains("\"available\":true"))
+        }
+    }
+
+    /// The homeserver stops while the member is at the last step: the member stays there with a clear message and a
+    /// retry, nothing is registered; once it is back, the retry makes one account. An account an earlier attempt made
+    /// (its answer lost) is completed, not duplicated.
+    @Test func aHomeserverThatStopsAtTheLastStepLeavesTheFlowResumable() async throws {
+        try await TestSynapse.own { synapse in
+            let provider = Self.unique("p")
+            let name = Self.unique("grace")
+            try await Self.live(synapse, provider: provider) { gateway in
+                let member = try await UpgradeFlowTests.Member.signIn(gateway, as: "alice")
+                #expect(try await member.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+                #expect(try await member.post(Paths.upgrade(.phone), [("phone", "+15550100001")]).location == Paths.upgrade(.code))
+                #expect(try await member.post(Paths.upgrade(.code), [("code", try await member.inboxCode())]).location == Paths.upgrade(.username))
+                #expect(try await member.post(Paths.upgrade(.username), [("username", name)]).location == Paths.upgrade(.pin))
+                #expect(try await member.post(Paths.upgrade(.pin), [("pin", "2580"), ("pin_confirmation", "2580")]).location == Paths.upgrade(.profile))
+
+                try await synapse.stop()
+                let profile = [("display_name", "Grace"), ("discoverability", "nobody")]
+                let failed = try await member.post(Paths.upgrade(.profile), profile)
+                #expect(failed.status == 503 && failed.headers.first(name: "Retry-After") == "10")
+                #expect(failed.body.contains("Your chat account could not be created") && failed.body.contains("href=\"#finish\""))
+                #expect(failed.body.contains("value=\"Grace\""))
+                #expect(try await member.get(Paths.upgrade(.profile)).status == 200)
+                #expect(try await gateway.built.stores.registrations.account(sub: try Self.sub("alice")) == nil)
+
+                // Back, with the account the lost attempt made already there.
+                let restarted = try await TestSynapse.start(synapse.directory)
+                let userID = "@\(name):\(TestSynapse.serverName)"
+                let made = try await restarted.admin(
+                    .PUT, "/_synapse/admin/v2/users/\(userID)",
+                    json: ["displayname": "Grace", "external_ids": [["auth_provider": provider, "external_id": try Self.sub("alice")]]])
+                #expect(made.status == 201)
+                let done = try await member.post(Paths.upgrade(.profile), profile)
+                #expect(done.location?.hasPrefix(Paths.upgradeDone) == true)
+                let account = try await gateway.built.stores.registrations.account(sub: try Self.sub("alice"))
+                #expect(account?.chatUserID == userID)
+                let linked = try await restarted.admin(.GET, "/_synapse/admin/v1/auth_providers/\(provider)/users/\(try Self.sub("alice"))")
+                #expect(linked.json["user_id"] as? String == userID)
+                #expect((try await restarted.user(name))?["threepids"] as? [[String: Any]] != nil)
+            }
+        }
+    }
+
+    /// A member whose subject the homeserver already links to a live account is `registered` at sign-in, with that
+    /// account; a deactivated one does not count.
+    @Test func anExistingLinkedAccountMakesTheMemberRegisteredAtSignIn() async throws {
+        let synapse = try await TestSynapse.shared.value
+        let provider = Self.unique("p")
+        let existing = Self.unique("bob")
+        let gone = Self.unique("alice")
+        let link = { (sub: String) in ["external_ids": [["auth_provider": provider, "external_id": sub]]] }
+        #expect(try await synapse.admin(.PUT, "/_synapse/admin/v2/users/@\(existing):\(TestSynapse.serverName)", json: link(try Self.sub("bob"))).status == 201)
+        #expect(try await synapse.admin(.PUT, "/_synapse/admin/v2/users/@\(gone):\(TestSynapse.serverName)", json: link(try Self.sub("alice"))).status == 201)
+        #expect(try await synapse.admin(.POST, "/_synapse/admin/v1/deactivate/@\(gone):\(TestSynapse.serverName)", json: ["erase": false]).status == 200)
+        try await Self.live(synapse, provider: provider) { gateway in
+            let bob = try await UpgradeFlowTests.Member.signIn(gateway, as: "bob")
+            #expect(try await bob.get("/upgrade?from=portal").location == Paths.chats)
+            let account = try await gateway.built.stores.registrations.account(sub: try Self.sub("bob"))
+            #expect(account?.chatUserID == "@\(existing):\(TestSynapse.serverName)" && account?.username == existing)
+            #expect(try await bob.get(Paths.portal).body.contains(existing))
+
+            let alice = try await UpgradeFlowTests.Member.signIn(gateway, as: "alice")
+            #expect(try await alice.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+        }
+    }
+
+    /// What `check-config` says: nothing for a homeserver it can use; otherwise what is wrong, by key.
+    @Test func checkConfigSaysWhatIsWrongWithTheHomeserver() async throws {
+        let synapse = try await TestSynapse.shared.value
+        #expect(await synapse.chat.problems() == [])
+
+        var wrongToken = synapse.chat
+        wrongToken.adminToken = "not-a-token"
+        #expect(await wrongToken.problems().first?.hasPrefix("chat.admin_token_file: the homeserver does not accept the token") == true)
+
+        let member = Self.unique("member")
+        let password = Self.unique("pw")
+        #expect(try await synapse.admin(.PUT, "/_synapse/admin/v2/users/@\(member):\(TestSynapse.serverName)", json: ["password": password]).status == 201)
+        let login = try await synapse.call(
+            .POST, "/_matrix/client/v3/login",
+            json: ["type": "m.login.password", "identifier": ["type": "m.id.user", "user": member], "password": password], token: nil)
+        var notAdmin = synapse.chat
+        notAdmin.adminToken = try #require(login.json["access_token"] as? String)
+        #expect(await notAdmin.problems() == ["chat.admin_token_file: the token is @\(member):\(TestSynapse.serverName)'s, who is not a homeserver admin"])
+
+        var unknownProvider = synapse.chat
+        unknownProvider.authProvider = "keycloak"
+        #expect(await unknownProvider.problems().first?.hasPrefix("chat.auth_provider: the homeserver has no OIDC provider \"keycloak\" (it has: oidc)") == true)
+
+        var wrongServer = synapse.chat
+        wrongServer.serverName = "chat.example"
+        #expect(await wrongServer.problems().first?.hasPrefix("chat.server_name:") == true)
+
+        var unreachable = synapse.chat
+        unreachable.homeserverURL = URL(string: "http://127.0.0.1:9")
+        #expect(await unreachable.problems().first?.hasPrefix("chat.homeserver_url: cannot reach the homeserver at http://127.0.0.1:9") == true)
+    }
+}
