@@ -88,6 +88,9 @@ extension GatehouseApplication {
             funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: gateway.metrics, refusals: gateway.refusals,
             renderer: renderer, configuration: configuration
         ).addRoutes(to: signedIn)
+        OperatorMembersController(
+            registrations: stores.registrations, chat: gateway.chatBackend, events: gateway.events, renderer: renderer, configuration: configuration
+        ).addRoutes(to: signedIn)
         gateway.frame.addRoutes(to: signedIn)
         SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(
             to: signedIn)

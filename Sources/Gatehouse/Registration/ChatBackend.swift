@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import HTTPTypes
 
 /// A member's account on the organization's chat homeserver.
 public struct ChatAccount: Sendable, Equatable, Codable {
@@ -54,6 +55,24 @@ public enum ChatBackendError: Error, Sendable, Equatable, CustomStringConvertibl
         case .nameTaken: "the name belongs to another chat account"
         }
     }
+}
+
+/// A failure shown to whoever waited for the homeserver (an operator's reset): nothing was changed.
+extension ChatBackendError: PresentableError {
+    public var status: HTTPResponse.Status {
+        if case .unavailable = self { return .serviceUnavailable }
+        return .badGateway
+    }
+
+    public var reason: String {
+        switch self {
+        case .unavailable: "chat_homeserver_unavailable"
+        case .refused(let status, let errcode, _): "chat_homeserver_refused:\(errcode ?? "HTTP \(status)")"
+        case .nameTaken: "chat_name_taken"
+        }
+    }
+
+    public var messageKey: String { "error_chat_homeserver" }
 }
 
 /// The homeserver the upgrade makes members' chat accounts on (`chat.backend`). Every call is one the member (or an

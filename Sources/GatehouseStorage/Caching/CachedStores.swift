@@ -147,6 +147,14 @@ public struct CachedRegistrationStore: RegistrationStore {
         return outcome
     }
 
+    public func lookup(_ text: String) async throws -> MemberRegistration? { try await store.lookup(text) }
+
+    public func unregister(sub: String) async throws -> Bool {
+        let removed = try await store.unregister(sub: sub)
+        cache.invalidate(sub: sub)
+        return removed
+    }
+
     public func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning] {
         try await store.dueForProvisioning(now: now, maximumAttempts: maximumAttempts, limit: limit)
     }

@@ -85,6 +85,24 @@ public struct PostgresRegistrationStore: RegistrationStore {
         }
     }
 
+    public func lookup(_ text: String) async throws -> MemberRegistration? {
+        guard
+            let row = try await database.query(
+                """
+                SELECT sub, username, chat_user_id, registered_at FROM registrations
+                WHERE sub = \(text) OR lower(username) = lower(\(text)) OR chat_user_id = \(text) LIMIT 1
+                """
+            ).first
+        else { return nil }
+        let (sub, username, chatUserID, registeredAt) = try PostgresDatabase.decoding { try row.decode((String, String, String?, Date).self) }
+        return MemberRegistration(sub: sub, username: username, chatUserID: chatUserID, registeredAt: registeredAt)
+    }
+
+    /// The trigger `registration_removed` lowers the sessions inside this statement (and every replica hears of it).
+    public func unregister(sub: String) async throws -> Bool {
+        try await !database.query("DELETE FROM registrations WHERE sub = \(sub) RETURNING sub").isEmpty
+    }
+
     public func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning] {
         try await database.query(
             """

@@ -31,6 +31,21 @@ public struct RegisteredAccount: Sendable, Equatable {
     }
 }
 
+/// A member's registration as the operator console finds it.
+public struct MemberRegistration: Sendable, Equatable {
+    public var sub: String
+    public var username: String
+    public var chatUserID: String?
+    public var registeredAt: Date
+
+    public init(sub: String, username: String, chatUserID: String?, registeredAt: Date) {
+        self.sub = sub
+        self.username = username
+        self.chatUserID = chatUserID
+        self.registeredAt = registeredAt
+    }
+}
+
 /// Registrations per SSO subject: whoever finished the upgrade flow is `registered` at every later sign-in.
 public protocol RegistrationStore: Sendable {
     func isRegistered(sub: String) async throws -> Bool
@@ -49,6 +64,10 @@ public protocol RegistrationStore: Sendable {
     /// Records a chat account the member had before the upgrade (found on the homeserver at sign-in), as `register`
     /// does a finished flow: the member is `registered` from then on. Nothing is sent to the provisioning webhook.
     func registerExisting(sub: String, username: String, chatUserID: String, at: Date) async throws -> RegisterOutcome
+    /// The registration whose subject, username (in any letter case) or Matrix ID is `text`.
+    func lookup(_ text: String) async throws -> MemberRegistration?
+    /// Removes the member's registration and lowers their live sessions to `sso` in one statement; whether there was one.
+    func unregister(sub: String) async throws -> Bool
 
     /// Registrations still to be sent to the provisioning webhook whose next attempt is due.
     func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning]

@@ -283,6 +283,11 @@ public final class SQLiteDatabase: Sendable {
             DELETE FROM username_claims WHERE sub = NEW.sub;
         END;
         """,
+        """
+        CREATE TRIGGER registration_removed AFTER DELETE ON registrations BEGIN
+            UPDATE sessions SET body = json_set(body, '$.level', 'sso') WHERE sub = OLD.sub AND json_extract(body, '$.level') = 'registered';
+        END;
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

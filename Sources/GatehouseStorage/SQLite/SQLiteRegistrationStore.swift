@@ -87,6 +87,26 @@ public struct SQLiteRegistrationStore: RegistrationStore {
         }
     }
 
+    public func lookup(_ text: String) async throws -> MemberRegistration? {
+        guard
+            let row = try await database.query(
+                """
+                SELECT sub, username, chat_user_id, registered_at FROM registrations
+                WHERE sub = ?1 OR username = ?1 COLLATE NOCASE OR chat_user_id = ?1 LIMIT 1
+                """, [.text(text)]
+            ).first,
+            let sub = row.column("sub")?.string, let username = row.column("username")?.string
+        else { return nil }
+        return MemberRegistration(
+            sub: sub, username: username, chatUserID: row.column("chat_user_id")?.string,
+            registeredAt: Date(timeIntervalSince1970: row.column("registered_at")?.double ?? 0))
+    }
+
+    /// The trigger `registration_removed` lowers the sessions inside this statement.
+    public func unregister(sub: String) async throws -> Bool {
+        try await !database.query("DELETE FROM registrations WHERE sub = ? RETURNING sub", [.text(sub)]).isEmpty
+    }
+
     public func dueForProvisioning(now: Date, maximumAttempts: Int, limit: Int) async throws -> [PendingProvisioning] {
         try await database.query(
             """

@@ -139,6 +139,59 @@ import Testing
         }
     }
 
+    /// An operator finds the member by username or Matrix ID and resets their upgrade: with "end the account" the
+    /// homeserver deactivates it and unlinks the subject (the member may upgrade again, to a new account), the member
+    /// is back at `sso` at once, and the audit event names the operator. With "keep" the account stays and is found
+    /// again at the member's next sign-in. Members without the role get nothing.
+    @Test func anOperatorResetsAMembersUpgrade() async throws {
+        let synapse = try await TestSynapse.shared.value
+        let provider = Self.unique("p")
+        let name = Self.unique("lost")
+        try await Self.live(synapse, provider: provider) { gateway in
+            let alice = try await UpgradeFlowTests.Member.signIn(gateway, as: "alice")
+            _ = try await alice.register(username: name)
+            let userID = "@\(name):\(TestSynapse.serverName)"
+            #expect(try await alice.get("/upgrade?from=portal").location == Paths.chats)
+
+            let bob = try await UpgradeFlowTests.Member.signIn(gateway, as: "bob")
+            #expect(try await bob.get("\(Paths.operatorMembers)?q=\(name)").status == 403)
+            let olive = try await UpgradeFlowTests.Member.signIn(gateway, as: "olive")
+            let page = try await olive.get("\(Paths.operatorMembers)?q=\(userID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
+            let alicesSub = try Self.sub("alice")
+            #expect(page.status == 200 && page.body.contains("<bdi>\(userID)</bdi>") && page.body.contains(alicesSub))
+            let json = try await olive.get("\(Paths.operatorMembers)?q=\(name.uppercased())", json: true)
+            #expect(json.body.contains("\"chat_user_id\":\"@\(name):"))
+            #expect(try await olive.get("\(Paths.operatorMembers)?q=nobody-at-all", json: true).status == 404)
+            // A reset without a choice is refused, and changes nothing.
+            #expect(try await olive.post(Paths.operatorMembersReset, [("sub", try Self.sub("alice"))]).status == 400)
+
+            let reset = try await olive.post(Paths.operatorMembersReset, [("sub", try Self.sub("alice")), ("chat_account", "deactivate")])
+            #expect(reset.location?.hasPrefix("\(Paths.operatorMembers)?reset=deactivate") == true)
+            let user = try #require(try await synapse.user(name))
+            #expect(user["deactivated"] as? Bool == true && Self.links(user, provider: provider).isEmpty)
+            // Alice is at `sso` at once, in the session she has open, and may upgrade again.
+            #expect(try await alice.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+            #expect(try await gateway.built.stores.registrations.account(sub: try Self.sub("alice")) == nil)
+            let audit = try await UpgradeFlowTests.events(gateway).filter { $0.name == .registrationReset }
+            let olivesSub = try Self.sub("olive")
+            #expect(audit.map(\.detail) == ["deactivated by \(olivesSub)"])
+        }
+        // Kept: the account stays live and linked, and makes the member registered again at the next sign-in.
+        let kept = Self.unique("kept")
+        let keptProvider = Self.unique("p")
+        try await Self.live(synapse, provider: keptProvider) { gateway in
+            let bob = try await UpgradeFlowTests.Member.signIn(gateway, as: "bob")
+            _ = try await bob.register(username: kept, phone: "+15550100002")
+            let olive = try await UpgradeFlowTests.Member.signIn(gateway, as: "olive")
+            let reset = try await olive.post(Paths.operatorMembersReset, [("sub", try Self.sub("bob")), ("chat_account", "keep")])
+            #expect(reset.location?.hasPrefix("\(Paths.operatorMembers)?reset=keep") == true)
+            #expect(try await synapse.user(kept)?["deactivated"] as? Bool == false)
+            #expect(try await bob.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+            let again = try await UpgradeFlowTests.Member.signIn(gateway, as: "bob")
+            #expect(try await again.get("/upgrade?from=portal").location == Paths.chats)
+        }
+    }
+
     /// What `check-config` says: nothing for a homeserver it can use; otherwise what is wrong, by key.
     @Test func checkConfigSaysWhatIsWrongWithTheHomeserver() async throws {
         let synapse = try await TestSynapse.shared.value

@@ -19,6 +19,8 @@ public enum AuthLevel: String, Sendable, Codable, CaseIterable, Comparable {
 public enum LevelChange: String, Sendable {
     case signIn
     case upgradeCompleted
+    /// An operator reset the member's upgrade: back to `sso`, the flow open again.
+    case upgradeReset
     case signOut
     case ssoSessionEnded
 }
@@ -35,6 +37,7 @@ public struct LevelTransition: Sendable, Equatable {
         switch (change, level) {
         case (.signIn, .none): isRegistered ? .registered : .sso
         case (.upgradeCompleted, .sso): .registered
+        case (.upgradeReset, .registered): .sso
         case (.signOut, .sso), (.signOut, .registered): AuthLevel.none
         case (.ssoSessionEnded, .sso), (.ssoSessionEnded, .registered): AuthLevel.none
         default: nil

@@ -13,6 +13,9 @@ public enum EventName: String, Sendable, CaseIterable, Codable {
     case registrationCompleted = "registration_completed"
     case registrationFailed = "registration_failed"
     case registrationResumed = "registration_resumed"
+    /// An operator reset a member's upgrade (the audit line: `detail` says whether the chat account was ended, and by
+    /// which operator).
+    case registrationReset = "registration_reset"
     case stateInconsistencyDetected = "state_inconsistency_detected"
 }
 

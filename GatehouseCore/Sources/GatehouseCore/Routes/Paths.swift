@@ -43,6 +43,9 @@ public enum Paths {
     public static let operatorPrefix = "/operator"
     /// Operators: the funnel report as JSON.
     public static let operatorFunnel = operatorPrefix + "/funnel"
+    /// A registered member found, and their upgrade reset.
+    public static let operatorMembers = operatorPrefix + "/members"
+    public static let operatorMembersReset = operatorMembers + "/reset"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     /// "Loading <app>" at once, then the app: what the portal's tiles open.
