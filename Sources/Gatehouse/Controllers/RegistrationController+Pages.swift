@@ -53,7 +53,7 @@ extension RegistrationController {
         let resendAt = flow.code?.resendAvailableAt(rules: rules) ?? now()
         let wait = Int(resendAt.timeIntervalSince(now()).rounded(.up))
         var values: [String: Any] = [
-            "intro": strings.text("upgrade_code_intro", ["phone": flow.phoneNumber?.display ?? ""]), "code": entered,
+            "intro": strings.text("upgrade_code_intro", ["phone": flow.phoneNumber?.displayInText ?? ""]), "code": entered,
             "resendAt": Int(resendAt.timeIntervalSince1970.rounded(.up)),
             "resendText": wait > 0 ? strings.text("upgrade_code_resend_wait", ["seconds": "\(wait)"]) : strings["upgrade_code_resend_ready"],
         ]

@@ -101,18 +101,20 @@ extension RegistrationController {
 
     static let displayNameLimit = 64
 
+    /// What is wrong with a display name (trimmed), in the member's words; `nil` when nothing is.
+    func displayNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return strings["upgrade_profile_error_name_empty"] }
+        if name.count > Self.displayNameLimit { return strings["upgrade_profile_error_name_long"] }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return strings["upgrade_profile_error_name_invalid"] }
+        return nil
+    }
+
     func submitProfile(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         try await submit(.profile, request, context) { flow, form in
             let name = (form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
             let discoverability = form["discoverability"].flatMap(Discoverability.init(rawValue:))
             var errors: [FieldError] = []
-            if name.isEmpty {
-                errors.append(FieldError("display-name", strings["upgrade_profile_error_name_empty"]))
-            } else if name.count > Self.displayNameLimit {
-                errors.append(FieldError("display-name", strings["upgrade_profile_error_name_long"]))
-            } else if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                errors.append(FieldError("display-name", strings["upgrade_profile_error_name_invalid"]))
-            }
+            if let problem = displayNameProblem(name) { errors.append(FieldError("display-name", problem)) }
             if discoverability == nil {
                 errors.append(FieldError("discoverable-everybody", strings["upgrade_profile_error_discoverability"], key: "discoverability"))
             }

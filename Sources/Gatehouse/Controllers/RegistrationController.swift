@@ -90,6 +90,7 @@ public struct RegistrationController: Sendable {
         group.post(RouterPath(stringLiteral: Paths.upgrade(.profile))) { request, context in try await submitProfile(request, context) }
         group.get(RouterPath(stringLiteral: Paths.upgradeDone)) { request, context in try await done(request, context) }
         group.post(RouterPath(stringLiteral: Paths.upgradeCancel)) { request, context in try await cancel(request, context) }
+        addAccountRoutes(to: group)
         if let inbox {
             group.get(RouterPath(stringLiteral: Paths.developmentInbox)) { _, context in try developmentInbox(inbox, context) }
         }

@@ -148,6 +148,11 @@ public struct CachedRegistrationStore: RegistrationStore {
     }
 
     public func lookup(_ text: String) async throws -> MemberRegistration? { try await store.lookup(text) }
+    public func pinHash(sub: String) async throws -> String? { try await store.pinHash(sub: sub) }
+
+    public func updateAccount(sub: String, displayName: String?, discoverability: Discoverability?, phoneNumber: PhoneNumber?) async throws {
+        try await store.updateAccount(sub: sub, displayName: displayName, discoverability: discoverability, phoneNumber: phoneNumber)
+    }
 
     public func unregister(sub: String) async throws -> Bool {
         let removed = try await store.unregister(sub: sub)

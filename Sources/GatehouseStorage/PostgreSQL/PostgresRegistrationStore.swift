@@ -16,11 +16,36 @@ public struct PostgresRegistrationStore: RegistrationStore {
     }
 
     public func account(sub: String) async throws -> RegisteredAccount? {
-        guard let row = try await database.query("SELECT username, phone_number, chat_user_id FROM registrations WHERE sub = \(sub)").first
+        guard
+            let row = try await database.query(
+                "SELECT username, phone_number, chat_user_id, display_name, discoverability, pin_hash IS NOT NULL FROM registrations WHERE sub = \(sub)"
+            ).first
         else { return nil }
-        let (username, sealedPhone, chatUserID) = try PostgresDatabase.decoding { try row.decode((String, String?, String?).self) }
+        let (username, sealedPhone, chatUserID, sealedName, discoverability, fromFlow) = try PostgresDatabase.decoding {
+            try row.decode((String, String?, String?, String?, String, Bool).self)
+        }
         let phone = try sealedPhone.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
-        return RegisteredAccount(username: username, phoneNumber: phone.flatMap(PhoneNumber.stored), chatUserID: chatUserID)
+        let displayName = try sealedName.map { try SealedColumn.displayNames.open($0, key: sub, with: keyring) }
+        // Accounts found on the homeserver have no profile of the flow's: no discoverability either.
+        return RegisteredAccount(
+            username: username, phoneNumber: phone.flatMap(PhoneNumber.stored), chatUserID: chatUserID, displayName: displayName,
+            discoverability: fromFlow ? Discoverability(rawValue: discoverability) : nil)
+    }
+
+    public func pinHash(sub: String) async throws -> String? {
+        guard let row = try await database.query("SELECT pin_hash FROM registrations WHERE sub = \(sub)").first else { return nil }
+        return try PostgresDatabase.decoding { try row.decode(String?.self) }
+    }
+
+    public func updateAccount(sub: String, displayName: String?, discoverability: Discoverability?, phoneNumber: PhoneNumber?) async throws {
+        let sealedName = try displayName.map { try SealedColumn.displayNames.seal($0, key: sub, with: keyring) }
+        let sealedPhone = try phoneNumber.map { try SealedColumn.phoneNumbers.seal($0.e164, key: sub, with: keyring) }
+        try await database.query(
+            """
+            UPDATE registrations SET display_name = COALESCE(\(sealedName), display_name),
+                discoverability = COALESCE(\(discoverability?.rawValue), discoverability), phone_number = COALESCE(\(sealedPhone), phone_number)
+            WHERE sub = \(sub)
+            """)
     }
 
     public func isUsernameTaken(_ username: String, for sub: String, claimsSince: Date) async throws -> Bool {
@@ -229,6 +254,10 @@ public struct PostgresRegistrationFlowStore: RegistrationFlowStore {
             ).first
         else { return nil }
         return try PostgresDatabase.decoding { try row.decode(Int.self) }
+    }
+
+    public func refundCodeAttempt(flowKey: String) async throws {
+        try await database.query("UPDATE code_attempts SET attempts = attempts - 1 WHERE code_id = \(flowKey) AND attempts > 0")
     }
 
     public func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int {

@@ -23,11 +23,18 @@ public struct RegisteredAccount: Sendable, Equatable {
     public var phoneNumber: PhoneNumber?
     /// The member's account on the chat homeserver, when a chat backend made (or found) it.
     public var chatUserID: String?
+    /// Missing for accounts found on the homeserver rather than made by the flow.
+    public var displayName: String?
+    public var discoverability: Discoverability?
 
-    public init(username: String, phoneNumber: PhoneNumber?, chatUserID: String? = nil) {
+    public init(
+        username: String, phoneNumber: PhoneNumber?, chatUserID: String? = nil, displayName: String? = nil, discoverability: Discoverability? = nil
+    ) {
         self.username = username
         self.phoneNumber = phoneNumber
         self.chatUserID = chatUserID
+        self.displayName = displayName
+        self.discoverability = discoverability
     }
 }
 
@@ -64,6 +71,10 @@ public protocol RegistrationStore: Sendable {
     /// Records a chat account the member had before the upgrade (found on the homeserver at sign-in), as `register`
     /// does a finished flow: the member is `registered` from then on. Nothing is sent to the provisioning webhook.
     func registerExisting(sub: String, username: String, chatUserID: String, at: Date) async throws -> RegisterOutcome
+    /// The PIN's bcrypt hash, when the member chose one in the flow.
+    func pinHash(sub: String) async throws -> String?
+    /// What the member changed on the account page (`nil`: unchanged).
+    func updateAccount(sub: String, displayName: String?, discoverability: Discoverability?, phoneNumber: PhoneNumber?) async throws
     /// The registration whose subject, username (in any letter case) or Matrix ID is `text`.
     func lookup(_ text: String) async throws -> MemberRegistration?
     /// Removes the member's registration and lowers their live sessions to `sso` in one statement; whether there was one.
@@ -101,6 +112,8 @@ public protocol RegistrationFlowStore: Sendable {
     /// Spends one of the flow `flowKey`'s code tries (`RegistrationFlow.attemptsKey`: every code the flow sends, resends
     /// included, draws on the same tries): its number (1 for the first), or `nil` when `maximum` are spent already.
     func claimCodeAttempt(flowKey: String, sub: String, maximum: Int, at: Date) async throws -> Int?
+    /// Gives back one try of `flowKey` (a PIN that was right: only wrong ones stay counted).
+    func refundCodeAttempt(flowKey: String) async throws
     /// Removes flows untouched since `flowsBefore`, send records and code tries older than `sendsBefore`; returns how many.
     @discardableResult func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int
 }

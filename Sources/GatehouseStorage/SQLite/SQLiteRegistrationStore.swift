@@ -17,13 +17,37 @@ public struct SQLiteRegistrationStore: RegistrationStore {
 
     public func account(sub: String) async throws -> RegisteredAccount? {
         guard
-            let row = try await database.query("SELECT username, phone_number, chat_user_id FROM registrations WHERE sub = ?", [.text(sub)])
-                .first,
+            let row = try await database.query(
+                "SELECT username, phone_number, chat_user_id, display_name, discoverability, pin_hash FROM registrations WHERE sub = ?",
+                [.text(sub)]
+            ).first,
             let username = row.column("username")?.string
         else { return nil }
         let phoneNumber = try row.column("phone_number")?.string.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
+        let displayName = try row.column("display_name")?.string.map { try SealedColumn.displayNames.open($0, key: sub, with: keyring) }
+        // Accounts found on the homeserver have no profile of the flow's: no discoverability either.
+        let fromFlow = row.column("pin_hash")?.string != nil
         return RegisteredAccount(
-            username: username, phoneNumber: phoneNumber.flatMap(PhoneNumber.stored), chatUserID: row.column("chat_user_id")?.string)
+            username: username, phoneNumber: phoneNumber.flatMap(PhoneNumber.stored), chatUserID: row.column("chat_user_id")?.string,
+            displayName: displayName, discoverability: fromFlow ? row.column("discoverability")?.string.flatMap(Discoverability.init(rawValue:)) : nil)
+    }
+
+    public func pinHash(sub: String) async throws -> String? {
+        try await database.query("SELECT pin_hash FROM registrations WHERE sub = ?", [.text(sub)]).first?.column("pin_hash")?.string
+    }
+
+    public func updateAccount(sub: String, displayName: String?, discoverability: Discoverability?, phoneNumber: PhoneNumber?) async throws {
+        try await database.query(
+            """
+            UPDATE registrations SET display_name = COALESCE(?, display_name), discoverability = COALESCE(?, discoverability),
+                phone_number = COALESCE(?, phone_number)
+            WHERE sub = ?
+            """,
+            [
+                try displayName.map { .text(try SealedColumn.displayNames.seal($0, key: sub, with: keyring)) } ?? .null,
+                discoverability.map { .text($0.rawValue) } ?? .null,
+                try phoneNumber.map { .text(try SealedColumn.phoneNumbers.seal($0.e164, key: sub, with: keyring)) } ?? .null, .text(sub),
+            ])
     }
 
     public func isUsernameTaken(_ username: String, for sub: String, claimsSince: Date) async throws -> Bool {
@@ -213,6 +237,10 @@ public struct SQLiteRegistrationFlowStore: RegistrationFlowStore {
             RETURNING attempts
             """, [.text(flowKey), .text(sub), .time(date), .integer(maximum)]
         ).first?.column("attempts")?.integer
+    }
+
+    public func refundCodeAttempt(flowKey: String) async throws {
+        try await database.query("UPDATE code_attempts SET attempts = attempts - 1 WHERE code_id = ? AND attempts > 0", [.text(flowKey)])
     }
 
     public func deleteStale(flowsBefore: Date, sendsBefore: Date) async throws -> Int {

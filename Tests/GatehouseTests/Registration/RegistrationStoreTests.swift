@@ -48,7 +48,9 @@ import Testing
             #expect(try await registrations.isUsernameTaken("ada", for: "c", claimsSince: .distantPast))
             // What the member chose, as they chose it (the first registration's, not the refused ones').
             let account = try await registrations.account(sub: "a")
-            #expect(account == RegisteredAccount(username: "Ada", phoneNumber: PhoneNumber.stored("+15550100001")))
+            #expect(
+                account
+                    == RegisteredAccount(username: "Ada", phoneNumber: PhoneNumber.stored("+15550100001"), displayName: "D", discoverability: .nobody))
             #expect(try await registrations.account(sub: "b") == nil)
         }
     }

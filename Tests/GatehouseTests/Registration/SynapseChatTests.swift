@@ -192,6 +192,49 @@ import Testing
         }
     }
 
+    /// The account page: the display name and discoverability, and a new phone number confirmed with a code, each
+    /// confirmed with the PIN; the homeserver's account changes with them. Wrong PINs are counted: after five in the
+    /// window even the right one is refused.
+    @Test func theAccountPagesChangesReachTheHomeserver() async throws {
+        let synapse = try await TestSynapse.shared.value
+        let provider = Self.unique("p")
+        let name = Self.unique("acct")
+        try await Self.live(synapse, provider: provider) { gateway in
+            let member = try await UpgradeFlowTests.Member.signIn(gateway, as: "bob")
+            _ = try await member.register(username: name, phone: "+15550100002")
+            let page = try await member.get(Paths.account)
+            #expect(page.status == 200 && page.body.contains("<bdi>@\(name):\(TestSynapse.serverName)</bdi>"))
+            #expect(try await member.get(Paths.portal).body.contains("href=\"/account\""))
+
+            let profile = [("display_name", "Bob the Builder"), ("discoverability", "nobody")]
+            let wrong = try await member.post(Paths.accountProfile, profile + [("pin", "1111")])
+            #expect(wrong.status == 422 && wrong.body.contains("That PIN is not right. 4 tries left in this hour."))
+            #expect(try await synapse.user(name)?["displayname"] as? String == "Member \(name)")
+            let missing = try await member.post(Paths.accountProfile, profile)
+            #expect(missing.status == 422 && missing.body.contains("Enter your PIN"))
+
+            let saved = try await member.post(Paths.accountProfile, profile + [("pin", "2580")])
+            #expect(saved.location == Paths.account + "?saved=profile")
+            #expect(try await synapse.user(name)?["displayname"] as? String == "Bob the Builder")
+            let after = try await gateway.built.stores.registrations.account(sub: try Self.sub("bob"))
+            #expect(after?.displayName == "Bob the Builder" && after?.discoverability == .nobody)
+
+            // A new number: the PIN, then the code sent to it.
+            #expect(try await member.post(Paths.accountPhone, [("phone", "+49 30 1234567"), ("pin", "2580")]).location == Paths.accountPhoneCode)
+            #expect(try await member.post(Paths.accountPhoneCode, [("code", "000000")]).status == 422)
+            let confirmed = try await member.post(Paths.accountPhoneCode, [("code", try await member.inboxCode())])
+            #expect(confirmed.location == Paths.account + "?saved=phone")
+            let threepids = try await synapse.user(name)?["threepids"] as? [[String: Any]]
+            #expect(threepids?.compactMap { $0["address"] as? String } == ["49301234567"])
+            #expect(try await gateway.built.stores.registrations.account(sub: try Self.sub("bob"))?.phoneNumber?.e164 == "+49301234567")
+
+            // Four more wrong PINs (one was spent above, the right ones were given back): then even the right one waits.
+            for _ in 0..<4 { _ = try await member.post(Paths.accountProfile, profile + [("pin", "9999")]) }
+            let locked = try await member.post(Paths.accountProfile, profile + [("pin", "2580")])
+            #expect(locked.status == 422 && locked.body.contains("Too many wrong PINs."))
+        }
+    }
+
     /// What `check-config` says: nothing for a homeserver it can use; otherwise what is wrong, by key.
     @Test func checkConfigSaysWhatIsWrongWithTheHomeserver() async throws {
         let synapse = try await TestSynapse.shared.value

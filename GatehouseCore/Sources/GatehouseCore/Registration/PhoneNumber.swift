@@ -32,22 +32,24 @@ public struct PhoneNumber: Sendable, Equatable, Hashable, Codable, CustomStringC
         return number
     }
 
-    /// The number as people read it: the country code, then the rest in groups of three with a last group of up to
-    /// four (`+1 555 010 0123`, `+44 770 090 0123`, `+49 301 234 567`). Without a numbering plan per country this is
-    /// not each country's own grouping, but every digit is there and none runs into the next.
+    /// The number as people read it: the country code apart, then the national number grouped by its country's
+    /// plan where that plan is fixed (the North American plan's `+1 555 010 0123`), and unbroken elsewhere
+    /// (`+49 301234567`): an area code's length varies within most countries, and a grouping guessed in threes
+    /// (`+49 301 234 567`) reads as a wrong number. Every digit is there.
     public var display: String {
         let digits = Array(e164.dropFirst())
         let codeLength = Self.countryCodeLength(digits)
-        var groups = [String(digits[..<codeLength])]
-        var rest = digits[codeLength...]
-        while rest.count > 4 {
-            let size = rest.count == 5 ? 2 : 3
-            groups.append(String(rest.prefix(size)))
-            rest = rest.dropFirst(size)
+        let code = String(digits[..<codeLength])
+        let national = digits[codeLength...]
+        if code == "1" && national.count == 10 {
+            return "+1 \(String(national.prefix(3))) \(String(national.dropFirst(3).prefix(3))) \(String(national.suffix(4)))"
         }
-        if !rest.isEmpty { groups.append(String(rest)) }
-        return "+" + groups.joined(separator: " ")
+        return national.isEmpty ? "+" + code : "+\(code) \(String(national))"
     }
+
+    /// `display` isolated left to right (LRI … PDI), for a number set into a sentence: in right-to-left text it stays
+    /// one unbroken number with the `+` in front.
+    public var displayInText: String { "\u{2066}" + display + "\u{2069}" }
 
     /// ITU-T E.164 country codes are prefix-free: 1 and 7 alone, these two-digit ones, and three digits otherwise.
     static func countryCodeLength(_ digits: [Character]) -> Int {

@@ -43,6 +43,12 @@ public enum Paths {
     public static let operatorPrefix = "/operator"
     /// Operators: the funnel report as JSON.
     public static let operatorFunnel = operatorPrefix + "/funnel"
+    /// The account after the upgrade: the profile, and a new phone number confirmed with a code.
+    public static let account = "/account"
+    public static let accountProfile = account + "/profile"
+    public static let accountPhone = account + "/phone"
+    public static let accountPhoneCode = accountPhone + "/code"
+    public static let accountPhoneCancel = accountPhone + "/cancel"
     /// A registered member found, and their upgrade reset.
     public static let operatorMembers = operatorPrefix + "/members"
     public static let operatorMembersReset = operatorMembers + "/reset"
