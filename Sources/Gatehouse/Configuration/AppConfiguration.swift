@@ -125,6 +125,8 @@ public struct AppHeaderConfiguration: Sendable, Equatable {
         case name
         case groups
         case roles
+        /// The member's Matrix ID on the chat homeserver, once registered with one (for the chat apps).
+        case chatUserID = "chat_user_id"
     }
 
     /// The header names (any case) the gateway sets, each with the claim it carries.

@@ -170,8 +170,8 @@ public struct AuthController: Sendable {
         identity: MemberIdentity, tokens: TokenResponse, idToken: String, providerSessionID: String?, returnTo: String,
         replacing previous: Session?, device: SessionDevice, logger: Logger
     ) async throws -> Response {
-        let isRegistered = try await registrations.isRegistered(identity, claims: MemberClaims.unverifiedClaims(of: idToken), logger: logger)
-        guard let level = events.transition(.signIn, from: .none, sub: identity.sub, isRegistered: isRegistered) else {
+        let standing = try await registrations.standing(identity, claims: MemberClaims.unverifiedClaims(of: idToken), logger: logger)
+        guard let level = events.transition(.signIn, from: .none, sub: identity.sub, isRegistered: standing.isRegistered) else {
             throw RequestError.badRequest("sign-in transition refused")
         }
         // A new id at every sign-in: a cookie planted before sign-in never becomes a signed-in session.
@@ -189,6 +189,7 @@ public struct AuthController: Sendable {
             providerSessionID: providerSessionID
         )
         session.device = device
+        session.chatUserID = standing.chatUserID
         try await sessions.insert(session)
         events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
         var response = redirect(to: returnTo)

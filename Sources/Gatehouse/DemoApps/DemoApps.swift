@@ -42,7 +42,8 @@ public enum DemoApps {
                 upstream: URL(string: base + "/whoami/")!),
             AppConfiguration(
                 slug: chatsSlug, name: "Chats", description: "Messages with your colleagues", upstream: URL(string: base + "/chat/")!,
-                minimumLevel: .registered),
+                minimumLevel: .registered,
+                headers: AppHeaderConfiguration(identity: AppHeaderConfiguration.defaultIdentity.merging(["X-Forwarded-Chat-User": .chatUserID]) { $1 })),
             AppConfiguration(
                 slug: callsSlug, name: "Calls", description: "Audio and video calls", upstream: URL(string: base + "/calls/")!,
                 minimumLevel: .registered, permissions: ["camera", "microphone"]),
@@ -110,7 +111,13 @@ public enum DemoApps {
                 status: .ok, headers: [.contentType: "text/html; charset=utf-8", .contentEncoding: "gzip"], body: .init(byteBuffer: compressed))
         }
         router.get("leave/") { _, _ in Response(status: .found, headers: [.location: "https://outside.example/landing"]) }
-        router.get("chat/") { _, _ in page("Chats", "<p id=\"chat\">Welcome to the chat app. Only registered members get here.</p>", mobile: true) }
+        router.get("chat/") { request, _ in
+            // The member's chat account, as the gateway tells this app (`X-Forwarded-Chat-User`, from the homeserver).
+            let account = request.headers[HTTPField.Name("X-Forwarded-Chat-User")!].map {
+                "<p id=\"chat-account\">You are <strong>\(escape($0))</strong> on the chat homeserver.</p>"
+            }
+            return page("Chats", "<p id=\"chat\">Welcome to the chat app. Only registered members get here.</p>" + (account ?? ""), mobile: true)
+        }
         router.get("calls/") { request, _ in
             // The call options the gateway's Calls tab passes along.
             let query = request.uri.queryParameters

@@ -81,7 +81,8 @@ struct AppAccess: Sendable {
             if let trace { headers.append(HTTPField(name: HeaderHygiene.traceparent, value: trace.traceparent)) }
             HeaderHygiene.addForwardingHeaders(&headers, clientAddress: clientAddress, rules: rules)
             HeaderHygiene.addIdentityHeaders(
-                &headers, identity: session.identity, rules: rules, assertion: assertion, accessToken: session.tokens.accessToken)
+                &headers, identity: session.identity, chatUserID: session.chatUserID, rules: rules, assertion: assertion,
+                accessToken: session.tokens.accessToken)
             if let cookie { headers.append(HTTPField(name: .cookie, value: cookie)) }
             return headers
         }
@@ -164,7 +165,7 @@ struct AppAccess: Sendable {
         // No forwarding headers: the ingress says where the request came from itself.
         var headers = HTTPFields()
         HeaderHygiene.addIdentityHeaders(
-            &headers, identity: session.identity, rules: rules(app), assertion: assertion(app, session: session),
+            &headers, identity: session.identity, chatUserID: session.chatUserID, rules: rules(app), assertion: assertion(app, session: session),
             accessToken: session.tokens.accessToken)
         return headers
     }

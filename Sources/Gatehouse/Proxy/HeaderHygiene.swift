@@ -145,7 +145,8 @@ public enum HeaderHygiene {
     /// the app takes them: for a request to an app, and for an ingress to copy (forward-auth). Appended as one field
     /// each, like the forwarding headers.
     static func addIdentityHeaders(
-        _ headers: inout HTTPFields, identity member: MemberIdentity, rules: Rules, assertion: String? = nil, accessToken: String? = nil
+        _ headers: inout HTTPFields, identity member: MemberIdentity, chatUserID: String? = nil, rules: Rules, assertion: String? = nil,
+        accessToken: String? = nil
     ) {
         if let name = rules.assertion, let assertion { headers.append(HTTPField(name: name, value: assertion)) }
         if rules.passAccessToken, let accessToken { headers.append(HTTPField(name: .authorization, value: "Bearer " + accessToken)) }
@@ -158,6 +159,7 @@ public enum HeaderHygiene {
                 case .name: member.name
                 case .groups: member.groups.isEmpty ? nil : member.groups.joined(separator: ",")
                 case .roles: member.roles.isEmpty ? nil : member.roles.joined(separator: ",")
+                case .chatUserID: chatUserID
                 }
             if let value { headers.append(HTTPField(name: fieldName, value: value)) }
         }

@@ -17,19 +17,27 @@ public struct ExistingRegistrations: Sendable {
         self.registeredClaim = registeredClaim
     }
 
+    /// How a member signing in stands: registered or not, and with which chat account.
+    public struct Standing: Sendable, Equatable {
+        public var isRegistered: Bool
+        public var chatUserID: String?
+
+        static let notRegistered = Standing(isRegistered: false)
+    }
+
     /// `claims`: the verified ID token's. A homeserver that cannot be asked leaves the member at `sso` (logged): the
     /// upgrade's last step finds the linked account later and completes with it.
-    public func isRegistered(_ identity: MemberIdentity, claims: [String: Any]?, logger: Logger) async throws -> Bool {
-        if try await registrations.isRegistered(sub: identity.sub) { return true }
-        if let registeredClaim, Self.holds(registeredClaim, identity: identity, claims: claims) { return true }
+    public func standing(_ identity: MemberIdentity, claims: [String: Any]?, logger: Logger) async throws -> Standing {
+        if let account = try await registrations.account(sub: identity.sub) { return Standing(isRegistered: true, chatUserID: account.chatUserID) }
+        if let registeredClaim, Self.holds(registeredClaim, identity: identity, claims: claims) { return Standing(isRegistered: true) }
         let account: ChatAccount?
         do {
             account = try await chat.account(linkedTo: identity.sub)
         } catch {
             logger.warning("chat homeserver not asked for an existing account", metadata: ["error": .string("\(error)")])
-            return false
+            return .notRegistered
         }
-        guard let account else { return false }
+        guard let account else { return .notRegistered }
         // The account's localpart is the member's username, unless a registration here has it already: then the Matrix
         // ID itself (never a valid username, so never anybody else's).
         var outcome = try await registrations.registerExisting(sub: identity.sub, username: account.localpart, chatUserID: account.userID, at: Date())
@@ -37,7 +45,7 @@ public struct ExistingRegistrations: Sendable {
             outcome = try await registrations.registerExisting(sub: identity.sub, username: account.userID, chatUserID: account.userID, at: Date())
         }
         logger.info("existing chat account recognised", metadata: ["sub": .string(identity.sub), "chat_user_id": .string(account.userID)])
-        return outcome != .usernameTaken
+        return outcome == .usernameTaken ? .notRegistered : Standing(isRegistered: true, chatUserID: account.userID)
     }
 
     /// A role or group of that name, or a claim of that name that is true, a non-empty string or a non-empty list.

@@ -50,22 +50,24 @@ struct SealedColumn: Sendable {
     }
 }
 
-/// A session's stored body: `{"level": …, "frame": …, "sealed": "gh1:…"}`. The level and the frame choices stay in
-/// clear because SQL changes them in place (a registration raises every session of its member; `setFrame` merges
-/// choices); everything else (identity, tokens, CSRF token, device) is sealed for the session's id. The clear level and
-/// frame are the ones that count.
+/// A session's stored body: `{"level": …, "frame": …, "chatUserID": …, "sealed": "gh1:…"}`. The level, the frame
+/// choices and the chat account stay in clear because SQL changes them in place (a registration raises every session
+/// of its member with its account, a reset lowers them; `setFrame` merges choices); everything else (identity, tokens,
+/// CSRF token, device) is sealed for the session's id. The clear ones are the ones that count.
 enum SessionRow {
     private struct Outer: Codable {
         var level: AuthLevel
         var frame: FramePreferences?
+        var chatUserID: String?
         var sealed: String
     }
 
     static func encode(_ session: Session, with keyring: StorageKeyring) throws -> String {
         var inner = session
         inner.frame = nil
+        inner.chatUserID = nil
         let sealed = try SealedColumn.sessions.seal(inner, key: session.id, with: keyring)
-        return try RowCoding.encode(Outer(level: session.level, frame: session.frame, sealed: sealed))
+        return try RowCoding.encode(Outer(level: session.level, frame: session.frame, chatUserID: session.chatUserID, sealed: sealed))
     }
 
     static func decode(_ text: String, id: String, with keyring: StorageKeyring) throws -> Session {
@@ -74,6 +76,7 @@ enum SessionRow {
         guard session.id == id else { throw StorageError.corrupt("sessions.body:\(id): the body is another session's") }
         session.level = outer.level
         session.frame = outer.frame
+        session.chatUserID = outer.chatUserID
         return session
     }
 

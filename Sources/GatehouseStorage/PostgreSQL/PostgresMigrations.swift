@@ -159,5 +159,26 @@ extension PostgresDatabase {
             FOR EACH ROW EXECUTE FUNCTION registration_removed()
             """,
         ],
+        // The sessions carry the member's chat account from the registration on, and lose it with the registration.
+        [
+            """
+            CREATE OR REPLACE FUNCTION registration_completes() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE sessions SET body = jsonb_set(jsonb_set(body, '{level}', '"registered"'), '{chatUserID}', COALESCE(to_jsonb(NEW.chat_user_id), 'null'))
+                WHERE sub = NEW.sub;
+                DELETE FROM registration_flows WHERE sub = NEW.sub;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION registration_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE sessions SET body = jsonb_set(body, '{level}', '"sso"') - 'chatUserID' WHERE sub = OLD.sub AND body->>'level' = 'registered';
+                RETURN NULL;
+            END
+            $$
+            """,
+        ],
     ]
 }

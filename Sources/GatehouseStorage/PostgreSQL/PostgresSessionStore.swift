@@ -34,13 +34,13 @@ public struct PostgresSessionStore: SessionStore {
 
     public func update(_ session: Session) async throws {
         let body = try SessionRow.encode(session, with: keyring)
-        // A registration that finished while this copy was read stays: the level never falls back by an update;
-        // the frame choices are the stored ones (`setFrame` alone writes them).
+        // The level and the chat account are the stored ones: only the registration's triggers change them after
+        // sign-in, so a copy read before a registration finished (or was reset) never writes the old ones back.
+        // The frame choices are the stored ones too (`setFrame` alone writes them).
         try await database.query(
             """
-            UPDATE sessions SET body = jsonb_set(CASE WHEN body->>'level' = 'registered'
-                THEN jsonb_set(\(body)::jsonb, '{level}', '"registered"') ELSE \(body)::jsonb END,
-                '{frame}', COALESCE(body->'frame', 'null'::jsonb)),
+            UPDATE sessions SET body = jsonb_set(jsonb_set(jsonb_set(\(body)::jsonb, '{level}', body->'level'),
+                '{chatUserID}', COALESCE(body->'chatUserID', 'null'::jsonb)), '{frame}', COALESCE(body->'frame', 'null'::jsonb)),
                 last_seen_at = \(session.lastSeenAt), expires_at = \(session.expiresAt)
             WHERE id = \(session.id)
             """)

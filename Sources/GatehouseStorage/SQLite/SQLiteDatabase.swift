@@ -288,6 +288,19 @@ public final class SQLiteDatabase: Sendable {
             UPDATE sessions SET body = json_set(body, '$.level', 'sso') WHERE sub = OLD.sub AND json_extract(body, '$.level') = 'registered';
         END;
         """,
+        // The sessions carry the member's chat account from the registration on, and lose it with the registration.
+        """
+        DROP TRIGGER registration_completes;
+        CREATE TRIGGER registration_completes AFTER INSERT ON registrations BEGIN
+            UPDATE sessions SET body = json_set(body, '$.level', 'registered', '$.chatUserID', NEW.chat_user_id) WHERE sub = NEW.sub;
+            DELETE FROM registration_flows WHERE sub = NEW.sub;
+        END;
+        DROP TRIGGER registration_removed;
+        CREATE TRIGGER registration_removed AFTER DELETE ON registrations BEGIN
+            UPDATE sessions SET body = json_remove(json_set(body, '$.level', 'sso'), '$.chatUserID')
+            WHERE sub = OLD.sub AND json_extract(body, '$.level') = 'registered';
+        END;
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

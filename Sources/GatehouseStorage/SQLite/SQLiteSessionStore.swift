@@ -33,11 +33,12 @@ public struct SQLiteSessionStore: SessionStore {
 
     public func update(_ session: Session) async throws {
         try await database.query(
-            // A registration that finished while this copy was read stays: the level never falls back by an update;
-            // the frame choices are the stored ones (`setFrame` alone writes them).
+            // The level and the chat account are the stored ones: only the registration's triggers change them after
+            // sign-in, so a copy read before a registration finished (or was reset) never writes the old ones back.
+            // The frame choices are the stored ones too (`setFrame` alone writes them).
             """
-            UPDATE sessions SET body = json_set(CASE WHEN json_extract(body, '$.level') = 'registered'
-                THEN json_set(?1, '$.level', 'registered') ELSE ?1 END, '$.frame', json(COALESCE(json_extract(body, '$.frame'), 'null'))),
+            UPDATE sessions SET body = json_set(?1, '$.level', json_extract(body, '$.level'), '$.chatUserID', json_extract(body, '$.chatUserID'),
+                '$.frame', json(COALESCE(json_extract(body, '$.frame'), 'null'))),
                 last_seen_at = ?2, expires_at = ?3 WHERE id = ?4
             """,
             [.text(try SessionRow.encode(session, with: keyring)), .time(session.lastSeenAt), .time(session.expiresAt), .text(session.id)]

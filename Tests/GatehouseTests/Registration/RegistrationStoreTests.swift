@@ -55,6 +55,34 @@ import Testing
         }
     }
 
+    /// The registration gives every session of the member the chat account with the level; an operator's reset takes
+    /// both away again, and a copy of the session read before the reset cannot write them back.
+    @Test(arguments: StoreBackend.allCases) func aResetLowersTheSessionsAndAnOlderCopyCannotRaiseThemAgain(backend: StoreBackend) async throws {
+        try await SessionLifecycleTests.Harness.with(backend) { harness in
+            let registrations = harness.stores.registrations
+            let id = SessionResolver.sessionID(forCookie: "r1")
+            try await harness.sessions.insert(Self.session(cookie: "r1", sub: "r"))
+            var registration = try Self.registration(sub: "r", username: "rita")
+            registration.chatUserID = "@rita:chat.test"
+            #expect(try await registrations.register(registration) == .registered)
+            let raised = try #require(try await harness.sessions.find(id: id))
+            #expect(raised.level == .registered && raised.chatUserID == "@rita:chat.test")
+            #expect(try await registrations.lookup("@rita:chat.test")?.sub == "r")
+            #expect(try await registrations.lookup("RITA")?.sub == "r")
+
+            #expect(try await registrations.unregister(sub: "r"))
+            let lowered = try #require(try await harness.sessions.find(id: id))
+            #expect(lowered.level == .sso && lowered.chatUserID == nil)
+            var stale = raised
+            stale.lastSeenAt = Date().addingTimeInterval(5)
+            try await harness.sessions.update(stale)
+            let after = try #require(try await harness.sessions.find(id: id))
+            #expect(after.level == .sso && after.chatUserID == nil)
+            #expect(try await !registrations.unregister(sub: "r"))
+            #expect(try await registrations.lookup("rita") == nil)
+        }
+    }
+
     /// A username held while its member finishes the flow: nobody else can claim it or sees it free, the holder can
     /// claim it again (a retry), a claim older than the window can be taken over, and a new claim releases the old
     /// one. Ending the flow or registering releases it; a registered name is never claimed.

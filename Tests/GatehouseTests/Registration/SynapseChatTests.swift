@@ -19,12 +19,26 @@ import Testing
         try #require(DevelopmentAccounts.all.first { $0.username == username }).sub
     }
 
-    /// A gateway making accounts on `synapse`, linked under `provider`.
+    /// A gateway making accounts on `synapse`, linked under `provider`, with a chat app (`chat-echo`, registered
+    /// members only) that reports the headers it receives and is told the member's Matrix ID.
     static func live<T>(_ synapse: TestSynapse, provider: String, _ body: (LiveGateway) async throws -> T) async throws -> T {
-        try await UpgradeFlowTests.live(configure: { configuration in
-            configuration.registration.chat = synapse.chat
-            configuration.registration.chat.authProvider = provider
-        }) { gateway in try await body(gateway) }
+        try await EchoUpstream.run { upstream in
+            try await UpgradeFlowTests.live(configure: { configuration in
+                configuration.registration.chat = synapse.chat
+                configuration.registration.chat.authProvider = provider
+                configuration.apps.append(
+                    AppConfiguration(
+                        slug: "chat-echo", name: "Chat", upstream: URL(string: upstream.origin + "/")!, minimumLevel: .registered,
+                        headers: AppHeaderConfiguration(identity: ["X-Forwarded-User": .sub, "X-Forwarded-Chat-User": .chatUserID])))
+            }) { gateway in try await body(gateway) }
+        }
+    }
+
+    /// The Matrix ID the chat app was told, if any.
+    static func chatUserSeen(by member: UpgradeFlowTests.Member) async throws -> String? {
+        let reply = try await member.get(Paths.app("chat-echo") + "/echo", json: true)
+        let report = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]
+        return ((report?["headers"] as? [String: [String]])?["x-forwarded-chat-user"])?.first
     }
 
     static func links(_ user: [String: Any]?, provider: String) -> [String] {
@@ -50,6 +64,8 @@ import Testing
             let account = try await gateway.built.stores.registrations.account(sub: try Self.sub("alice"))
             #expect(account?.chatUserID == "@\(name.lowercased()):\(TestSynapse.serverName)")
             #expect(try await member.get(try #require(done.location)).body.contains("@\(name.lowercased()):\(TestSynapse.serverName)"))
+            // The chat app learns the account from the gateway, in the session the member already has.
+            #expect(try await Self.chatUserSeen(by: member) == "@\(name.lowercased()):\(TestSynapse.serverName)")
         }
     }
 
@@ -133,6 +149,8 @@ import Testing
             let account = try await gateway.built.stores.registrations.account(sub: try Self.sub("bob"))
             #expect(account?.chatUserID == "@\(existing):\(TestSynapse.serverName)" && account?.username == existing)
             #expect(try await bob.get(Paths.portal).body.contains(existing))
+
+            #expect(try await Self.chatUserSeen(by: bob) == "@\(existing):\(TestSynapse.serverName)")
 
             let alice = try await UpgradeFlowTests.Member.signIn(gateway, as: "alice")
             #expect(try await alice.get("/upgrade?from=portal").location == Paths.upgrade(.phone))

@@ -67,6 +67,9 @@ public struct Session: Sendable, Codable, Equatable {
     public var frame: FramePreferences?
     /// Where the member signed in from, for their list of sessions.
     public var device: SessionDevice?
+    /// The member's chat account (`@alice:chat.example`) once registered with one: set at sign-in, and by the store
+    /// when the upgrade ends or is reset.
+    public var chatUserID: String?
 
     public init(
         id: String, identity: MemberIdentity, tokens: TokenSet, level: AuthLevel, csrfToken: String,
