@@ -28,6 +28,15 @@
     if (window.GatehouseToasts) { window.GatehouseToasts.show(toasts, message, action); }
   }
 
+  // Another tab of this browser finished an upgrade or a session (on this origin: the gateway's pages, and apps on
+  // its paths): the bar here is out of date, and a toast offers the reload (the app's page is never reloaded by itself).
+  if (window.BroadcastChannel) {
+    new BroadcastChannel("gatehouse").onmessage = function (event) {
+      var text = bar.getAttribute(event.data === "upgraded" ? "data-other-upgraded" : event.data === "signed-out" ? "data-other-signed-out" : "");
+      if (text) { toast(text, { url: window.location.href, label: bar.getAttribute("data-reload") }); }
+    };
+  }
+
   // The member's choice, kept in the session by the gateway (on this page's own origin: the gateway's, or the app
   // host's, which hands it on).
   function remember(field, value) {

@@ -135,6 +135,68 @@
       tick();
     }
 
+    // Other tabs of this browser: told when this page is the end of an upgrade or of a session (`content`), and told
+    // by the others. A toast offers the reload; nothing reloads by itself, so no tab loses what is typed in it.
+    var otherTabs = document.querySelector("meta[name=gatehouse-other-tabs]");
+    if (otherTabs && window.BroadcastChannel) {
+      var channel = new BroadcastChannel("gatehouse");
+      var happened = otherTabs.getAttribute("content");
+      if (happened) { channel.postMessage(happened); }
+      channel.onmessage = function (event) {
+        var text = otherTabs.getAttribute(event.data === "upgraded" ? "data-upgraded" : event.data === "signed-out" ? "data-signed-out" : "");
+        if (text && event.data !== happened) {
+          window.gatehouseToast(text, { url: window.location.href, label: otherTabs.getAttribute("data-reload") });
+        }
+      };
+    }
+
+    // The code's remaining time, counted down where the member sees it; its end is announced.
+    var expiry = document.getElementById("code-expiry");
+    if (expiry) {
+      var expiresAt = Number(expiry.getAttribute("data-expires-at")) * 1000;
+      var count = function () {
+        var left = Math.floor((expiresAt - Date.now()) / 1000);
+        if (left > 0) {
+          var time = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
+          expiry.textContent = expiry.getAttribute("data-left").replace("{time}", time);
+          window.setTimeout(count, 1000);
+        } else {
+          expiry.textContent = expiry.getAttribute("data-expired");
+          var live = document.getElementById("resend-announce");
+          if (live) { live.textContent = expiry.textContent; }
+        }
+      };
+      count();
+    }
+
+    // A form on its way: its button says so and cannot send it twice (the server takes each step once anyway). A page
+    // shown again from the back-forward cache gets its buttons back.
+    var sending = document.querySelector("meta[name=gatehouse-sending]");
+    document.addEventListener("submit", function (event) {
+      var form = event.target;
+      if (event.defaultPrevented || !form || form.method.toLowerCase() !== "post") { return; }
+      if (form.getAttribute("data-sending") === "1") { event.preventDefault(); return; }
+      form.setAttribute("data-sending", "1");
+      form.setAttribute("aria-busy", "true");
+      var button = event.submitter || form.querySelector("button[type=submit]");
+      if (button && sending) {
+        button.setAttribute("data-label", button.textContent);
+        // After this event: a disabled button's own value would not be sent.
+        window.setTimeout(function () { button.disabled = true; button.textContent = sending.getAttribute("content"); }, 0);
+      }
+    });
+    window.addEventListener("pageshow", function (event) {
+      if (!event.persisted) { return; }
+      document.querySelectorAll("form[data-sending]").forEach(function (form) {
+        form.removeAttribute("data-sending");
+        form.removeAttribute("aria-busy");
+        form.querySelectorAll("button[data-label]").forEach(function (button) {
+          button.disabled = false;
+          button.textContent = button.getAttribute("data-label");
+        });
+      });
+    });
+
     // Username availability while typing: debounced, through the JSON endpoint; the server checks again on submit.
     var username = document.querySelector("input[data-check-url]");
     if (username) {

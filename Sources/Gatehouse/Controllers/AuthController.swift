@@ -83,8 +83,10 @@ public struct AuthController: Sendable {
 
     @Sendable func signedOutPage(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let providerDown = request.uri.queryParameters.get("provider") == "down"
+        // Other tabs of this browser are told (their pages would only find out at their next request).
         var response = try renderer.page(
-            "signin", title: renderer.strings["signin_title"], ["notice": renderer.strings[providerDown ? "signed_out_provider_down" : "signed_out"]])
+            "signin", title: renderer.strings["signin_title"],
+            ["notice": renderer.strings[providerDown ? "signed_out_provider_down" : "signed_out"], "broadcast": "signed-out"])
         // Where the provider sends the browser back after its own sign-out: the browser forgets what the apps kept (a
         // browser with a live session keeps it: this page is no way to sign somebody out).
         if context.session == nil { response.headers.append(SecurityHeaders.signedOut) }

@@ -31,7 +31,7 @@ public struct PortalController: Sendable {
     static let manyApps = 7
 
     /// Toasts other pages may ask the web apps to show (`/?toast=…`); anything else is ignored.
-    static let toasts: Set = ["registration_failed", "network_error", "app_failed"]
+    static let toasts: Set = ["registration_failed", "registration_cancelled", "network_error", "app_failed"]
     /// What can end an upgrade flow (`/?toast=registration_failed&reason=…`), each with its own toast text.
     static let registrationFailures: Set = ["code_attempts_exhausted", "storage", "account_changed"]
 
@@ -46,7 +46,9 @@ public struct PortalController: Sendable {
             return try self.loading(context.parameters.require("slug"), context, recent: recent)
         }
         for tab in [FeatureTab.chats, .calls, .stories] {
-            group.get(RouterPath(stringLiteral: tab.path)) { _, context in try await self.feature(tab, context) }
+            group.get(RouterPath(stringLiteral: tab.path)) { request, context in
+                try await self.feature(tab, context, toast: request.uri.queryParameters.get("toast"))
+            }
         }
     }
 
@@ -122,7 +124,7 @@ public struct PortalController: Sendable {
 
     /// Chats, Calls and Stories: the onboarding prompt at level `sso`; the configured app once registered (Calls
     /// first asks audio or video).
-    func feature(_ tab: FeatureTab, _ context: SignedInRequestContext) async throws -> Response {
+    func feature(_ tab: FeatureTab, _ context: SignedInRequestContext, toast: String? = nil) async throws -> Response {
         let session = context.session
         let app = self.app(for: tab)
         if session.level == .registered, let app, tab != .calls {
@@ -134,6 +136,7 @@ public struct PortalController: Sendable {
             await values(tab, session) { values in
                 values["featureTitle"] = title
                 values["featureText"] = renderer.strings["feature_\(tab.rawValue)_text"]
+                if toast == "registration_cancelled" { values["toast"] = renderer.strings["toast_registration_cancelled"] }
                 guard session.level == .registered else {
                     // Not offered to this member: said plainly, with no way into a flow they could not finish.
                     guard AccessPolicy.mayUpgrade(session.identity, registration: registration) else {

@@ -203,11 +203,12 @@ extension RegistrationController {
         _ change: RegistrationFlow, _ context: SignedInRequestContext, entered: String = "", errors: [FieldError] = [],
         status: HTTPResponse.Status? = nil
     ) throws -> Response {
-        var values: [String: Any] = [
+        var values = expiry(of: change.code)
+        values.merge([
             "csrf": context.session.csrfToken, "code": entered,
             "intro": strings.text("upgrade_code_intro", ["phone": change.phoneNumber?.displayInText ?? ""]),
             "errors": errors.map { ["field": $0.field, "message": $0.message] }, "hasErrors": !errors.isEmpty,
-        ]
+        ]) { $1 }
         for error in errors { values["\(error.key)Error"] = error.message }
         return try renderer.page(
             "account-phone-code", title: strings["account_code_title"], status: status ?? (errors.isEmpty ? .ok : .unprocessableContent), values)

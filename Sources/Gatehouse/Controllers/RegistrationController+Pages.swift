@@ -39,12 +39,14 @@ extension RegistrationController {
             "upgrade-\(step.rawValue)", title: title, status: status ?? (errors.isEmpty ? .ok : .unprocessableContent), values)
     }
 
-    func phonePage(_ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String? = nil, error: String? = nil) throws -> Response {
+    func phonePage(
+        _ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String? = nil, error: String? = nil, status: String? = nil
+    ) throws -> Response {
         let claim = context.session.identity.phoneNumber
         let shown = entered ?? flow.phoneNumber?.e164 ?? claim ?? ""
-        return try page(
-            .phone, flow, context, errors: error.map { [FieldError("phone", $0)] } ?? [],
-            ["phone": shown, "fromSSO": claim != nil && shown == claim])
+        var values: [String: Any] = ["phone": shown, "fromSSO": claim != nil && shown == claim]
+        values["status"] = status
+        return try page(.phone, flow, context, errors: error.map { [FieldError("phone", $0)] } ?? [], values)
     }
 
     func codePage(
@@ -52,18 +54,30 @@ extension RegistrationController {
     ) throws -> Response {
         let resendAt = flow.code?.resendAvailableAt(rules: rules) ?? now()
         let wait = Int(resendAt.timeIntervalSince(now()).rounded(.up))
-        var values: [String: Any] = [
+        var values: [String: Any] = expiry(of: flow.code)
+        values.merge([
             "intro": strings.text("upgrade_code_intro", ["phone": flow.phoneNumber?.displayInText ?? ""]), "code": entered,
             "resendAt": Int(resendAt.timeIntervalSince1970.rounded(.up)),
             "resendText": wait > 0 ? strings.text("upgrade_code_resend_wait", ["seconds": "\(wait)"]) : strings["upgrade_code_resend_ready"],
-        ]
+        ]) { $1 }
         values["status"] = status
         return try page(.code, flow, context, errors: errors, values)
     }
 
+    /// How long `code` still works: the time for the page's script to count down, and the text it shows without it.
+    func expiry(of code: PendingCode?) -> [String: Any] {
+        let expiresAt = code?.expiresAt ?? now()
+        let left = max(0, Int(expiresAt.timeIntervalSince(now()).rounded(.down)))
+        return [
+            "expiresAt": Int(expiresAt.timeIntervalSince1970),
+            "expiryText": left > 0
+                ? strings.text("upgrade_code_expires_in", ["time": String(format: "%d:%02d", left / 60, left % 60)]) : strings["upgrade_code_expired"],
+        ]
+    }
+
     func profilePage(
         _ flow: RegistrationFlow, _ context: SignedInRequestContext, displayName: String, discoverability: Discoverability?, errors: [FieldError] = [],
-        status: HTTPResponse.Status? = nil
+        status: HTTPResponse.Status? = nil, notice: String? = nil
     ) throws -> Response {
         let fromSSO = context.session.identity.name != nil && displayName == context.session.identity.name
         let nameError = errors.contains { $0.field == "display-name" }
@@ -72,7 +86,7 @@ extension RegistrationController {
             .profile, flow, context, errors: errors,
             [
                 "displayName": displayName, "nameFromSSO": fromSSO, "describedBy": describedBy,
-                "everybody": discoverability == .everybody, "nobody": discoverability == .nobody,
+                "everybody": discoverability == .everybody, "nobody": discoverability == .nobody, "status": notice as Any,
             ], status: status)
     }
 

@@ -188,6 +188,8 @@ extension RegistrationController {
             "upgrade-done", title: strings["upgrade_done_heading"],
             [
                 "heading": strings["upgrade_done_heading"], "next": next,
+                // Other tabs of this browser are told, their bars and tabs being at `sso` still.
+                "broadcast": "upgraded",
                 "text": account.map { strings.text("upgrade_done_text", ["username": $0.username]) } ?? strings["feature_unlocked_note"],
                 // The Matrix ID, kept unbroken in right-to-left text.
                 "chatAccount": account?.chatUserID.map { strings.text("upgrade_done_chat_account", ["id": "\u{2068}\($0)\u{2069}"]) } as Any,

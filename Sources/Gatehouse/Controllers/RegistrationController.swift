@@ -56,12 +56,13 @@ public struct RegistrationController: Sendable {
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.upgrade)) { request, context in try await enter(request, context) }
         group.get(RouterPath(stringLiteral: Paths.upgrade(.phone))) { request, context in
-            try await step(.phone, context) { flow in try phonePage(flow, context) }
+            try await step(.phone, context) { flow in try phonePage(flow, context, status: arrivalNotice(request)) }
         }
         group.post(RouterPath(stringLiteral: Paths.upgrade(.phone))) { request, context in try await submitPhone(request, context) }
         group.get(RouterPath(stringLiteral: Paths.upgrade(.code))) { request, context in
             try await step(.code, context) { flow in
-                try codePage(flow, context, status: request.uri.queryParameters.get("resent") == "1" ? strings["upgrade_code_resent"] : nil)
+                try codePage(
+                    flow, context, status: request.uri.queryParameters.get("resent") == "1" ? strings["upgrade_code_resent"] : arrivalNotice(request))
             }
         }
         group.post(RouterPath(stringLiteral: Paths.upgrade(.code))) { request, context in try await submitCode(request, context) }
@@ -69,22 +70,24 @@ public struct RegistrationController: Sendable {
         group.get(RouterPath(stringLiteral: Paths.upgrade(.username))) { request, context in
             try await step(.username, context) { flow in
                 let taken = request.uri.queryParameters.get("taken") == "1"
+                var values: [String: Any] = ["username": flow.username ?? ""]
+                values["status"] = arrivalNotice(request)
                 return try page(
-                    .username, flow, context, errors: taken ? [FieldError("username", strings["upgrade_username_error_taken"])] : [],
-                    ["username": flow.username ?? ""])
+                    .username, flow, context, errors: taken ? [FieldError("username", strings["upgrade_username_error_taken"])] : [], values)
             }
         }
         group.post(RouterPath(stringLiteral: Paths.upgrade(.username))) { request, context in try await submitUsername(request, context) }
         group.get(RouterPath(stringLiteral: Paths.upgradeUsernameCheck)) { request, context in
             try await checkUsername(request.uri.queryParameters.get("username") ?? "", request, context)
         }
-        group.get(RouterPath(stringLiteral: Paths.upgrade(.pin))) { _, context in
-            try await step(.pin, context) { flow in try page(.pin, flow, context) }
+        group.get(RouterPath(stringLiteral: Paths.upgrade(.pin))) { request, context in
+            try await step(.pin, context) { flow in try page(.pin, flow, context, ["status": arrivalNotice(request) as Any]) }
         }
         group.post(RouterPath(stringLiteral: Paths.upgrade(.pin))) { request, context in try await submitPIN(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.upgrade(.profile))) { _, context in
+        group.get(RouterPath(stringLiteral: Paths.upgrade(.profile))) { request, context in
             try await step(.profile, context) { flow in
-                try profilePage(flow, context, displayName: context.session.identity.name ?? "", discoverability: nil)
+                try profilePage(
+                    flow, context, displayName: context.session.identity.name ?? "", discoverability: nil, notice: arrivalNotice(request))
             }
         }
         group.post(RouterPath(stringLiteral: Paths.upgrade(.profile))) { request, context in try await submitProfile(request, context) }
@@ -120,20 +123,39 @@ public struct RegistrationController: Sendable {
                     try await flows.save(flow)
                 }
                 events.record(.registrationResumed, sub: session.identity.sub, detail: flow.step.rawValue)
-                return redirect(Paths.upgrade(flow.step))
+                // The step says it was resumed, not started.
+                return redirect(FormEncoding.url(Paths.upgrade(flow.step), adding: [("resumed", "1")]))
             }
+            // Too old to resume: it starts again, says so, and keeps what the member had typed.
             try await flows.deleteFlow(sub: session.identity.sub)
+            try await flows.save(RegistrationFlow.restart(after: flow, returnTo: returnTo, now: now))
+            events.record(.registrationStarted, sub: session.identity.sub, detail: origin)
+            return redirect(FormEncoding.url(Paths.upgrade(.phone), adding: [("restarted", "1")]))
         }
         try await flows.save(RegistrationFlow(sub: session.identity.sub, returnTo: returnTo, now: now))
         events.record(.registrationStarted, sub: session.identity.sub, detail: origin)
         return redirect(Paths.upgrade(.phone))
     }
 
+    /// Cancel: the flow is forgotten and the member lands where they started it, told so on the gateway's own pages
+    /// (an app page they came from is simply theirs again).
     func cancel(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         _ = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
-        try await flows.deleteFlow(sub: context.session.identity.sub)
-        context.logger.info("registration cancelled", metadata: ["sub": .string(context.session.identity.sub)])
-        return redirect(Paths.portal)
+        let sub = context.session.identity.sub
+        let flow = try await flows.flow(sub: sub)
+        try await flows.deleteFlow(sub: sub)
+        events.record(.registrationCancelled, sub: sub, detail: flow?.step.rawValue)
+        let back = flow?.returnTo ?? Paths.portal
+        let ownPages = [Paths.portal] + FeatureTab.allCases.map(\.path)
+        return redirect(ownPages.contains(back) ? FormEncoding.url(back, adding: [("toast", "registration_cancelled")]) : back)
+    }
+
+    /// The step's notice when the member arrives from the entry: resumed, or started again after it lapsed.
+    func arrivalNotice(_ request: Request) -> String? {
+        let query = request.uri.queryParameters
+        if query.get("resumed") == "1" { return strings["upgrade_resumed"] }
+        if query.get("restarted") == "1" { return strings["upgrade_restarted"] }
+        return nil
     }
 
     /// Whether the upgrade is offered to this member at all (`registration.enabled`, required roles and groups).

@@ -210,15 +210,26 @@ import Testing
         }
     }
 
-    @Test func cancelReturnsToTheWebAppsAndForgetsTheFlow() async throws {
+    /// Cancel forgets the flow, records where the member left it, and lands where they started it (the web apps or a
+    /// tab say so in a toast; an app page they came from is simply theirs again).
+    @Test func cancelReturnsWhereTheMemberStartedAndForgetsTheFlow() async throws {
         try await Self.live { gateway in
             let bob = try await Member.signIn(gateway, as: "bob")
-            _ = try await bob.get("/upgrade?from=portal")
+            _ = try await bob.get("/upgrade?from=portal&return_to=%2F")
             #expect(try await bob.post(Paths.upgrade(.phone), [("phone", "+442079460958")]).location == Paths.upgrade(.code))
             #expect(try await bob.post(Paths.upgradeCancel, [], csrf: "forged").status == 403)
-            #expect(try await bob.post(Paths.upgradeCancel, []).location == Paths.portal)
+            let cancelled = try await bob.post(Paths.upgradeCancel, [])
+            #expect(cancelled.location == "/?toast=registration_cancelled")
+            #expect(try await bob.get(try #require(cancelled.location)).body.contains("registration cancelled. Nothing was saved."))
             #expect(try await bob.get(Paths.upgrade(.code)).location == Paths.upgrade)
-            #expect(try await bob.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+            #expect(try await Self.events(gateway).contains { $0.name == .registrationCancelled && $0.detail == "code" })
+
+            _ = try await bob.get("/upgrade?from=chats&return_to=%2Fchats")
+            let fromChats = try await bob.post(Paths.upgradeCancel, [])
+            #expect(fromChats.location == "/chats?toast=registration_cancelled")
+            #expect(try await bob.get(try #require(fromChats.location)).body.contains("registration cancelled"))
+            _ = try await bob.get("/upgrade?from=banner&return_to=%2Fapps%2Flinks%2Fabout")
+            #expect(try await bob.post(Paths.upgradeCancel, []).location == "/apps/links/about")
         }
     }
 
@@ -232,7 +243,9 @@ import Testing
         }
         try await Self.live(path: path) { gateway in
             let alice = Member(gateway: gateway, cookies: member)
-            #expect(try await alice.get("/upgrade?from=banner").location == Paths.upgrade(.code))
+            let resumed = try await alice.get("/upgrade?from=banner")
+            #expect(resumed.location == Paths.upgrade(.code) + "?resumed=1")
+            #expect(try await alice.get(try #require(resumed.location)).body.contains("you are continuing where you left off"))
             #expect(try await Self.events(gateway).contains { $0.name == .registrationResumed && $0.detail == "code" })
 
             // Thirty-one minutes later: the flow starts over at the phone number.
@@ -249,7 +262,11 @@ import Testing
             try await flows.save(decoder.decode(RegistrationFlow.self, from: JSONSerialization.data(withJSONObject: flow)))
             try await database.close()
             #expect(try await alice.get(Paths.upgrade(.code)).location == Paths.upgrade)
-            #expect(try await alice.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+            // It says so, and the number typed before is filled in again.
+            let restarted = try await alice.get("/upgrade?from=portal")
+            #expect(restarted.location == Paths.upgrade(.phone) + "?restarted=1")
+            let page = try await alice.get(try #require(restarted.location)).body
+            #expect(page.contains("more than 30 minutes ago") && page.contains("value=\"+15550100001\""))
             #expect(try await Self.events(gateway).filter { $0.name == .registrationStarted }.count == 2)
         }
     }
@@ -262,8 +279,9 @@ import Testing
             #expect(try await alice.get("/upgrade?from=link&return_to=%2Fchats").location == Paths.upgrade(.phone))
             #expect(try await alice.post(Paths.upgrade(.phone), [("phone", "+15550100001")]).location == Paths.upgrade(.code))
             // A way back that is no path of the gateway's leaves the flow's own as it was.
-            #expect(try await alice.get("/upgrade?from=banner&return_to=https%3A%2F%2Fevil.example%2F").location == Paths.upgrade(.code))
-            #expect(try await alice.get("/upgrade?from=banner&return_to=%2Fapps%2Flinks%2Fabout%3Fa%3D1").location == Paths.upgrade(.code))
+            let resumed = Paths.upgrade(.code) + "?resumed=1"
+            #expect(try await alice.get("/upgrade?from=banner&return_to=https%3A%2F%2Fevil.example%2F").location == resumed)
+            #expect(try await alice.get("/upgrade?from=banner&return_to=%2Fapps%2Flinks%2Fabout%3Fa%3D1").location == resumed)
             let code = try await alice.inboxCode()
             #expect(try await alice.post(Paths.upgrade(.code), [("code", code)]).location == Paths.upgrade(.username))
             #expect(try await alice.post(Paths.upgrade(.username), [("username", "alice.back")]).location == Paths.upgrade(.pin))
@@ -407,7 +425,7 @@ import Testing
             let bob = try await Member.signIn(gateway, as: "bob")
             _ = try await bob.get("/upgrade?from=portal")
             #expect(try await bob.post(Paths.upgrade(.phone), [("phone", "+442079460958")]).location == Paths.upgrade(.code))
-            #expect(try await bob.post(Paths.upgradeCancel, []).location == Paths.portal)
+            #expect(try await bob.post(Paths.upgradeCancel, []).location?.hasPrefix(Paths.chats) == true)
             _ = try await bob.get("/upgrade?from=portal")
             let refused = try await bob.post(Paths.upgrade(.phone), [("phone", "+442079460958")])
             #expect(refused.status == 422 && refused.body.contains("too many codes"))

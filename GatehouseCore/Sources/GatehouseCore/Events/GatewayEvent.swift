@@ -13,6 +13,8 @@ public enum EventName: String, Sendable, CaseIterable, Codable {
     case registrationCompleted = "registration_completed"
     case registrationFailed = "registration_failed"
     case registrationResumed = "registration_resumed"
+    /// The member left the flow by its Cancel (`detail`: the step they were at).
+    case registrationCancelled = "registration_cancelled"
     /// An operator reset a member's upgrade (the audit line: `detail` says whether the chat account was ended, and by
     /// which operator).
     case registrationReset = "registration_reset"

@@ -55,6 +55,15 @@ public struct RegistrationFlow: Sendable, Codable, Equatable {
 
     public func isStale(now: Date) -> Bool { now.timeIntervalSince(updatedAt) > Self.resumeWindow }
 
+    /// A new flow after `stale` lapsed: from the first step again (the number is verified anew), with the number and
+    /// the username the member had entered kept as the fields' first values, so that nothing typed is lost.
+    public static func restart(after stale: RegistrationFlow, returnTo: String, now: Date) -> RegistrationFlow {
+        var flow = RegistrationFlow(sub: stale.sub, returnTo: returnTo, now: now)
+        flow.phoneNumber = stale.phoneNumber
+        flow.username = stale.username
+        return flow
+    }
+
     /// What the flow's code tries are counted on: the flow, not the code, so that a resent code brings no new tries
     /// (five wrong entries end the flow however many codes it sent). A flow started again is a new key.
     public var attemptsKey: String {
