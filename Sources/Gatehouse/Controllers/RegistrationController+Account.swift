@@ -99,13 +99,8 @@ extension RegistrationController {
     func changeProfile(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
         return try await registered(context) { account in
-            let name = (form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            let discoverability = form["discoverability"].flatMap(Discoverability.init(rawValue:))
-            var errors: [FieldError] = []
-            if let problem = displayNameProblem(name) { errors.append(FieldError("display-name", problem)) }
-            if discoverability == nil {
-                errors.append(FieldError("discoverable-everybody", strings["upgrade_profile_error_discoverability"], key: "discoverability"))
-            }
+            let (name, discoverability, entryErrors) = profileEntry(form)
+            var errors = entryErrors
             if errors.isEmpty, let wrong = try await pinError(form, account: account, context) { errors.append(wrong) }
             guard errors.isEmpty, let discoverability else {
                 return try accountPage(account, context, errors: errors, displayName: name, discoverability: discoverability)

@@ -109,15 +109,22 @@ extension RegistrationController {
         return nil
     }
 
+    /// A profile form's display name and discoverability (the upgrade's last step, the account page), and what is
+    /// wrong with them.
+    func profileEntry(_ form: [String: String]) -> (name: String, discoverability: Discoverability?, errors: [FieldError]) {
+        let name = (form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let discoverability = form["discoverability"].flatMap(Discoverability.init(rawValue:))
+        var errors: [FieldError] = []
+        if let problem = displayNameProblem(name) { errors.append(FieldError("display-name", problem)) }
+        if discoverability == nil {
+            errors.append(FieldError("discoverable-everybody", strings["upgrade_profile_error_discoverability"], key: "discoverability"))
+        }
+        return (name, discoverability, errors)
+    }
+
     func submitProfile(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         try await submit(.profile, request, context) { flow, form in
-            let name = (form["display_name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            let discoverability = form["discoverability"].flatMap(Discoverability.init(rawValue:))
-            var errors: [FieldError] = []
-            if let problem = displayNameProblem(name) { errors.append(FieldError("display-name", problem)) }
-            if discoverability == nil {
-                errors.append(FieldError("discoverable-everybody", strings["upgrade_profile_error_discoverability"], key: "discoverability"))
-            }
+            let (name, discoverability, errors) = profileEntry(form)
             guard errors.isEmpty, let discoverability else {
                 return try profilePage(flow, context, displayName: name, discoverability: discoverability, errors: errors)
             }
