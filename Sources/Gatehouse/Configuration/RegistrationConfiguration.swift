@@ -103,13 +103,25 @@ public struct RegistrationConfiguration: Sendable {
     /// A claim (true, or a non-empty value) or a role that makes a member `registered` at sign-in without the flow:
     /// for organizations whose members' chat accounts are made elsewhere.
     public var registeredClaim: String?
+    /// Where registered members land after signing in without a place to go (`registration.registered_landing`): a
+    /// section (`chats` by default, `web_apps` for the web apps) or an app's slug.
+    public var registeredLanding: String
     public var chat: ChatConfiguration
+
+    public static let defaultRegisteredLanding = FeatureTab.chats.rawValue
+
+    /// The path `registeredLanding` names.
+    public var registeredLandingPath: String {
+        FeatureTab(rawValue: registeredLanding)?.path ?? Paths.open(registeredLanding)
+    }
 
     public init(
         codeSender: SenderKind? = .log, codeSenderEndpoint: HTTPEndpointConfiguration? = nil, rules: VerificationRules = .init(),
         provisioning: ProvisioningConfiguration = .init(), pinBcryptCost: Int = 12, enabled: Bool = true, requiredRoles: [String] = [],
-        requiredGroups: [String] = [], registeredClaim: String? = nil, chat: ChatConfiguration = .init()
+        requiredGroups: [String] = [], registeredClaim: String? = nil, registeredLanding: String = defaultRegisteredLanding,
+        chat: ChatConfiguration = .init()
     ) {
+        self.registeredLanding = registeredLanding
         self.codeSender = codeSender
         self.codeSenderEndpoint = codeSenderEndpoint
         self.rules = rules

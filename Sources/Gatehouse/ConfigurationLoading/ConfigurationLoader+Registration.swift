@@ -34,6 +34,7 @@ extension ConfigurationLoader {
             requiredRoles: reader.stringList("registration.required_roles", default: []),
             requiredGroups: reader.stringList("registration.required_groups", default: []),
             registeredClaim: reader.optionalString("registration.registered_claim"),
+            registeredLanding: reader.string("registration.registered_landing", default: RegistrationConfiguration.defaultRegisteredLanding),
             chat: readChat(&reader)
         )
     }

@@ -47,6 +47,10 @@ extension GatehouseConfiguration {
         // The listener's certificate and key: readable, a pair, in date (all of it, with the key path of each).
         if let tls = listen.tls, case .failure(let error) = TLSIdentity.load(tls) { problems += error.problems }
         // TLS towards the gateway's own services: each file readable, each authority a certificate.
+        check(
+            FeatureTab(rawValue: registration.registeredLanding) != nil || apps.contains { $0.slug == registration.registeredLanding },
+            "registration.registered_landing",
+            "must be a section (\(FeatureTab.allCases.map(\.rawValue).joined(separator: ", "))) or an app's slug, got \"\(registration.registeredLanding)\"")
         for (keyPath, tls) in serviceTLS {
             if case .failure(let error) = UpstreamTLS.load(tls, keyPath: keyPath) { problems += error.problems }
         }

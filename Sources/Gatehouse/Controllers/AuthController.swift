@@ -194,7 +194,9 @@ public struct AuthController: Sendable {
         session.chatUserID = standing.chatUserID
         try await sessions.insert(session)
         events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
-        var response = redirect(to: returnTo)
+        // Nowhere in particular to go: a registered member starts in their chats (or where the organization says).
+        let landing = level == .registered && returnTo == Paths.portal ? configuration.registration.registeredLandingPath : returnTo
+        var response = redirect(to: landing)
         response.headers.append(HTTPField(name: .setCookie, value: cookie.setting(value)))
         response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.clearing()))
         return response

@@ -246,6 +246,8 @@ import Testing
         #expect(fromEnvironment.registration.chat.adminToken == "syt_env" && fromEnvironment.registration.chat.authProvider == "oidc")
 
         #expect(problems(#"{"# + base + #","chat":{"backend":"dendrite"}}"#) == ["chat.backend"])
+        #expect(problems(#"{"# + base.replacingOccurrences(of: #""enabled":false"#, with: #""registered_landing":"nowhere""#) + "}") == ["registration.registered_landing"])
+        #expect(configuration.registration.registeredLandingPath == Paths.chats)
         #expect(
             problems(#"{"# + base + #","chat":{"backend":"synapse","homeserver_url":"http://matrix.example.org","auth_provider":"a b"}}"#)
                 == ["chat.homeserver_url", "chat.server_name", "chat.admin_token_file", "chat.auth_provider"])

@@ -144,6 +144,9 @@ import Testing
         #expect(try await synapse.admin(.PUT, "/_synapse/admin/v2/users/@\(gone):\(TestSynapse.serverName)", json: link(try Self.sub("alice"))).status == 201)
         #expect(try await synapse.admin(.POST, "/_synapse/admin/v1/deactivate/@\(gone):\(TestSynapse.serverName)", json: ["erase": false]).status == 200)
         try await Self.live(synapse, provider: provider) { gateway in
+            // With nowhere in particular to go, a registered member starts in their chats; a deep link still wins.
+            #expect(try await SignInFlowTests.signIn(gateway, as: "bob", deepLink: "/").callbackReply?.location == Paths.chats)
+            #expect(try await SignInFlowTests.signIn(gateway, as: "bob", deepLink: "/calls").callbackReply?.location == Paths.calls)
             let bob = try await UpgradeFlowTests.Member.signIn(gateway, as: "bob")
             #expect(try await bob.get("/upgrade?from=portal").location == Paths.chats)
             let account = try await gateway.built.stores.registrations.account(sub: try Self.sub("bob"))
@@ -152,6 +155,8 @@ import Testing
 
             #expect(try await Self.chatUserSeen(by: bob) == "@\(existing):\(TestSynapse.serverName)")
 
+            // Not registered: the web apps, as before.
+            #expect(try await SignInFlowTests.signIn(gateway, as: "alice", deepLink: "/").callbackReply?.location == Paths.portal)
             let alice = try await UpgradeFlowTests.Member.signIn(gateway, as: "alice")
             #expect(try await alice.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
         }
