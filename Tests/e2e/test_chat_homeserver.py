@@ -61,6 +61,15 @@ def test_the_upgrade_makes_a_chat_account_the_member_can_change(browser, tmp_pat
         checker.page(f"tabs-320-{language}")
         browser.set_window_size(390, 900)
 
+        # The way out: Cancel lands back on Chats, where the upgrade was started, and says so.
+        browser.get(gw.url + "/chats")
+        browser.find_element(By.ID, "add-features").click()
+        wait(browser, lambda b: path_of(b) == "/upgrade/phone")
+        browser.find_element(By.ID, "cancel").click()
+        wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#toasts .toast"))
+        assert path_of(browser) == "/chats"
+        checker.page()
+
         username = "m" + uuid.uuid4().hex[:10]
         browser.get(gw.url + "/upgrade?from=portal")
         wait(browser, lambda b: path_of(b) == "/upgrade/phone")
@@ -68,6 +77,10 @@ def test_the_upgrade_makes_a_chat_account_the_member_can_change(browser, tmp_pat
         wait(browser, lambda b: path_of(b) == "/upgrade/code")
         # The number as its country writes it, one piece in any direction.
         assert "+49 301234567" in browser.find_element(By.ID, "code-intro").text
+        # The code's remaining time counts down.
+        shown = browser.find_element(By.ID, "code-expiry").text
+        wait(browser, lambda b: b.find_element(By.ID, "code-expiry").text != shown, timeout=3)
+        checker.page(f"chat-code-{language}")
         code = latest_code(browser, gw)
         browser.back()
         wait(browser, lambda b: path_of(b) == "/upgrade/code")
