@@ -33,9 +33,30 @@
   if (window.BroadcastChannel) {
     new BroadcastChannel("gatehouse").onmessage = function (event) {
       var text = bar.getAttribute(event.data === "upgraded" ? "data-other-upgraded" : event.data === "signed-out" ? "data-other-signed-out" : "");
-      if (text) { toast(text, { url: window.location.href, label: bar.getAttribute("data-reload") }); }
+      if (!text) { return; }
+      // Told once: the check when this tab comes back into view then finds nothing new.
+      bar.setAttribute("data-level", event.data === "upgraded" ? "registered" : "none");
+      toast(text, { url: window.location.href, label: bar.getAttribute("data-reload") });
     };
   }
+
+  // A tab coming back into view asks the gateway the member's level (on an app host, where other tabs' news does not
+  // reach): a bar made for another level is out of date, and the same toast offers the reload. A session that ended
+  // answers with the way to sign in again instead.
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState !== "visible" || !fetchOriginal) { return; }
+    fetchOriginal(window.location.origin + "/__gatehouse/frame", {
+      credentials: "same-origin", redirect: "manual", headers: { "Accept": "application/json", "X-Gatehouse-Frame": "1" }
+    }).then(function (response) {
+      if (response.type === "opaqueredirect" || response.status === 401) { return { level: "none" }; }
+      return response.ok ? response.json() : null;
+    }).then(function (state) {
+      if (!state || state.level === bar.getAttribute("data-level")) { return; }
+      var text = bar.getAttribute(state.level === "registered" ? "data-other-upgraded" : "data-other-signed-out");
+      bar.setAttribute("data-level", state.level);
+      toast(text, { url: window.location.href, label: bar.getAttribute("data-reload") });
+    }).catch(function () {});
+  });
 
   // The member's choice, kept in the session by the gateway (on this page's own origin: the gateway's, or the app
   // host's, which hands it on).

@@ -11,7 +11,7 @@ import requests
 from selenium.webdriver.common.by import By
 
 from conftest import ROOT, start_gateway
-from test_browser_journey import path_of, wait
+from test_browser_journey import bar_has, path_of, wait
 from test_upgrade_journey import Checker, error_text, latest_code, screenshots, sign_in, submit
 
 SERVER_NAME = "chat.test"
@@ -96,6 +96,11 @@ def test_the_upgrade_makes_a_chat_account_the_member_can_change(browser, tmp_pat
         browser.switch_to.new_window("tab")
         browser.get(gw.url + "/")
         other = browser.current_window_handle
+        # And one on an app host, another origin: it asks when it comes back into view.
+        browser.switch_to.new_window("tab")
+        browser.get(gw.url + "/open/hosted")
+        wait(browser, lambda b: b.current_url.startswith(f"http://hosted.apps.localhost:{gw.port}/") and bar_has(b, "#bar"))
+        hosted = browser.current_window_handle
         browser.switch_to.window(first)
         browser.find_element(By.ID, "discoverable-nobody").click()
         submit(browser, "display-name", "Bob B.", "finish")
@@ -105,6 +110,10 @@ def test_the_upgrade_makes_a_chat_account_the_member_can_change(browser, tmp_pat
         browser.switch_to.window(other)
         told = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#toasts .toast"))[0]
         assert told.find_element(By.CLASS_NAME, "toast-action").get_attribute("href") == gw.url + "/"
+        browser.close()
+        browser.switch_to.window(hosted)
+        browser.execute_script("document.dispatchEvent(new Event('visibilitychange'))")
+        wait(browser, lambda b: bar_has(b, "#toasts .toast"))
         browser.close()
         browser.switch_to.window(first)
         matrix_id = f"@{username}:{SERVER_NAME}"

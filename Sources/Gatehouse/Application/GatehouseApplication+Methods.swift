@@ -14,11 +14,12 @@ extension GatehouseApplication {
             (Paths.signIn, get), (Paths.signInStart, get), (callbackPath, get), (Paths.signOut, [.get, .post]), (Paths.signedOutPage, get),
             (Paths.backChannelLogout, post), (Paths.forwardAuth, get), (Paths.health, get), (Paths.ready, get), (Paths.assertionKeys, get),
             (Paths.portal, get), (Paths.sessions, get), (Paths.sessions + "/end", post), (Paths.sessions + "/end-others", post),
-            (Paths.language, post), (Paths.frame, post), (Paths.leaving, [.get, .post]), (Paths.upgrade, get), (Paths.upgradeResend, post),
+            (Paths.language, post), (Paths.frame, [.get, .post]), (Paths.leaving, [.get, .post]), (Paths.upgrade, get), (Paths.upgradeResend, post),
             (Paths.upgradeCancel, post),
             (Paths.upgradeDone, get), (Paths.upgradeUsernameCheck, get), (Paths.operatorPrefix, get), (Paths.operatorFunnel, get),
             (Paths.operatorFunnel + "/days", get), (Paths.operatorPrefix + "/sessions", get), (Paths.operatorPrefix + "/apps", get),
-            (Paths.operatorPrefix + "/refusals", get),
+            (Paths.operatorPrefix + "/refusals", get), (Paths.operatorMembers, get), (Paths.operatorMembersReset, post), (Paths.account, get),
+            (Paths.accountProfile, post), (Paths.accountPhone, post), (Paths.accountPhoneCode, [.get, .post]), (Paths.accountPhoneCancel, post),
         ]
         routes += FeatureTab.allCases.filter { $0.path != Paths.portal }.map { ($0.path, get) }
         routes += RegistrationStep.allCases.map { (Paths.upgrade($0), [.get, .post]) }

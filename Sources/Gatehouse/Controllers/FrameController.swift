@@ -24,6 +24,14 @@ public struct FrameController: Sendable {
 
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.post(RouterPath(stringLiteral: Paths.frame)) { request, context in try await self.change(request, session: context.session) }
+        group.get(RouterPath(stringLiteral: Paths.frame)) { request, context in try self.state(request, session: context.session) }
+    }
+
+    /// What the bar of a page shown again asks (a tab coming back into view, on an app host that other tabs' news does
+    /// not reach): the member's level now, to compare with the level its markup was made for.
+    func state(_ request: Request, session: Session) throws -> Response {
+        guard request.headers[Self.header] == "1" else { throw RequestError.forbidden("frame state without the bar's header") }
+        return try JSONResponse.make(["level": session.level.rawValue])
     }
 
     func change(_ request: Request, session: Session) async throws -> Response {

@@ -76,6 +76,7 @@ public struct HostMountController: Sendable {
             case .active(let session) = try await resolver.resolve(sessionID: sessionID)
         {
             if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session) }
+            if request.uri.path == Paths.frame, request.method == .get { return try frame.state(request, session: session) }
             RequestLanguage.settle(session, languages: proxy.mapping.renderer.languages)
             var signedIn = context
             signedIn.session = session

@@ -182,7 +182,7 @@ public struct GatewayBar: Sendable {
                     "current": features.slug(for: tab) == app.slug,
                 ]
             },
-            "sso": level == .sso,
+            "sso": level == .sso, "level": level.rawValue,
         ]
     }
 

@@ -92,6 +92,13 @@ import Testing
             let form = Self.host("spa", gateway) + [("Content-Type", "application/x-www-form-urlencoded"), ("Sec-Fetch-Site", "cross-site")]
             #expect(try await gateway.send(.POST, Paths.frame, cookies: ["gatehouse_app": grant], headers: form, body: "bar=collapsed").status == 403)
             #expect(try await gateway.send(.POST, Paths.frame, cookies: ["gatehouse_app": grant], headers: bar, body: "bar=collapsed").status == 204)
+            // A tab coming back into view asks the member's level on the app host itself (never the app's), with the
+            // bar's header only; without a grant it is sent to sign in.
+            let state = try await gateway.get(Paths.frame, cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway) + GatewayBarTests.bar)
+            #expect(state.status == 200 && state.body == #"{"level":"sso"}"#)
+            #expect(try await gateway.get(Paths.frame, cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway)).status == 403)
+            #expect(try await gateway.get(Paths.frame, cookies: [:], headers: Self.host("spa", gateway) + GatewayBarTests.bar).status == 303)
+            #expect(try await gateway.get(Paths.frame, cookies: session, headers: GatewayBarTests.bar).body == #"{"level":"sso"}"#)
             // The same session on the gateway's own host and on the app host: collapsed on both.
             let page = try await gateway.get("/apps/wiki/html", cookies: session, headers: GatewayBarTests.document)
             #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed=\"\" data-place=\"auto\">"))
