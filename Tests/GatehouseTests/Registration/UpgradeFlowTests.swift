@@ -82,6 +82,37 @@ import Testing
             }, body)
     }
 
+    /// `registration.required_roles`: a member without the role is offered nothing (no link on the web apps, no
+    /// prompt on the tabs, which say why), and the flow's pages and the username check send them away.
+    /// `registration.registered_claim`: a member holding the named role is registered at sign-in without the flow.
+    @Test func theUpgradeIsOfferedOnlyToWhomTheOrganizationSays() async throws {
+        try await Self.live(configure: { $0.registration.requiredRoles = ["chat-user"] }) { gateway in
+            let alice = try await Member.signIn(gateway, as: "alice")
+            #expect(try await !alice.get(Paths.portal).body.contains("portal-add-features"))
+            let chats = try await alice.get(Paths.chats).body
+            #expect(chats.contains("has not enabled chats, calls and stories for your account") && !chats.contains("id=\"add-features\""))
+            #expect(try await alice.get("/upgrade?from=portal").location == Paths.chats)
+            #expect(try await alice.get(Paths.upgrade(.phone)).location == Paths.chats)
+            #expect(try await alice.post(Paths.upgrade(.phone), [("phone", "+15550100001")]).location == Paths.chats)
+            #expect(try await alice.get("\(Paths.upgradeUsernameCheck)?username=someone", json: true).status == 403)
+        }
+        try await Self.live(configure: { $0.registration.enabled = false }) { gateway in
+            let alice = try await Member.signIn(gateway, as: "alice")
+            #expect(try await alice.get("/upgrade?from=banner").location == Paths.chats)
+        }
+        try await Self.live(configure: { $0.registration.registeredClaim = "user" }) { gateway in
+            let alice = try await Member.signIn(gateway, as: "alice")
+            #expect(try await alice.get("/upgrade?from=portal").location == Paths.chats)
+            #expect(try await alice.get(Paths.chats).status == 303)  // the chat app opens
+        }
+        #expect(ExistingRegistrations.holds("chat", identity: MemberIdentity(sub: "s"), claims: ["chat": true]))
+        #expect(ExistingRegistrations.holds("chat", identity: MemberIdentity(sub: "s"), claims: ["chat": "@s:example.org"]))
+        #expect(!ExistingRegistrations.holds("chat", identity: MemberIdentity(sub: "s"), claims: ["chat": false]))
+        #expect(!ExistingRegistrations.holds("chat", identity: MemberIdentity(sub: "s"), claims: ["chat": "false"]))
+        #expect(!ExistingRegistrations.holds("chat", identity: MemberIdentity(sub: "s"), claims: ["chat": [String]()]))
+        #expect(ExistingRegistrations.holds("/chat", identity: MemberIdentity(sub: "s", groups: ["/chat"]), claims: nil))
+    }
+
     @Test func everyStepValidatesOnTheServerAndKeepsWhatWasEntered() async throws {
         let path = Self.temporaryDatabase()
         try await Self.live(path: path) { gateway in
@@ -139,6 +170,9 @@ import Testing
             let incomplete = try await alice.post(Paths.upgrade(.profile), [("display_name", "  "), ("discoverability", "sometimes")])
             #expect(
                 incomplete.status == 422 && incomplete.body.contains("Enter a display name") && incomplete.body.contains("Choose who can find you"))
+            // Beside the field too, which says it is wrong and points at the message.
+            #expect(incomplete.body.contains(#"<p class="field-error" id="display-name-error">Enter a display name.</p>"#))
+            #expect(incomplete.body.contains(#"aria-describedby="display-name-error" aria-invalid="true""#))
             #expect(try await alice.get("/chats").body.contains("id=\"add-features\""))
 
             let done = try await alice.post(Paths.upgrade(.profile), [("display_name", "Alice A."), ("discoverability", "nobody")])
