@@ -49,7 +49,8 @@ def signed_in_browser(gw, account):
     driver.find_element(By.ID, f"account-{account}").click()
     driver.find_element(By.ID, "password").send_keys(gw.dev_password)
     driver.find_element(By.ID, "dev-continue").click()
-    wait(driver, lambda b: b.current_url.rstrip("/") == gw.url)
+    # Signed in: on the web apps, or on Chats for a registered member (their landing page).
+    wait(driver, lambda b: b.current_url.rstrip("/") in (gw.url, gw.url + "/chats"))
     driver.get_log("browser")  # the sign-in's own lines are not the app's
     return driver
 
