@@ -351,3 +351,10 @@ public struct DirectoriesConfiguration: Sendable {
         self.data = data
     }
 }
+
+extension GatehouseConfiguration {
+    /// Whether `identity` may use the operator console and its reports (`operator.role`).
+    public func isOperator(_ identity: MemberIdentity) -> Bool {
+        identity.roles.contains(operatorRole)
+    }
+}

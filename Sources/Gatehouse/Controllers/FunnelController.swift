@@ -26,7 +26,7 @@ public struct FunnelController: Sendable {
 
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.operatorFunnel)) { request, context -> Response in
-            guard context.session.identity.roles.contains(configuration.operatorRole) else {
+            guard configuration.isOperator(context.session.identity) else {
                 return try JSONResponse.make(
                     [
                         "error": "forbidden",

@@ -27,7 +27,7 @@ struct OperatorController: Sendable {
             async throws -> Response
         {
             { request, context in
-                guard context.session.identity.roles.contains(configuration.operatorRole) else { throw AccessError.operatorOnly }
+                guard configuration.isOperator(context.session.identity) else { throw AccessError.operatorOnly }
                 return try await handler(request)
             }
         }

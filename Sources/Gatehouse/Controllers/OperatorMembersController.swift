@@ -33,7 +33,7 @@ struct OperatorMembersController: Sendable {
     }
 
     func requireOperator(_ context: SignedInRequestContext) throws {
-        guard context.session.identity.roles.contains(configuration.operatorRole) else { throw AccessError.operatorOnly }
+        guard configuration.isOperator(context.session.identity) else { throw AccessError.operatorOnly }
     }
 
     /// `?q=` looks the member up; `?reset=` says what the last reset did. JSON for API callers.

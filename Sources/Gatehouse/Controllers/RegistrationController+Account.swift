@@ -155,7 +155,6 @@ extension RegistrationController {
             let result = try await change.verify(entered, now: now, rules: rules) { _ in
                 try await flows.claimCodeAttempt(flowKey: key, sub: sub, maximum: rules.maximumWrongTries, at: now)
             }
-            let error: String
             switch result {
             case .accepted:
                 if let userID = account.chatUserID {
@@ -173,14 +172,9 @@ extension RegistrationController {
             case .burned:
                 try await flows.deleteFlow(sub: change.sub)
                 return try accountPage(account, context, errors: [FieldError("new-phone", strings["account_error_code_burned"])])
-            case .wrong(let remaining):
-                error = remaining == 1 ? strings["upgrade_code_error_wrong_one"] : strings.text("upgrade_code_error_wrong", ["remaining": "\(remaining)"])
-            case .expired:
-                error = strings["upgrade_code_error_expired"]
-            case .malformed:
-                error = strings["upgrade_code_error_malformed"]
+            case .wrong, .expired, .malformed:
+                return try phoneCodePage(change, context, entered: entered, errors: [FieldError("code", codeError(result))])
             }
-            return try phoneCodePage(change, context, entered: entered, errors: [FieldError("code", error)])
         }
     }
 

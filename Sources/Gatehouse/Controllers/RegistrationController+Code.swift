@@ -82,23 +82,27 @@ extension RegistrationController {
             let result = try await flow.verify(entered, now: now, rules: rules) { _ in
                 try await flows.claimCodeAttempt(flowKey: key, sub: sub, maximum: rules.maximumWrongTries, at: now)
             }
-            let error: String
             switch result {
             case .accepted:
                 try await flows.save(flow)
                 return redirect(Paths.upgrade(.username))
             case .burned:
                 return await fail(flow.sub, reason: "code_attempts_exhausted", context)
-            case .wrong(let remaining):
-                error =
-                    remaining == 1 ? strings["upgrade_code_error_wrong_one"] : strings.text("upgrade_code_error_wrong", ["remaining": "\(remaining)"])
-            case .expired:
-                error = strings["upgrade_code_error_expired"]
-            case .malformed:
-                error = strings["upgrade_code_error_malformed"]
+            case .wrong, .expired, .malformed:
+                // Nothing to write back: the try was counted in the store, and the flow itself did not change.
+                return try codePage(flow, context, entered: entered, errors: [FieldError("code", codeError(result))])
             }
-            // Nothing to write back: the try was counted in the store, and the flow itself did not change.
-            return try codePage(flow, context, entered: entered, errors: [FieldError("code", error)])
+        }
+    }
+
+    /// What the member is told of a code that was not taken (a wrong, expired or malformed entry).
+    func codeError(_ result: CodeCheck) -> String {
+        switch result {
+        case .wrong(let remaining):
+            remaining == 1 ? strings["upgrade_code_error_wrong_one"] : strings.text("upgrade_code_error_wrong", ["remaining": "\(remaining)"])
+        case .expired: strings["upgrade_code_error_expired"]
+        // Accepted and burned codes are answered by the callers, never with a message beside the field.
+        case .malformed, .accepted, .burned: strings["upgrade_code_error_malformed"]
         }
     }
 }

@@ -125,7 +125,6 @@ public struct CachedRegistrationStore: RegistrationStore {
     let store: any RegistrationStore
     let cache: StateCache
 
-    public func isRegistered(sub: String) async throws -> Bool { try await store.isRegistered(sub: sub) }
     public func account(sub: String) async throws -> RegisteredAccount? { try await store.account(sub: sub) }
     public func isUsernameTaken(_ username: String, for sub: String, claimsSince: Date) async throws -> Bool {
         try await store.isUsernameTaken(username, for: sub, claimsSince: claimsSince)

@@ -11,10 +11,6 @@ public struct PostgresRegistrationStore: RegistrationStore {
         self.keyring = keyring
     }
 
-    public func isRegistered(sub: String) async throws -> Bool {
-        try await !database.query("SELECT 1 FROM registrations WHERE sub = \(sub)").isEmpty
-    }
-
     public func account(sub: String) async throws -> RegisteredAccount? {
         guard
             let row = try await database.query(

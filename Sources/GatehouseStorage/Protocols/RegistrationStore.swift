@@ -55,7 +55,6 @@ public struct MemberRegistration: Sendable, Equatable {
 
 /// Registrations per SSO subject: whoever finished the upgrade flow is `registered` at every later sign-in.
 public protocol RegistrationStore: Sendable {
-    func isRegistered(sub: String) async throws -> Bool
     /// The username and phone number a registered member chose.
     func account(sub: String) async throws -> RegisteredAccount?
     /// Whether `username` (in any letter case) is registered, or claimed by another member than `sub` since
