@@ -75,10 +75,14 @@ extension GatehouseApplication {
             registrations: stores.registrations,
             cookiesAreSecure: configuration.cookieIsSecure
         ).addRoutes(to: signedIn)
-        RegistrationController(
+        let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,
             hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
-            configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics, limiter: gateway.rateLimiter
+            configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics, limiter: gateway.rateLimiter)
+        registration.addRoutes(to: signedIn)
+        PINCheckController(
+            pins: registration.pins, sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration,
+            returns: SignInReturns(externalOrigins: gateway.catalog.externalOrigins)
         ).addRoutes(to: signedIn)
         let funnel = FunnelController(
             events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,

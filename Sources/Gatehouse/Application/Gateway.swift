@@ -142,7 +142,9 @@ struct Gateway {
                 throw error
             }
         }
-        resolver = SessionResolver(store: stores.sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger)
+        resolver = SessionResolver(
+            store: stores.sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger,
+            shortestAppIdleSeconds: configuration.apps.compactMap(\.sessionLimits.idleSeconds).min())
 
         let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
         let allowlist = Allowlist(configuration.allowlist)

@@ -10,8 +10,26 @@ public enum AccessError: PresentableError, Equatable {
     case pathNotAllowed(String, PathRules.Lack?)
     /// The operator console, for members with `operator.role` only.
     case operatorOnly
+    /// The path or the app asks the member to sign in at the provider again (recently enough, or with another class
+    /// of sign-in): `signInURL` starts that and comes back to the path.
+    case signInAgain(signInURL: String)
+    /// The path asks for the member's upgrade PIN, entered recently: `pinURL` asks for it and comes back to the path.
+    case pinRequired(pinURL: String)
 
-    public var status: HTTPResponse.Status { .forbidden }
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .signInAgain, .pinRequired: .unauthorized
+        default: .forbidden
+        }
+    }
+
+    /// Where the member proves themselves again, for a step-up.
+    public var stepUpURL: String? {
+        switch self {
+        case .signInAgain(let url), .pinRequired(let url): url
+        default: nil
+        }
+    }
 
     public var reason: String {
         switch self {
@@ -20,6 +38,8 @@ public enum AccessError: PresentableError, Equatable {
         case .operatorOnly: "operator_only"
         case .pathNotAllowed(let slug, nil): "path_denied:\(slug)"
         case .pathNotAllowed(let slug, .some(let lack)): "path_not_allowed:\(slug):\(Self.kind(lack))"
+        case .signInAgain: "reauthentication_required"
+        case .pinRequired: "pin_required"
         }
     }
 
@@ -30,6 +50,8 @@ public enum AccessError: PresentableError, Equatable {
         case .operatorOnly: "error_operator_only"
         case .pathNotAllowed(_, nil): "error_path_denied"
         case .pathNotAllowed(_, .some(let lack)): "error_path_\(Self.kind(lack))"
+        case .signInAgain: "error_sign_in_again"
+        case .pinRequired: "error_pin_required"
         }
     }
 
@@ -49,6 +71,9 @@ public enum AccessError: PresentableError, Equatable {
         case .role: "role"
         case .group: "group"
         case .claim: "claim"
+        case .network: "network"
+        case .recentSignIn: "sign_in"
+        case .pin: "pin"
         }
     }
 }

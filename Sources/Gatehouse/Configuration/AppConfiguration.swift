@@ -40,6 +40,8 @@ public struct AppConfiguration: Sendable, Equatable {
     /// The powerful browser features this app's pages may use (`apps[].permissions`: `camera`, `microphone`, …; see
     /// `PermissionsPolicy`); none unless named.
     public var permissions: [String]
+    /// This app's own, shorter limits on a session (`apps[].session`).
+    public var sessionLimits: AppSessionLimits
     /// How long a description may be: one line on a tile.
     public static let descriptionLimit = 120
 
@@ -48,8 +50,9 @@ public struct AppConfiguration: Sendable, Equatable {
         requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: BarPlacement = .automatic,
         headers: AppHeaderConfiguration = .init(), tls: AppTLSConfiguration? = nil, rules: PathRules = .init(),
         contentSecurityPolicy: PolicyMode = .merge, clientCookies: [String] = [], rewrite: RewriteProfile = .full, stripPrefix: Bool = true,
-        permissions: [String] = []
+        permissions: [String] = [], sessionLimits: AppSessionLimits = .init()
     ) {
+        self.sessionLimits = sessionLimits
         self.permissions = permissions
         self.contentSecurityPolicy = contentSecurityPolicy
         self.clientCookies = clientCookies
@@ -68,6 +71,34 @@ public struct AppConfiguration: Sendable, Equatable {
         self.headers = headers
         self.tls = tls
         self.rules = rules
+    }
+}
+
+/// An app's own limits on the sessions that open it (`apps[].session`), shorter than the gateway's: past them the
+/// member signs in at the provider again for this app, and keeps their session for the others.
+public struct AppSessionLimits: Sendable, Equatable {
+    /// The member's last authentication (or, when the provider never said when, the sign-in) no older than this.
+    public var maxAgeSeconds: Int?
+    /// No pause longer than this in the member's activity (in any app) since they last signed in.
+    public var idleSeconds: Int?
+
+    public init(maxAgeSeconds: Int? = nil, idleSeconds: Int? = nil) {
+        self.maxAgeSeconds = maxAgeSeconds
+        self.idleSeconds = idleSeconds
+    }
+
+    /// The sign-in these limits ask of `session` at `moment`, or `nil` when it is within them.
+    public func lacking(_ session: Session, at moment: AccessMoment) -> PathRules.Lack? {
+        guard moment.checksFreshness else { return nil }
+        let authenticatedAt = session.assurance?.authenticatedAt ?? session.createdAt
+        if let maxAgeSeconds, !Assurance.isRecent(authenticatedAt, within: maxAgeSeconds, now: moment.now) {
+            return .recentSignIn(.init(maxAge: maxAgeSeconds))
+        }
+        // A sign-in since the pause began ends it.
+        if let idleSeconds, moment.idle > TimeInterval(idleSeconds), !Assurance.isRecent(authenticatedAt, within: idleSeconds, now: moment.now) {
+            return .recentSignIn(.init(maxAge: idleSeconds))
+        }
+        return nil
     }
 }
 

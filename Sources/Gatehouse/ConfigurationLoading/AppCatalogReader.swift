@@ -13,7 +13,7 @@ enum AppCatalogReader {
             "slug", "name", "description", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
             "pass_headers", "identity_headers", "gateway_bar", "tls", "assertion", "assertion_header", "pass_access_token", "rules",
             "case_insensitive_paths", "content_security_policy", "client_cookies", "rewrite", "strip_prefix",
-            "permissions",
+            "permissions", "session",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
             let path = "apps[\(index)]"
@@ -73,9 +73,26 @@ enum AppCatalogReader {
                 mount: mount ?? .path, gatewayBar: barPlacement(app, path: path, reader: &reader), headers: appHeaders,
                 tls: tls(app, path: path, reader: &reader), rules: PathRulesReader.read(app, path: path, reader: &reader),
                 contentSecurityPolicy: policyMode(app, path: path, reader: &reader), clientCookies: clientCookies(app, path: path, reader: &reader),
-                rewrite: choice(app, "rewrite", path: path, reader: &reader) ?? .full, stripPrefix: stripPrefix, permissions: permissions
+                rewrite: choice(app, "rewrite", path: path, reader: &reader) ?? .full, stripPrefix: stripPrefix, permissions: permissions,
+                sessionLimits: sessionLimits(app, path: path, reader: &reader)
             )
         }
+    }
+
+    /// `apps[].session`: `max_age_seconds` and `idle_seconds` (that they are shorter than the gateway's own is checked
+    /// with the rest of the configuration).
+    static func sessionLimits(_ app: [String: Any], path: String, reader: inout ConfigurationReader) -> AppSessionLimits {
+        guard let value = app["session"] else { return .init() }
+        guard let object = value as? [String: Any] else {
+            reader.report("\(path).session", "must be an object of max_age_seconds and idle_seconds")
+            return .init()
+        }
+        for key in object.keys.sorted() where !["max_age_seconds", "idle_seconds"].contains(key) {
+            reader.report("\(path).session.\(key)", "unknown key")
+        }
+        return AppSessionLimits(
+            maxAgeSeconds: PathRulesReader.seconds(object["max_age_seconds"], path: "\(path).session.max_age_seconds", reader: &reader),
+            idleSeconds: PathRulesReader.seconds(object["idle_seconds"], path: "\(path).session.idle_seconds", reader: &reader))
     }
 
     /// `apps[].tls`: `ca_file`, `certificate_file` and `private_key_file`, each a path; the certificate and key together.

@@ -165,6 +165,12 @@ extension GatehouseConfiguration {
             if !slugIsValid { problems.append(.init("\(path).slug", "must be 1–40 characters of a–z, 0–9 and -")) }
             if !seen.insert(app.slug).inserted { problems.append(.init("\(path).slug", "\"\(app.slug)\" is used twice")) }
             if app.name.isEmpty { problems.append(.init("\(path).name", "is required")) }
+            if let seconds = app.sessionLimits.maxAgeSeconds, seconds >= session.absoluteTimeoutSeconds {
+                problems.append(.init("\(path).session.max_age_seconds", "must be shorter than session.absolute_timeout_seconds (\(session.absoluteTimeoutSeconds))"))
+            }
+            if let seconds = app.sessionLimits.idleSeconds, seconds >= session.idleTimeoutSeconds {
+                problems.append(.init("\(path).session.idle_seconds", "must be shorter than session.idle_timeout_seconds (\(session.idleTimeoutSeconds))"))
+            }
             let scheme = app.upstream.scheme?.lowercased()
             let host = app.upstream.host ?? ""
             if scheme != "https" && !(scheme == "http" && Self.isLoopback(host) && proxy.allowHTTPLoopback) {

@@ -17,6 +17,18 @@ enum PathRulesReader {
         return PathRules(rules, caseInsensitive: caseInsensitive)
     }
 
+    static let requirementKeys: Set = ["level", "roles", "groups", "claims", "networks", "auth_age_seconds", "acr", "pin_age_seconds"]
+
+    /// A number of seconds, from 1 to a day: longer than the longest session is no requirement at all.
+    static func seconds(_ value: Any?, path: String, reader: inout ConfigurationReader) -> Int? {
+        guard let value else { return nil }
+        guard !ConfigurationReader.isBoolean(value), let seconds = value as? Int, (1...86_400).contains(seconds) else {
+            reader.report(path, "must be a number of seconds from 1 to 86400")
+            return nil
+        }
+        return seconds
+    }
+
     static let methods: Set = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
     static func rule(_ element: Any, path: String, caseInsensitive: Bool, reader: inout ConfigurationReader) -> PathRules.Rule? {
@@ -59,10 +71,10 @@ enum PathRulesReader {
     static func requirement(_ value: Any?, path: String, reader: inout ConfigurationReader) -> PathRules.Requirement {
         guard let value else { return .init() }
         guard let object = value as? [String: Any] else {
-            reader.report(path, "must be an object of level, roles, groups and claims")
+            reader.report(path, "must be an object of level, roles, groups, claims, networks, auth_age_seconds, acr and pin_age_seconds")
             return .init()
         }
-        for key in object.keys.sorted() where !["level", "roles", "groups", "claims"].contains(key) {
+        for key in object.keys.sorted() where !Self.requirementKeys.contains(key) {
             reader.report("\(path).\(key)", "unknown key")
         }
         var requirement = PathRules.Requirement()
@@ -73,13 +85,30 @@ enum PathRulesReader {
                 reader.report("\(path).level", "must be sso or registered")
             }
         }
-        for key in ["roles", "groups"] where object[key] != nil {
+        for key in ["roles", "groups", "acr"] where object[key] != nil {
             guard let names = object[key] as? [String] else {
                 reader.report("\(path).\(key)", "must be a list of strings")
                 continue
             }
-            if key == "roles" { requirement.roles = names } else { requirement.groups = names }
+            switch key {
+            case "roles": requirement.roles = names
+            case "groups": requirement.groups = names
+            default: requirement.acr = names
+            }
         }
+        if let blocks = object["networks"] {
+            let texts = blocks as? [String] ?? []
+            if texts.isEmpty { reader.report("\(path).networks", "must be a list of address blocks such as \"10.0.0.0/8\"") }
+            for text in texts {
+                if let network = IPNetwork(text) {
+                    requirement.networks.append(network)
+                } else {
+                    reader.report("\(path).networks", "\"\(text)\" is not an address block such as \"10.0.0.0/8\" or \"2001:db8::/32\"")
+                }
+            }
+        }
+        requirement.authAgeSeconds = seconds(object["auth_age_seconds"], path: "\(path).auth_age_seconds", reader: &reader)
+        requirement.pinAgeSeconds = seconds(object["pin_age_seconds"], path: "\(path).pin_age_seconds", reader: &reader)
         if let claims = object["claims"] {
             guard let map = claims as? [String: Any] else {
                 reader.report("\(path).claims", "must be an object of claim name to accepted values")

@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 import Hummingbird
 
@@ -5,6 +6,8 @@ import Hummingbird
 public struct GatewayRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var session: Session?
+    /// How long the member had been away before this request (`SessionResolver.Resolution.active`).
+    public var sessionIdle: TimeInterval = 0
     /// The cookie named a session that has just ended (expired, idle, refresh refused).
     public var sessionEnded = false
     /// The path and query a signed-out member asked for, kept for after sign-in (GET and HEAD only).

@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 import Hummingbird
 
@@ -7,6 +8,8 @@ public struct SignedInRequestContext: ChildRequestContext {
     public let session: Session
     public let clientAddress: String?
     public let trace: TraceContext?
+    /// How long the member had been away before this request.
+    public let idle: TimeInterval
 
     public init(context: GatewayRequestContext) throws {
         guard let session = context.session else {
@@ -16,5 +19,11 @@ public struct SignedInRequestContext: ChildRequestContext {
         self.session = session
         self.clientAddress = context.clientAddress
         self.trace = context.trace
+        self.idle = context.sessionIdle
+    }
+
+    /// The request's moment for an access decision: now, from the client's address, after the member's pause.
+    public var accessMoment: AccessMoment {
+        AccessMoment(client: clientAddress.flatMap(IPAddress.init), idle: idle)
     }
 }

@@ -96,18 +96,22 @@ public struct AuthController: Sendable {
     /// Creates the login attempt, binds it to this browser and sends the browser to the provider.
     @Sendable func start(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         try await limiter.admit(.signInStart, client: context.clientAddress)
-        let returnTo = returns.accept(request.uri.queryParameters.get("return_to")) ?? Paths.portal
+        let query = request.uri.queryParameters
+        let returnTo = returns.accept(query.get("return_to")) ?? Paths.portal
+        // A sign-in again that a rule or an app asked for (`AccessError.signInAgain`); a link that asks for nothing
+        // readable is a plain sign-in.
+        let stepUp = StepUpRequest(parsing: query.get("max_age").map { String($0) }, acr: query.get("acr").map { String($0) })
         let binding = RandomToken.make()
         let attempt = LoginAttempt(
             state: RandomToken.make(), browserBindingHash: TokenHash.hex(binding), nonce: RandomToken.make(),
-            codeVerifier: PKCE.generate().verifier, returnTo: returnTo, createdAt: Date()
+            codeVerifier: PKCE.generate().verifier, returnTo: returnTo, createdAt: Date(), stepUp: stepUp
         )
         events.record(.ssoLoginAttempt)
         let location: String
         do {
             location = try await oidc.authorizationURL(
-                state: attempt.state, nonce: attempt.nonce, pkce: PKCE(verifier: attempt.codeVerifier), redirectURI: configuration.redirectURI
-            )
+                state: attempt.state, nonce: attempt.nonce, pkce: PKCE(verifier: attempt.codeVerifier), redirectURI: configuration.redirectURI,
+                stepUp: stepUp)
             try await attempts.insert(attempt)
         } catch let error as OIDCError {
             return await failure(error, returnTo: returnTo, request: request, context: context)
@@ -148,11 +152,20 @@ public struct AuthController: Sendable {
             let claims = try await oidc.verifier.verify(idToken, expectedNonce: attempt.nonce)
             let identity = try await oidc.memberIdentity(accessToken: tokens.accessToken, idToken: idToken)
             guard identity.sub == claims.subject else { throw OIDCError.invalidUserinfo("userinfo sub differs from the ID token's") }
+            // The same member proving themselves again keeps their session (and the apps' cookies in its jar);
+            // anybody else signing in on this browser starts a new one.
+            let current = context.session.flatMap { $0.identity.sub == identity.sub ? $0 : nil }
+            let assurance = try SignInProof.assurance(
+                of: claims, for: attempt, previous: current?.assurance, clockSkew: oidc.verifier.clockSkew)
+            if let current, attempt.stepUp != nil {
+                return try await signedInAgain(current, identity: identity, tokens: tokens, idToken: idToken, assurance: assurance, returnTo: returnTo)
+            }
             return try await startSession(
-                identity: identity, tokens: tokens, idToken: idToken, providerSessionID: claims.sessionID, returnTo: returnTo,
+                identity: identity, tokens: tokens, idToken: idToken, providerSessionID: claims.sessionID, assurance: assurance, returnTo: returnTo,
                 replacing: context.session, device: SessionDevice(userAgent: request.headers[.userAgent], address: context.clientAddress),
                 logger: context.logger)
         } catch let error as OIDCError {
+            if case .notReauthenticated = error { events.record(.stepUp, sub: context.session?.identity.sub, detail: error.reason) }
             return await failure(error, returnTo: returnTo, request: request, context: context)
         }
     }
@@ -168,9 +181,29 @@ public struct AuthController: Sendable {
         }
     }
 
+    /// A step-up answered: the member's session takes the new tokens and what they proved, and they go on to where
+    /// they were going.
+    func signedInAgain(
+        _ session: Session, identity: MemberIdentity, tokens: TokenResponse, idToken: String, assurance: Assurance, returnTo: String
+    ) async throws -> Response {
+        var session = session
+        let now = Date()
+        session.identity = identity
+        session.tokens = TokenSet(
+            idToken: idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? session.tokens.refreshToken,
+            accessTokenExpiresAt: tokens.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, obtainedAt: now)
+        session.lastSeenAt = now
+        try await sessions.update(session)
+        try await sessions.setAssurance(assurance, sessionID: session.id)
+        events.record(.stepUp, sub: identity.sub, detail: "sign_in")
+        var response = redirect(to: returnTo)
+        response.headers.append(HTTPField(name: .setCookie, value: cookie.loginCookie.clearing()))
+        return response
+    }
+
     func startSession(
-        identity: MemberIdentity, tokens: TokenResponse, idToken: String, providerSessionID: String?, returnTo: String,
-        replacing previous: Session?, device: SessionDevice, logger: Logger
+        identity: MemberIdentity, tokens: TokenResponse, idToken: String, providerSessionID: String?, assurance: Assurance? = nil,
+        returnTo: String, replacing previous: Session?, device: SessionDevice, logger: Logger
     ) async throws -> Response {
         let standing = try await registrations.standing(identity, claims: MemberClaims.unverifiedClaims(of: idToken), logger: logger)
         guard let level = events.transition(.signIn, from: .none, sub: identity.sub, isRegistered: standing.isRegistered) else {
@@ -192,6 +225,7 @@ public struct AuthController: Sendable {
         )
         session.device = device
         session.chatUserID = standing.chatUserID
+        session.assurance = assurance
         try await sessions.insert(session)
         events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
         // Nowhere in particular to go: a registered member starts in their chats (or where the organization says).

@@ -57,16 +57,25 @@ struct ForwardAuthController: Sendable {
         let origin = AppCatalog.origin(original.url)
         guard let app = catalog.externalApp(origin: origin) else { throw ForwardAuthError.unknownHost }
         let back = origin + original.pathAndQuery
+        let redirect = request.uri.queryParameters.get("redirect") == "1"
         guard let session = context.session else {
             let signIn = FormEncoding.url(publicOrigin + Paths.signIn, adding: [("return_to", back)])
-            let redirect = request.uri.queryParameters.get("redirect") == "1"
             return Response(
                 status: redirect ? .found : .unauthorized, headers: [.location: signIn, .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(string: redirect ? "" : "sign-in required\n")))
         }
-        var headers = try access.verify(app, path: original.pathAndQuery, method: original.method, session: session, returnTo: back)
-        headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers)
+        let moment = AccessMoment(client: context.clientAddress.flatMap(IPAddress.init), idle: context.sessionIdle)
+        do {
+            var headers = try access.verify(app, path: original.pathAndQuery, method: original.method, session: session, moment: moment, returnTo: back)
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers)
+        } catch let error as AccessError {
+            // The ingress sends the member where a signed-out one goes: to prove themselves again, and back.
+            guard let url = error.stepUpURL else { throw error }
+            return Response(
+                status: redirect ? .found : .unauthorized, headers: [.location: url, .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: redirect ? "" : "\(error.reason)\n")))
+        }
     }
 }
 

@@ -50,8 +50,10 @@ public struct HostMountController: Sendable {
             let session = context.session
             try proxy.access.mayOpen(app, session: session, returnTo: Paths.appsOpen + "/" + slug)
             guard let state = request.uri.queryParameters.get("state"), (16...128).contains(state.count) else {
-                // Opened directly (a bookmark): start at the app host, which begins with step 1.
-                return Self.redirect(appsDomain.origin(of: slug) + "/")
+                // Opened directly (a bookmark, or back from a sign-in again): start at the app host, at the path asked
+                // for, which begins with step 1.
+                let path = request.uri.queryParameters.get("to").flatMap(ReturnTarget.init)?.path ?? "/"
+                return Self.redirect(appsDomain.origin(of: slug) + path)
             }
             let code = RandomToken.make()
             let returnTo = request.uri.queryParameters.get("to").flatMap(ReturnTarget.init)?.path ?? "/"
@@ -73,13 +75,14 @@ public struct HostMountController: Sendable {
         let grant = request.cookies[HostMountCookies.grant]?.value
         if let token = grant,
             let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
-            case .active(let session) = try await resolver.resolve(sessionID: sessionID)
+            case .active(let session, let idle) = try await resolver.resolve(sessionID: sessionID)
         {
             if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session) }
             if request.uri.path == Paths.frame, request.method == .get { return try frame.state(request, session: session) }
             RequestLanguage.settle(session, languages: proxy.mapping.renderer.languages)
             var signedIn = context
             signedIn.session = session
+            signedIn.sessionIdle = idle
             return try await proxy.forward(request, context: try SignedInRequestContext(context: signedIn), app: app, rest: request.uri.description)
         }
         // Step 1: no grant (or its session ended).

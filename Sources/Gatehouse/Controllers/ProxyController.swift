@@ -72,9 +72,13 @@ public struct ProxyController: Sendable {
     private func forwardUncounted(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws
         -> Response
     {
-        let returnTo = app.mount == .path ? request.uri.description : Paths.appsOpen + "/" + app.slug
+        // Where a sign-in again or the upgrade brings the member back: this page (on an app host, through the host's
+        // handoff).
+        let returnTo =
+            app.mount == .path ? request.uri.description : FormEncoding.url(Paths.appsOpen + "/" + app.slug, adding: [("to", rest)])
         let access = try await tracer.span("access decision") {
-            try await self.access.open(app, rest: rest, method: request.method.rawValue, session: context.session, returnTo: returnTo)
+            try await self.access.open(
+                app, rest: rest, method: request.method.rawValue, session: context.session, moment: context.accessMoment, returnTo: returnTo)
         }
         try access.checkOrigin(method: request.method, browser: request.headers)
         let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin)

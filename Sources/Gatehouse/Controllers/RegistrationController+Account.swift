@@ -59,35 +59,16 @@ extension RegistrationController {
             "account", title: strings["account_title"], status: httpStatus ?? (errors.isEmpty ? .ok : .unprocessableContent), values)
     }
 
-    /// What a PIN entry came to.
-    enum PINCheck {
-        case right
-        case wrong(remaining: Int)
-        /// No PIN is compared until the window ends.
-        case locked
-    }
-
-    /// Spends a try first (parallel guesses never share one), compares, and gives the try back when the PIN was
-    /// right: only wrong PINs stay counted.
-    func checkPIN(_ pin: String, hash: String, sub: String) async throws -> PINCheck {
-        let window = Int(now().timeIntervalSince1970 / rules.rateWindow)
-        let key = "pin:" + TokenHash.hex("\(sub)|\(window)")
-        guard let spent = try await flows.claimCodeAttempt(flowKey: key, sub: sub, maximum: rules.maximumWrongTries, at: now()) else {
-            return .locked
-        }
-        guard try await hasher.verify(pin, hash: hash) else { return .wrong(remaining: rules.maximumWrongTries - spent) }
-        try await flows.refundCodeAttempt(flowKey: key)
-        return .right
-    }
+    var pins: PINGuard { PINGuard(flows: flows, registrations: registrations, hasher: hasher, rules: rules, now: now) }
 
     /// The PIN's field error, or `nil` when it was right.
     func pinError(_ form: [String: String], account: RegisteredAccount, _ context: SignedInRequestContext) async throws -> FieldError? {
         let sub = context.session.identity.sub
-        guard let hash = try await registrations.pinHash(sub: sub) else { return FieldError("pin", strings["account_no_pin"]) }
         let pin = form["pin"] ?? ""
         guard !pin.isEmpty else { return FieldError("pin", strings["account_error_pin_missing"]) }
-        switch try await checkPIN(pin, hash: hash, sub: sub) {
+        switch try await pins.check(pin, sub: sub) {
         case .right: return nil
+        case .noPIN: return FieldError("pin", strings["account_no_pin"])
         case .wrong(let remaining):
             context.logger.notice("wrong PIN on the account page", metadata: ["sub": .string(sub), "remaining": "\(remaining)"])
             return FieldError(

@@ -4,6 +4,12 @@ import GatehouseCore
 /// What the development provider has issued: authorization codes, access tokens and refresh tokens, all single-use
 /// where OAuth says so. In memory: a restart of development mode signs everybody out at their next refresh.
 actor DevelopmentGrants {
+    /// The member's authentication a grant comes from: when, and at which level.
+    struct Authentication {
+        var at: Date
+        var acr: String
+    }
+
     struct CodeGrant {
         var username: String
         var redirectURI: String
@@ -13,12 +19,14 @@ actor DevelopmentGrants {
         /// The sign-in at this provider the grant belongs to (`sid`).
         var providerSession: String
         var expiresAt: Date
+        var authentication: Authentication
     }
 
     struct TokenGrant {
         var username: String
         var scopes: Set<String>
         var providerSession: String
+        var authentication: Authentication
         var expiresAt: Date
     }
 
@@ -39,15 +47,18 @@ actor DevelopmentGrants {
     }
 
     func issueTokens(
-        username: String, scopes: Set<String>, providerSession: String, accessLifetime: TimeInterval, refreshLifetime: TimeInterval
+        username: String, scopes: Set<String>, providerSession: String, authentication: Authentication, accessLifetime: TimeInterval,
+        refreshLifetime: TimeInterval
     ) -> (access: String, refresh: String) {
         let access = RandomToken.make()
         let refresh = RandomToken.make()
         let now = Date()
         accessTokens[access] = TokenGrant(
-            username: username, scopes: scopes, providerSession: providerSession, expiresAt: now.addingTimeInterval(accessLifetime))
+            username: username, scopes: scopes, providerSession: providerSession, authentication: authentication,
+            expiresAt: now.addingTimeInterval(accessLifetime))
         refreshTokens[refresh] = TokenGrant(
-            username: username, scopes: scopes, providerSession: providerSession, expiresAt: now.addingTimeInterval(refreshLifetime))
+            username: username, scopes: scopes, providerSession: providerSession, authentication: authentication,
+            expiresAt: now.addingTimeInterval(refreshLifetime))
         return (access, refresh)
     }
 

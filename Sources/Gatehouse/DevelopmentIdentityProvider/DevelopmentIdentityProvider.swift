@@ -85,8 +85,13 @@ public struct DevelopmentIdentityProvider: Sendable {
     }
 
     static let authorizationKeys = [
-        "client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method",
+        "client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "max_age", "prompt",
+        "acr_values",
     ]
+
+    /// The levels of authentication this provider offers, weakest first, as Keycloak's `acr.loa.map` names them
+    /// (`{"silver": 1, "gold": 2}`): the member picks one on the page, the app's `acr_values` preselects it.
+    static let levels = ["silver", "gold"]
 
     func authorizePage(_ request: Request) throws -> Response {
         var parameters: [String: String] = [:]
@@ -109,11 +114,18 @@ public struct DevelopmentIdentityProvider: Sendable {
                 "checked": account.username == (selected ?? DevelopmentAccounts.all[0].username), "index": index,
             ]
         }
+        // This provider keeps no sign-in of its own: every authorization asks for the password, so `max_age` and
+        // `prompt=login` are always met; the page says that the app asked.
+        let asked = (authorization.parameters["acr_values"] ?? "").split(separator: " ").map(String.init).filter(Self.levels.contains)
+        let chosen = asked.first ?? Self.levels[0]
         var values: [String: Any] = [
             "accounts": accounts,
+            "levels": Self.levels.map { ["value": $0, "label": renderer.strings["dev_level_\($0)"], "checked": $0 == chosen] },
+            "reauthenticate": authorization.parameters["prompt"] == "login" || authorization.parameters["max_age"] != nil,
             "hidden": Self.authorizationKeys.map { ["name": $0, "value": authorization.parameters[$0] ?? ""] },
             "passwordHint": renderer.strings.text("dev_password_hint", ["password": demoPassword]),
         ]
+        if !asked.isEmpty { values["levelsAsked"] = renderer.strings.text("dev_level_asked", ["levels": asked.joined(separator: ", ")]) }
         if let error { values["error"] = error }
         return try renderer.page("dev-idp-authorize", title: renderer.strings["dev_signin_title"], status: status, values)
     }
@@ -142,7 +154,8 @@ public struct DevelopmentIdentityProvider: Sendable {
             .init(
                 username: account.username, redirectURI: redirectURI, codeChallenge: parameters["code_challenge"] ?? "",
                 nonce: parameters["nonce"], scopes: Set((parameters["scope"] ?? "").split(separator: " ").map(String.init)),
-                providerSession: RandomToken.make(), expiresAt: Date().addingTimeInterval(60)
+                providerSession: RandomToken.make(), expiresAt: Date().addingTimeInterval(60),
+                authentication: .init(at: Date(), acr: form["acr"].flatMap { Self.levels.contains($0) ? $0 : nil } ?? Self.levels[0])
             ))
         return redirect(FormEncoding.url(redirectURI, adding: [("code", code), ("state", authorization.state)]))
     }
@@ -157,29 +170,36 @@ public struct DevelopmentIdentityProvider: Sendable {
             guard let verifier = form["code_verifier"], PKCE.isValidVerifier(verifier), PKCE.challenge(for: verifier) == grant.codeChallenge else {
                 return try Self.oauthError("invalid_grant")
             }
-            return try await tokens(username: grant.username, scopes: grant.scopes, providerSession: grant.providerSession, nonce: grant.nonce)
+            return try await tokens(
+                username: grant.username, scopes: grant.scopes, providerSession: grant.providerSession, authentication: grant.authentication,
+                nonce: grant.nonce)
         case "refresh_token":
             guard let token = form["refresh_token"], let grant = await grants.redeemRefreshToken(token) else {
                 return try Self.oauthError("invalid_grant")
             }
-            return try await tokens(username: grant.username, scopes: grant.scopes, providerSession: grant.providerSession, nonce: nil)
+            return try await tokens(
+                username: grant.username, scopes: grant.scopes, providerSession: grant.providerSession, authentication: grant.authentication,
+                nonce: nil)
         default:
             return try Self.oauthError("unsupported_grant_type")
         }
     }
 
-    /// Tokens for one sign-in at this provider; `providerSession` (the ID token's `sid`) stays the same across refreshes.
-    func tokens(username: String, scopes: Set<String>, providerSession: String, nonce: String?) async throws -> Response {
+    /// Tokens for one sign-in at this provider; `providerSession` (the ID token's `sid`) and the `authentication` (its
+    /// `auth_time` and `acr`) stay the same across refreshes: a refresh is no new authentication.
+    func tokens(
+        username: String, scopes: Set<String>, providerSession: String, authentication: DevelopmentGrants.Authentication, nonce: String?
+    ) async throws -> Response {
         guard let account = DevelopmentAccounts.account(username: username) else { return try Self.oauthError("invalid_grant") }
         let issued = await grants.issueTokens(
-            username: username, scopes: scopes, providerSession: providerSession, accessLifetime: Self.accessTokenLifetime,
-            refreshLifetime: Self.refreshTokenLifetime
+            username: username, scopes: scopes, providerSession: providerSession, authentication: authentication,
+            accessLifetime: Self.accessTokenLifetime, refreshLifetime: Self.refreshTokenLifetime
         )
         let now = Date().timeIntervalSince1970
         let idToken = try await keys.sign(
             DevelopmentIDToken(
-                iss: issuer, sub: account.sub, aud: clientID, azp: clientID, exp: now + 300, iat: now, auth_time: now, nonce: nonce,
-                sid: providerSession,
+                iss: issuer, sub: account.sub, aud: clientID, azp: clientID, exp: now + 300, iat: now,
+                auth_time: authentication.at.timeIntervalSince1970, acr: authentication.acr, nonce: nonce, sid: providerSession,
                 name: account.name, email: account.email, preferred_username: account.username
             ),
             kid: JWKIdentifier(string: Self.keyID)
@@ -237,6 +257,7 @@ struct DevelopmentIDToken: JWTPayload {
     var exp: Double
     var iat: Double
     var auth_time: Double
+    var acr: String
     var nonce: String?
     var sid: String
     var name: String

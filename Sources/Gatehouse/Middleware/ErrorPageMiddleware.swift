@@ -23,6 +23,8 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
             return signIn(required, request: request)
         } catch AccessError.registrationRequired(let returnTo) where !Self.wantsJSON(request) {
             return onboarding(returnTo: returnTo, request: request, context: context)
+        } catch let error as AccessError where error.stepUpURL != nil {
+            return stepUp(error, request: request, context: context)
         } catch {
             return respond(to: error, request: request, context: context)
         }
@@ -42,6 +44,26 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         // The session ended elsewhere (another browser, the provider, a timeout): this browser forgets the apps' data too.
         if required.sessionExpired { response.headers.append(SecurityHeaders.signedOut) }
         return response
+    }
+
+    /// A path that asks the member to prove themselves again: a browser's page goes there and comes back; a script's
+    /// request (`fetch`, a WebSocket) or an API caller cannot follow a provider's pages, and gets `401` naming where.
+    func stepUp(_ error: AccessError, request: Request, context: Context) -> Response {
+        let url = error.stepUpURL ?? Paths.signIn
+        context.logger.info("step-up required", metadata: ["reason": .string(error.reason)])
+        if Self.wantsJSON(request) || !Self.isNavigation(request) {
+            return ErrorAnswer.json(
+                status: .unauthorized, reason: error.reason, message: renderer.strings["\(error.messageKey)_text"], requestID: context.id,
+                extra: ["sign_in_url": url]
+            ).response
+        }
+        return Response(status: .seeOther, headers: [.location: url, .cacheControl: "no-store"])
+    }
+
+    /// A page the browser navigates to, as against a script's request: `Sec-Fetch-Mode` says so where browsers send it.
+    static func isNavigation(_ request: Request) -> Bool {
+        guard let mode = request.headers[GatewayPageIsolation.fetchMode] else { return true }
+        return mode == "navigate"
     }
 
     /// A chat app opened at level `sso` shows the onboarding prompt instead of an error (product §2).

@@ -23,8 +23,9 @@ public struct SessionMiddleware: RouterMiddleware {
         let cookie = request.cookies[cookieName]?.value
         let resolution = try await tracer.span("session look-up") { try await resolver.resolve(cookie: cookie) }
         switch resolution {
-        case .active(let session):
+        case .active(let session, let idle):
             context.session = session
+            context.sessionIdle = idle
             RequestLanguage.settle(session, languages: languages)
         case .expired:
             context.sessionEnded = true

@@ -162,6 +162,7 @@ public final class GatewayMetrics: Sendable {
         .registrationFailed: ("gatehouse_registrations_failed_total", true),
         .registrationResumed: ("gatehouse_registrations_resumed_total", false),
         .stateInconsistencyDetected: ("gatehouse_state_inconsistencies_total", false),
+        .stepUp: ("gatehouse_step_ups_total", true),
     ]
 }
 

@@ -119,9 +119,11 @@ struct AppAccess: Sendable {
         }
     }
 
-    /// Access to `rest` (a path with its query) of `app` for `session`, or the error that refuses it.
-    func open(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) async throws -> Forwarding {
-        let (url, origin, urls) = try admit(app, rest: rest, method: method, session: session, returnTo: returnTo)
+    /// Access to `rest` (a path with its query) of `app` for `session` at `moment`, or the error that refuses it.
+    func open(
+        _ app: AppConfiguration, rest: String, method: String, session: Session, moment: AccessMoment, returnTo: String
+    ) async throws -> Forwarding {
+        let (url, origin, urls) = try admit(app, rest: rest, method: method, session: session, moment: moment, returnTo: returnTo)
         var target = try await policy.check(url)
         target.tls = upstreamTLS[app.slug]
         return forwarding(app, session: session, url: url, target: target, origin: origin, urls: urls)
@@ -131,8 +133,10 @@ struct AppAccess: Sendable {
     /// the application's path then decides, and answers a refusal with its page. Every path of an app is on the
     /// app's own host (`rest` starts with `/`), so the policy's verdict on that host is kept per app for as long as
     /// a resolution is trusted.
-    func openWithoutWaiting(_ app: AppConfiguration, rest: String, method: String, session: Session) -> Forwarding? {
-        guard let (url, origin, urls) = try? admit(app, rest: rest, method: method, session: session, returnTo: "") else { return nil }
+    func openWithoutWaiting(_ app: AppConfiguration, rest: String, method: String, session: Session, moment: AccessMoment) -> Forwarding? {
+        guard let (url, origin, urls) = try? admit(app, rest: rest, method: method, session: session, moment: moment, returnTo: "") else {
+            return nil
+        }
         var target: UpstreamTarget
         if let kept = verdicts.withLockedValue({ $0[app.slug] }), kept.until > .now {
             target = UpstreamTarget(url: url, host: kept.host, address: kept.address)
@@ -160,8 +164,10 @@ struct AppAccess: Sendable {
 
     /// Forward-auth for an external app (its ingress asks): the same rules and requirements as `open`, and the headers
     /// the ingress copies to the app: identity, the assertion (for the app's public origin), the access token.
-    func verify(_ app: AppConfiguration, path: String, method: String, session: Session, returnTo: String) throws -> HTTPFields {
-        try decide(app, rest: path, method: method, session: session, returnTo: returnTo)
+    func verify(
+        _ app: AppConfiguration, path: String, method: String, session: Session, moment: AccessMoment, returnTo: String
+    ) throws -> HTTPFields {
+        try decide(app, rest: path, method: method, session: session, moment: moment, returnTo: returnTo)
         // No forwarding headers: the ingress says where the request came from itself.
         var headers = HTTPFields()
         HeaderHygiene.addIdentityHeaders(
@@ -170,31 +176,51 @@ struct AppAccess: Sendable {
         return headers
     }
 
-    /// Whether `session` may still have what it opened at `rest` of `app` (a WebSocket held open while the member's
-    /// roles, groups or level change): the same decision as when it was opened.
-    func stillAllows(_ app: AppConfiguration, rest: String, session: Session) -> Bool {
-        (try? decide(app, rest: rest, method: "GET", session: session, returnTo: rest)) != nil
+    /// Whether `session` may still have what it opened at `rest` of `app` from `client` (a WebSocket held open while
+    /// the member's roles, groups or level change): the same decision as when it was opened, except for how recent
+    /// the member's sign-in is (time passing never cuts what a recent sign-in opened).
+    func stillAllows(_ app: AppConfiguration, rest: String, session: Session, client: IPAddress?) -> Bool {
+        let moment = AccessMoment(client: client, checksFreshness: false)
+        return (try? decide(app, rest: rest, method: "GET", session: session, moment: moment, returnTo: rest)) != nil
     }
 
-    /// The app's rules for this path and method, then its own requirements.
-    private func decide(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) throws {
-        switch app.rules.decide(path: rest, method: method, level: session.level, identity: session.identity) {
+    /// The app's rules for this path and method, then its own requirements, then what the member must prove again
+    /// (the rule's recent sign-in or PIN, the app's session limits): never a step-up for what the member could not
+    /// open anyway.
+    private func decide(
+        _ app: AppConfiguration, rest: String, method: String, session: Session, moment: AccessMoment, returnTo: String
+    ) throws {
+        var proof: PathRules.Lack?
+        switch app.rules.decide(path: rest, method: method, session: session, at: moment) {
         case .noRule, .allowed: break
         case .denied: throw AccessError.pathNotAllowed(app.slug, nil)
         case .lacking(.level): throw AccessError.registrationRequired(returnTo: returnTo)
+        case .lacking(let lack) where lack.isProof: proof = lack
         case .lacking(let lack): throw AccessError.pathNotAllowed(app.slug, lack)
         case .unreadable: throw RequestError.badRequest("a path the app's rules cannot read")
         }
         try mayOpen(app, session: session, returnTo: returnTo)
+        switch proof ?? app.sessionLimits.lacking(session, at: moment) {
+        case .recentSignIn(let stepUp)?:
+            let request = StepUpRequest(maxAge: stepUp.maxAge, acr: stepUp.acr)
+            throw AccessError.signInAgain(signInURL: gatewayURL(Paths.signInStart, returnTo: returnTo, request.queryPairs))
+        case .pin?: throw AccessError.pinRequired(pinURL: gatewayURL(Paths.pinCheck, returnTo: returnTo))
+        default: break
+        }
+    }
+
+    /// An absolute URL of the gateway's (a step-up may start on an app host), with where to come back to.
+    private func gatewayURL(_ path: String, returnTo: String, _ pairs: [(String, String)] = []) -> String {
+        configuration.publicOrigin + FormEncoding.url(path, adding: [("return_to", returnTo)] + pairs)
     }
 
     /// Everything but the upstream's address: the app's rewriter, its rules for this path and method, the member's
     /// grant, the path's shape.
-    private func admit(_ app: AppConfiguration, rest: String, method: String, session: Session, returnTo: String) throws -> (
-        URL, CookieOrigin, URLRewriter
-    ) {
+    private func admit(
+        _ app: AppConfiguration, rest: String, method: String, session: Session, moment: AccessMoment, returnTo: String
+    ) throws -> (URL, CookieOrigin, URLRewriter) {
         guard let urls = catalog.urlRewriter(for: app.slug) else { throw ProxyError.unknownApp(app.slug) }
-        try decide(app, rest: rest, method: method, session: session, returnTo: returnTo)
+        try decide(app, rest: rest, method: method, session: session, moment: moment, returnTo: returnTo)
         guard !Self.hasDotSegment(rest) else { throw RequestError.badRequest("dot segment in app path") }
         guard let url = catalog.upstreamURL(for: app, rest: rest), let origin = CookieOrigin(url: url) else {
             throw RequestError.badRequest("unusable path")

@@ -77,8 +77,18 @@ final class ProxyDataPlane: DataPlaneRoutes {
         guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes),
             method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"),
             let mounted = mounted(head), resolver.isSettled(mounted.session),
-            case .some(let jar) = cache.jar(mounted.session.id), cache.pendingJarChanges < Self.pendingJarLimit,
-            let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: mounted.session),
+            case .some(let jar) = cache.jar(mounted.session.id), cache.pendingJarChanges < Self.pendingJarLimit
+        else { return .application }
+        let clientAddress =
+            clientAddresses.trustsAnyProxy
+            ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
+        // The address is read only for an app whose rules name networks; the rest of a rule's freshness is a
+        // comparison of times on the cached session.
+        let now = Date()
+        let moment = AccessMoment(
+            now: now, client: mounted.app.rules.namesNetworks ? clientAddress.flatMap(IPAddress.init) : nil,
+            idle: max(0, now.timeIntervalSince(mounted.session.lastSeenAt)))
+        guard let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: mounted.session, moment: moment),
             let endpoint = Self.endpoint(forwarding.target)
         else { return .application }
         let app = mounted.app
@@ -87,9 +97,6 @@ final class ProxyDataPlane: DataPlaneRoutes {
         // A form or a fetch that changes something comes from the gateway's own pages or the app's, or it is the
         // application's to refuse (with its page).
         guard (try? forwarding.checkOrigin(method: method, browser: browser)) != nil else { return .application }
-        let clientAddress =
-            clientAddresses.trustsAnyProxy
-            ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
         var jarCopy = jar ?? CookieJar()
         let incoming = clientAddresses.incomingTrace(peer: peer?.ipAddress, traceparent: browser[HeaderHygiene.traceparent])
         let trace: TraceContext

@@ -63,17 +63,19 @@ public struct WebSocketProxy: DataPlaneUpgrades {
 
     /// A tunnel to the app, or the plain request's way for anything refused (which fails there with the usual page).
     func upgrade(_ head: HTTPRequest, peer: String?, eventLoop: any EventLoop) async -> DataPlaneUpgrade {
-        guard let (app, rest, session) = await target(of: head) else { return .application }
+        guard let (app, rest, session, idle) = await target(of: head) else { return .application }
+        let clientAddress = clientAddresses.resolve(peer: peer, forwardedFor: head.headerFields[values: .xForwardedFor])
+        let clientIP = clientAddress.flatMap(IPAddress.init)
         let access: AppAccess.Forwarding
         do {
-            access = try await self.access.open(app, rest: rest, method: "GET", session: session, returnTo: rest)
+            access = try await self.access.open(
+                app, rest: rest, method: "GET", session: session, moment: AccessMoment(client: clientIP, idle: idle), returnTo: rest)
         } catch {
             // The fixed reason only: the error's text may hold the path's query.
             logger.notice("WebSocket refused", metadata: ["reason": .string((error as? any PresentableError)?.reason ?? "\(type(of: error))")])
             return .application
         }
         // The same headers a plain request to the app carries; the handshake's own are the browser's.
-        let clientAddress = clientAddresses.resolve(peer: peer, forwardedFor: head.headerFields[values: .xForwardedFor])
         let cookie = try? await jars.cookieHeader(sessionID: session.id, for: access.origin)
         let trace = clientAddresses.trace(peer: peer, traceparent: head.headerFields[HeaderHygiene.traceparent])
         // The `Origin` checked above goes to the app mapped (`OriginMapping`), as an app that checks it (Jupyter) expects.
@@ -85,8 +87,8 @@ public struct WebSocketProxy: DataPlaneUpgrades {
             logger.notice("WebSocket to app failed", metadata: ["reason": .string("\(error)")])
             return .application
         }
-        return .tunnel(Self.answer(upstream.answer), upstream: upstream.channel) { [self, sessionID = session.id] tunnel in
-            watch(tunnel, sessionID: sessionID, app: app, rest: rest)
+        return .tunnel(Self.answer(upstream.answer), upstream: upstream.channel) { [self, sessionID = session.id, clientIP] tunnel in
+            watch(tunnel, sessionID: sessionID, app: app, rest: rest, client: clientIP)
         }
     }
 
@@ -104,7 +106,7 @@ public struct WebSocketProxy: DataPlaneUpgrades {
     /// open the app or path (a role or group taken away at the provider, seen at the next refresh: "policy
     /// violation"), or when the gateway shuts down ("going away", so that pages reconnect elsewhere); a shutdown waits
     /// for the tunnels it closes. The watch ends when the tunnel closes.
-    func watch(_ tunnel: WebSocketTunnel, sessionID: String, app: AppConfiguration, rest: String) {
+    func watch(_ tunnel: WebSocketTunnel, sessionID: String, app: AppConfiguration, rest: String, client: IPAddress?) {
         enum End: UInt16 {
             case session = 1000  // normal closure
             case shutdown = 1001  // going away
@@ -117,7 +119,7 @@ public struct WebSocketProxy: DataPlaneUpgrades {
                         while (try? await Task.sleep(for: interval)) != nil {
                             do {
                                 guard let session = try await sessions.find(id: sessionID) else { return .session }
-                                if !access.stillAllows(app, rest: rest, session: session) { return .access }
+                                if !access.stillAllows(app, rest: rest, session: session, client: client) { return .access }
                             } catch {
                                 continue  // the store not answering: asked again at the next tick
                             }
@@ -142,16 +144,16 @@ public struct WebSocketProxy: DataPlaneUpgrades {
     /// The app, its path and the member's session for an upgrade request: on an app host through its grant cookie,
     /// on the gateway's host through `/apps/<slug>/…` and the session cookie. Cross-site WebSocket hijacking: the
     /// request's `Origin` must be the page's own host (the app host, or the gateway).
-    func target(of head: HTTPRequest) async -> (AppConfiguration, String, Session)? {
+    func target(of head: HTTPRequest) async -> (AppConfiguration, String, Session, idle: TimeInterval)? {
         guard let path = head.path else { return nil }
         let origin = head.headerFields[.origin]
         if let app = catalog.hostMountedApp(authority: head.authority), let appsDomain = catalog.appsDomain {
             guard isOrigin(origin, of: appsDomain.origin(of: app.slug)),
                 let token = Self.cookie(named: HostMountCookies.grant, in: head.headerFields),
                 let sessionID = try? await hostMounts.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
-                case .active(let session)? = try? await resolver.resolve(sessionID: sessionID)
+                case .active(let session, let idle)? = try? await resolver.resolve(sessionID: sessionID)
             else { return nil }
-            return (app, path, session)
+            return (app, path, session, idle)
         }
         guard path.hasPrefix(Paths.appsPrefix + "/") else { return nil }
         guard isOrigin(origin, of: configuration.publicOrigin) else {
@@ -162,9 +164,9 @@ public struct WebSocketProxy: DataPlaneUpgrades {
         let slug = String(afterPrefix.prefix { $0 != "/" && $0 != "?" })
         let rest = String(afterPrefix.dropFirst(slug.count))
         guard let app = catalog.app(slug), catalog.isProxiedOnPaths(app), rest.hasPrefix("/"),
-            case .active(let session)? = try? await resolver.resolve(cookie: Self.cookie(named: configuration.cookie.name, in: head.headerFields))
+            case .active(let session, let idle)? = try? await resolver.resolve(cookie: Self.cookie(named: configuration.cookie.name, in: head.headerFields))
         else { return nil }
-        return (app, rest, session)
+        return (app, rest, session, idle)
     }
 
     /// A browser sends its page's origin exactly. Non-browser WebSocket clients (never a vehicle for another site's

@@ -1,3 +1,4 @@
+import GatehouseCore
 import HummingbirdCore
 import Logging
 import NIOConcurrencyHelpers

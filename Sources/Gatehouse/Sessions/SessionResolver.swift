@@ -7,7 +7,9 @@ import Logging
 /// Turns a session cookie into a live session: expiry, idle timeout, token refresh and last-seen bookkeeping.
 public struct SessionResolver: Sendable {
     public enum Resolution: Sendable, Equatable {
-        case active(Session)
+        /// A live session, and how long its member had been away before this request (their last activity as it
+        /// was recorded, at most `touchInterval` behind).
+        case active(Session, idle: TimeInterval)
         /// There was a session and it has ended (expired, idle too long, refresh refused).
         case expired
         case none
@@ -19,11 +21,16 @@ public struct SessionResolver: Sendable {
     let configuration: SessionConfiguration
     let logger: Logger
 
-    /// Writing last-seen on every request would turn every read into a write; a minute is precise enough for an
-    /// idle timeout measured in minutes.
-    static let touchInterval: TimeInterval = 60
+    /// How stale last-seen may get before a request writes it: writing it on every request would turn every read into
+    /// a write; a minute is precise enough for an idle timeout measured in minutes, a quarter of the shortest one an
+    /// app sets (`apps[].session.idle_seconds`) for that.
+    let touchInterval: TimeInterval
 
-    public init(store: any SessionStore, refresher: TokenRefresher, events: EventRecorder, configuration: SessionConfiguration, logger: Logger) {
+    public init(
+        store: any SessionStore, refresher: TokenRefresher, events: EventRecorder, configuration: SessionConfiguration, logger: Logger,
+        shortestAppIdleSeconds: Int? = nil
+    ) {
+        touchInterval = min(60, max(1, TimeInterval(shortestAppIdleSeconds ?? 240) / 4))
         self.store = store
         self.refresher = refresher
         self.events = events
@@ -64,11 +71,12 @@ public struct SessionResolver: Sendable {
                 return .expired
             }
         }
-        if now.timeIntervalSince(session.lastSeenAt) >= Self.touchInterval {
+        let idle = max(0, now.timeIntervalSince(session.lastSeenAt))
+        if idle >= touchInterval {
             session.lastSeenAt = now
             try await store.update(session)
         }
-        return .active(session)
+        return .active(session, idle: idle)
     }
 
     /// Whether a session, as cached, can be used as it is at `now`: alive, not idle too long, no refresh due and
@@ -76,7 +84,7 @@ public struct SessionResolver: Sendable {
     /// `resolve`, which does what is due.
     public func isSettled(_ session: Session, now: Date = Date()) -> Bool {
         now < session.expiresAt && now < session.lastSeenAt.addingTimeInterval(TimeInterval(configuration.idleTimeoutSeconds))
-            && now.timeIntervalSince(session.lastSeenAt) < Self.touchInterval && !refresher.needsRefresh(session, now: now)
+            && now.timeIntervalSince(session.lastSeenAt) < touchInterval && !refresher.needsRefresh(session, now: now)
     }
 
     /// Ends a session the member did not sign out of (product §1: `→ none` because the SSO session ended).

@@ -37,8 +37,10 @@ struct ErrorAnswer {
         }
     }
 
-    static func json(status: HTTPResponse.Status, reason: String, message: String, requestID: String?) -> ErrorAnswer {
-        var object: [String: String] = ["error": reason, "message": message]
+    static func json(
+        status: HTTPResponse.Status, reason: String, message: String, requestID: String?, extra: [String: String] = [:]
+    ) -> ErrorAnswer {
+        var object: [String: String] = extra.merging(["error": reason, "message": message]) { _, own in own }
         object["request_id"] = requestID
         let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return ErrorAnswer(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: body)

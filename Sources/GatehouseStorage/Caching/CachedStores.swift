@@ -60,6 +60,11 @@ public struct CachedSessionStore: SessionStore {
         cache.invalidate(sessionID: sessionID)
     }
 
+    public func setAssurance(_ assurance: Assurance, sessionID: String) async throws {
+        try await store.setAssurance(assurance, sessionID: sessionID)
+        cache.invalidate(sessionID: sessionID)
+    }
+
     public func sessions(subject: String, now: Date, idleCutoff: Date) async throws -> [Session] {
         try await store.sessions(subject: subject, now: now, idleCutoff: idleCutoff)
     }

@@ -50,15 +50,17 @@ struct SealedColumn: Sendable {
     }
 }
 
-/// A session's stored body: `{"level": …, "frame": …, "chatUserID": …, "sealed": "gh1:…"}`. The level, the frame
-/// choices and the chat account stay in clear because SQL changes them in place (a registration raises every session
-/// of its member with its account, a reset lowers them; `setFrame` merges choices); everything else (identity, tokens,
-/// CSRF token, device) is sealed for the session's id. The clear ones are the ones that count.
+/// A session's stored body: `{"level": …, "frame": …, "chatUserID": …, "assurance": …, "sealed": "gh1:…"}`. The
+/// level, the frame choices, the chat account and the assurance stay in clear because SQL changes them in place (a
+/// registration raises every session of its member with its account, a reset lowers them; `setFrame` merges choices,
+/// `setAssurance` records a step-up); everything else (identity, tokens, CSRF token, device) is sealed for the
+/// session's id. The clear ones are the ones that count.
 enum SessionRow {
     private struct Outer: Codable {
         var level: AuthLevel
         var frame: FramePreferences?
         var chatUserID: String?
+        var assurance: Assurance?
         var sealed: String
     }
 
@@ -66,8 +68,10 @@ enum SessionRow {
         var inner = session
         inner.frame = nil
         inner.chatUserID = nil
+        inner.assurance = nil
         let sealed = try SealedColumn.sessions.seal(inner, key: session.id, with: keyring)
-        return try RowCoding.encode(Outer(level: session.level, frame: session.frame, chatUserID: session.chatUserID, sealed: sealed))
+        return try RowCoding.encode(
+            Outer(level: session.level, frame: session.frame, chatUserID: session.chatUserID, assurance: session.assurance, sealed: sealed))
     }
 
     static func decode(_ text: String, id: String, with keyring: StorageKeyring) throws -> Session {
@@ -77,6 +81,7 @@ enum SessionRow {
         session.level = outer.level
         session.frame = outer.frame
         session.chatUserID = outer.chatUserID
+        session.assurance = outer.assurance
         return session
     }
 

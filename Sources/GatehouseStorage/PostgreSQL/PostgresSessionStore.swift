@@ -36,11 +36,12 @@ public struct PostgresSessionStore: SessionStore {
         let body = try SessionRow.encode(session, with: keyring)
         // The level and the chat account are the stored ones: only the registration's triggers change them after
         // sign-in, so a copy read before a registration finished (or was reset) never writes the old ones back.
-        // The frame choices are the stored ones too (`setFrame` alone writes them).
+        // The frame choices and the assurance are the stored ones too (`setFrame` and `setAssurance` alone write them).
         try await database.query(
             """
-            UPDATE sessions SET body = jsonb_set(jsonb_set(jsonb_set(\(body)::jsonb, '{level}', body->'level'),
+            UPDATE sessions SET body = jsonb_set(jsonb_set(jsonb_set(jsonb_set(\(body)::jsonb, '{level}', body->'level'),
                 '{chatUserID}', COALESCE(body->'chatUserID', 'null'::jsonb)), '{frame}', COALESCE(body->'frame', 'null'::jsonb)),
+                '{assurance}', COALESCE(body->'assurance', 'null'::jsonb)),
                 last_seen_at = \(session.lastSeenAt), expires_at = \(session.expiresAt)
             WHERE id = \(session.id)
             """)
@@ -51,6 +52,11 @@ public struct PostgresSessionStore: SessionStore {
         try await database.query(
             "UPDATE sessions SET body = jsonb_set(body, '{frame}', COALESCE(NULLIF(body->'frame', 'null'::jsonb), '{}'::jsonb) || \(body)::jsonb) WHERE id = \(sessionID)"
         )
+    }
+
+    public func setAssurance(_ assurance: Assurance, sessionID: String) async throws {
+        let body = try RowCoding.encode(assurance)
+        try await database.query("UPDATE sessions SET body = jsonb_set(body, '{assurance}', \(body)::jsonb) WHERE id = \(sessionID)")
     }
 
     public func delete(id: String) async throws {

@@ -17,6 +17,9 @@ public protocol SessionStore: Sendable {
     func wasEnded(id: String, now: Date) async throws -> Bool
     /// Merges the frame choices `change` makes into the session's, leaving everything else as the store holds it.
     func setFrame(_ change: FramePreferences, sessionID: String) async throws
+    /// Replaces what the member of the session last proved (a sign-in again, the PIN), leaving everything else as the
+    /// store holds it; `update` never writes it.
+    func setAssurance(_ assurance: Assurance, sessionID: String) async throws
     /// Removes sessions past their absolute expiry or idle for longer than `idleCutoff` allows, and the memory of
     /// ended sessions past theirs; returns the removed sessions' ids.
     @discardableResult func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String]

@@ -35,10 +35,11 @@ public struct SQLiteSessionStore: SessionStore {
         try await database.query(
             // The level and the chat account are the stored ones: only the registration's triggers change them after
             // sign-in, so a copy read before a registration finished (or was reset) never writes the old ones back.
-            // The frame choices are the stored ones too (`setFrame` alone writes them).
+            // The frame choices and the assurance are the stored ones too (`setFrame` and `setAssurance` alone write them).
             """
             UPDATE sessions SET body = json_set(?1, '$.level', json_extract(body, '$.level'), '$.chatUserID', json_extract(body, '$.chatUserID'),
-                '$.frame', json(COALESCE(json_extract(body, '$.frame'), 'null'))),
+                '$.frame', json(COALESCE(json_extract(body, '$.frame'), 'null')),
+                '$.assurance', json(COALESCE(json_extract(body, '$.assurance'), 'null'))),
                 last_seen_at = ?2, expires_at = ?3 WHERE id = ?4
             """,
             [.text(try SessionRow.encode(session, with: keyring)), .time(session.lastSeenAt), .time(session.expiresAt), .text(session.id)]
@@ -49,6 +50,11 @@ public struct SQLiteSessionStore: SessionStore {
         try await database.query(
             "UPDATE sessions SET body = json_set(body, '$.frame', json_patch(COALESCE(json_extract(body, '$.frame'), '{}'), ?)) WHERE id = ?",
             [.text(try RowCoding.encode(change)), .text(sessionID)])
+    }
+
+    public func setAssurance(_ assurance: Assurance, sessionID: String) async throws {
+        try await database.query(
+            "UPDATE sessions SET body = json_set(body, '$.assurance', json(?)) WHERE id = ?", [.text(try RowCoding.encode(assurance)), .text(sessionID)])
     }
 
     public func delete(id: String) async throws {

@@ -168,6 +168,43 @@ import Testing
                     caseInsensitive: true))
     }
 
+    /// A recent sign-in, a class of sign-in, the PIN and networks per rule, an app's own session limits; every wrong
+    /// value reported with its key.
+    @Test func readsWhatARuleAsksTheMemberToProveAndAnAppsSessionLimits() throws {
+        let base = """
+            {"public_url": "https://gate.example.org", "oidc": {"issuer": "https://idp.example.org", "client_id": "gate"},
+             "allowlist": ["*.example.org"], "registration": {"code_sender": {"kind": "http", "url": "https://sms.example.org/send"}},
+             "session": {"idle_timeout_seconds": 1800, "absolute_timeout_seconds": 43200},
+             "apps": [{"slug": "hr", "name": "HR", "upstream": "https://hr.example.org", "session": SESSION,
+                       "rules": [{"paths": ["/payroll/*"], "require": REQUIRE}]}]}
+            """
+        func json(_ session: String, _ require: String) -> String {
+            base.replacingOccurrences(of: "SESSION", with: session).replacingOccurrences(of: "REQUIRE", with: require)
+        }
+        let app = try #require(
+            try loader([
+                "g.json": json(
+                    #"{"max_age_seconds": 3600, "idle_seconds": 300}"#,
+                    #"{"auth_age_seconds": 300, "acr": ["gold"], "pin_age_seconds": 60, "networks": ["10.0.0.0/8", "2001:db8::/32"]}"#)
+            ]).load(path: "g.json", development: false).apps.first)
+        #expect(app.sessionLimits == AppSessionLimits(maxAgeSeconds: 3600, idleSeconds: 300))
+        let require = try #require(app.rules.rules.first?.require)
+        #expect(require.authAgeSeconds == 300 && require.acr == ["gold"] && require.pinAgeSeconds == 60)
+        #expect(require.networks == [IPNetwork("10.0.0.0/8")!, IPNetwork("2001:db8::/32")!] && app.rules.namesNetworks)
+
+        let wrong = problems(
+            json(
+                #"{"max_age_seconds": 43200, "idle_seconds": true, "forever": 1}"#,
+                #"{"auth_age_seconds": 0, "acr": "gold", "pin_age_seconds": 1.5, "networks": ["10.0.0.0/33", "office"]}"#))
+        for expected in [
+            "apps[0].session.max_age_seconds", "apps[0].session.idle_seconds", "apps[0].session.forever", "apps[0].rules[0].require.auth_age_seconds",
+            "apps[0].rules[0].require.acr", "apps[0].rules[0].require.pin_age_seconds", "apps[0].rules[0].require.networks",
+        ] {
+            #expect(wrong.contains(expected), "missing problem at \(expected); got \(wrong)")
+        }
+        #expect(problems(json(#"{"idle_seconds": 1800}"#, "{}")).contains("apps[0].session.idle_seconds"))
+    }
+
     /// What an operator sets to fit a third-party app: its policy, the cookies its scripts read, the rewriting, the
     /// bar's place, and whether it gets the mount's prefix; every wrong value reported with its key.
     @Test func readsHowEachAppIsFitted() throws {

@@ -72,7 +72,7 @@ import Testing
             let resolver = SessionResolver(
                 store: harness.sessions, refresher: refresher, events: harness.recorder, configuration: SessionConfiguration(),
                 logger: SessionLifecycleTests.logger)
-            guard case .active(let refreshed) = try await resolver.resolve(cookie: "long-lived") else {
+            guard case .active(let refreshed, _) = try await resolver.resolve(cookie: "long-lived") else {
                 Issue.record("the session should go on")
                 return
             }

@@ -95,7 +95,7 @@ import Testing
             }
             #expect(await calls.value == 1)
             for result in results {
-                guard case .active(let session) = result else {
+                guard case .active(let session, _) = result else {
                     Issue.record("expected an active session, got \(result)")
                     continue
                 }
@@ -127,7 +127,7 @@ import Testing
                 throw await calls.increment() == 1 ? .providerUnreachable("connection refused") : .providerNotAnswering("timeouts")
             }
             for _ in 0..<2 {
-                guard case .active(let session) = try await resolver.resolve(cookie: "waiting") else {
+                guard case .active(let session, _) = try await resolver.resolve(cookie: "waiting") else {
                     Issue.record("the session should go on while the provider is down")
                     return
                 }

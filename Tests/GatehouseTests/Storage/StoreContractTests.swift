@@ -162,6 +162,30 @@ import Testing
         }
     }
 
+    /// A step-up's proof is written by itself: an update from a copy read before it (a touch, a refresh) keeps it.
+    @Test(arguments: StoreBackend.allCases) func whatTheMemberProvedOutlivesOlderCopies(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            var session = SessionLifecycleTests.session(cookie: "a1")
+            let signIn = Date(timeIntervalSince1970: 1_800_000_000)
+            session.assurance = Assurance(authenticatedAt: signIn, acr: "silver")
+            try await stores.sessions.insert(session)
+            #expect(try await stores.sessions.find(id: session.id)?.assurance == session.assurance)
+            let stepUp = Assurance(authenticatedAt: signIn + 3600, acr: "gold", pinVerifiedAt: signIn + 3601)
+            try await stores.sessions.setAssurance(stepUp, sessionID: session.id)
+            var stale = session
+            stale.tokens.accessToken = "access-2"
+            stale.lastSeenAt = Date()
+            try await stores.sessions.update(stale)
+            let found = try #require(try await stores.sessions.find(id: session.id))
+            #expect(found.tokens.accessToken == "access-2" && found.assurance == stepUp)
+            // A session stored before assurances were kept has none, and an update gives it none.
+            let other = SessionLifecycleTests.session(cookie: "a2")
+            try await stores.sessions.insert(other)
+            try await stores.sessions.update(other)
+            #expect(try await stores.sessions.find(id: other.id)?.assurance == nil)
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func aHandoffCodeWorksOnce(backend: StoreBackend) async throws {
         try await backend.withStores { stores in
             let session = SessionLifecycleTests.session(cookie: "c1")

@@ -22,5 +22,7 @@ struct TestClaims: JWTPayload {
     var nonce: String?
     var azp: String? = nil
     var nbf: Double? = nil
+    var auth_time: Double? = nil
+    var acr: String? = nil
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

@@ -24,27 +24,47 @@ public struct PathRules: Sendable, Equatable {
         }
     }
 
-    /// What a member needs for an `allow` rule: at least `level`, every role, one of the groups, and for each claim
-    /// one of its values.
+    /// What a member needs for an `allow` rule: at least `level`, every role, one of the groups, for each claim one of
+    /// its values, an address in one of `networks`; and, proved recently enough, a sign-in at the provider
+    /// (`authAgeSeconds`, with one of the `acr` classes) and the upgrade PIN (`pinAgeSeconds`).
     public struct Requirement: Sendable, Equatable {
         public var level: AuthLevel?
         public var roles: [String]
         public var groups: [String]
         public var claims: [String: [String]]
+        /// The client's address as the trusted proxies report it must be in one of these (none: anywhere).
+        public var networks: [IPNetwork]
+        /// The member's last authentication at the provider no older than this.
+        public var authAgeSeconds: Int?
+        /// One of these authentication context classes (Keycloak's levels of authentication), as the provider
+        /// reported it.
+        public var acr: [String]
+        /// The upgrade PIN entered at the gateway no longer ago than this; a member without one (at `sso`) signs in
+        /// at the provider again instead.
+        public var pinAgeSeconds: Int?
 
         /// The claims a rule may name: those the gateway keeps of the member.
         public static let claimNames: Set = ["sub", "email", "preferred_username", "name"]
 
-        public init(level: AuthLevel? = nil, roles: [String] = [], groups: [String] = [], claims: [String: [String]] = [:]) {
+        public init(
+            level: AuthLevel? = nil, roles: [String] = [], groups: [String] = [], claims: [String: [String]] = [:], networks: [IPNetwork] = [],
+            authAgeSeconds: Int? = nil, acr: [String] = [], pinAgeSeconds: Int? = nil
+        ) {
             self.level = level
             self.roles = roles
             self.groups = groups
             self.claims = claims
+            self.networks = networks
+            self.authAgeSeconds = authAgeSeconds
+            self.acr = acr
+            self.pinAgeSeconds = pinAgeSeconds
         }
 
-        /// What the member lacks, or `nil` when they meet it all.
-        public func lacking(level memberLevel: AuthLevel, identity: MemberIdentity) -> Lack? {
-            if let level, memberLevel < level { return .level(level) }
+        /// What the member of `session` lacks at `moment`, or `nil` when they meet it all. What no sign-in can change
+        /// (roles, groups, claims, the network) comes before what a step-up would (a recent sign-in, then the PIN).
+        public func lacking(_ session: Session, at moment: AccessMoment) -> Lack? {
+            let identity = session.identity
+            if let level, session.level < level { return .level(level) }
             if let role = roles.first(where: { !identity.roles.contains($0) }) { return .role(role) }
             if !groups.isEmpty && !groups.contains(where: { Self.isMember(identity.groups, of: $0) }) { return .group(groups) }
             for (claim, accepted) in claims.sorted(by: { $0.key < $1.key }) {
@@ -58,6 +78,20 @@ public struct PathRules: Sendable, Equatable {
                     }
                 if !accepted.contains(where: { $0 == value }) { return .claim(claim) }
             }
+            if !networks.isEmpty {
+                guard let client = moment.client, networks.contains(where: { $0.contains(client) }) else { return .network }
+            }
+            guard moment.checksFreshness else { return nil }
+            let assurance = session.assurance ?? Assurance()
+            // A member without a PIN proves themselves at the provider instead, as recently.
+            let pinIsTheirs = session.level >= .registered
+            let maxAge = [authAgeSeconds, pinIsTheirs ? nil : pinAgeSeconds].compactMap { $0 }.min()
+            let ageMet = maxAge.map { Assurance.isRecent(assurance.authenticatedAt, within: $0, now: moment.now) } ?? true
+            let acrMet = acr.isEmpty || assurance.acr.map(acr.contains) == true
+            if !ageMet || !acrMet { return .recentSignIn(StepUp(maxAge: ageMet ? nil : maxAge, acr: acrMet ? [] : acr)) }
+            if pinIsTheirs, let pinAgeSeconds, !Assurance.isRecent(assurance.pinVerifiedAt, within: pinAgeSeconds, now: moment.now) {
+                return .pin(pinAgeSeconds)
+            }
             return nil
         }
 
@@ -67,11 +101,37 @@ public struct PathRules: Sendable, Equatable {
         }
     }
 
+    /// What a sign-in at the provider must prove: an authentication no older than `maxAge` seconds, with one of the
+    /// `acr` classes (each only when given).
+    public struct StepUp: Sendable, Equatable {
+        public var maxAge: Int?
+        public var acr: [String]
+
+        public init(maxAge: Int?, acr: [String] = []) {
+            self.maxAge = maxAge
+            self.acr = acr
+        }
+    }
+
     public enum Lack: Sendable, Equatable {
         case level(AuthLevel)
         case role(String)
         case group([String])
         case claim(String)
+        /// The client's address is in none of the rule's networks.
+        case network
+        /// A sign-in at the provider, recent enough or of the right class.
+        case recentSignIn(StepUp)
+        /// The upgrade PIN, entered within this many seconds.
+        case pin(Int)
+
+        /// What the member can prove again (a sign-in, the PIN), as against what they are or are not.
+        public var isProof: Bool {
+            switch self {
+            case .recentSignIn, .pin: true
+            default: false
+            }
+        }
     }
 
     public enum Verdict: Sendable, Equatable {
@@ -97,7 +157,10 @@ public struct PathRules: Sendable, Equatable {
 
     public var isEmpty: Bool { rules.isEmpty }
 
-    public func decide(path: String, method: String, level: AuthLevel, identity: MemberIdentity) -> Verdict {
+    /// Whether a rule names networks: only then does a decision need the client's address.
+    public var namesNetworks: Bool { rules.contains { !$0.require.networks.isEmpty } }
+
+    public func decide(path: String, method: String, session: Session, at moment: AccessMoment) -> Verdict {
         guard !rules.isEmpty else { return .noRule }
         guard let normalized = Self.normalize(path, caseInsensitive: caseInsensitive) else { return .unreadable }
         let method = method.uppercased()
@@ -108,7 +171,7 @@ public struct PathRules: Sendable, Equatable {
         else { return .noRule }
         switch rule.action {
         case .deny: return .denied
-        case .allow: return rule.require.lacking(level: level, identity: identity).map { .lacking($0) } ?? .allowed
+        case .allow: return rule.require.lacking(session, at: moment).map { .lacking($0) } ?? .allowed
         }
     }
 
@@ -162,5 +225,22 @@ public struct PathRules: Sendable, Equatable {
         }
         let joined = "/" + segments.joined(separator: "/")
         return caseInsensitive ? joined.lowercased() : joined
+    }
+}
+
+/// What an access decision knows besides the member: the time, the client's address as the trusted proxies report it,
+/// and how long the member had been away before this request. A held WebSocket is judged again without
+/// `checksFreshness`: time passing never cuts what a recent sign-in opened.
+public struct AccessMoment: Sendable {
+    public var now: Date
+    public var client: IPAddress?
+    public var idle: TimeInterval
+    public var checksFreshness: Bool
+
+    public init(now: Date = Date(), client: IPAddress?, idle: TimeInterval = 0, checksFreshness: Bool = true) {
+        self.now = now
+        self.client = client
+        self.idle = idle
+        self.checksFreshness = checksFreshness
     }
 }

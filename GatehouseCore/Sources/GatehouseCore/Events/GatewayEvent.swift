@@ -19,6 +19,9 @@ public enum EventName: String, Sendable, CaseIterable, Codable {
     /// which operator).
     case registrationReset = "registration_reset"
     case stateInconsistencyDetected = "state_inconsistency_detected"
+    /// The member proved themselves again for a path or an app that asked (`detail`: `sign_in`, `pin`, or why it
+    /// was refused).
+    case stepUp = "step_up"
 }
 
 public struct GatewayEvent: Sendable, Equatable {

@@ -2,6 +2,8 @@
 public enum Paths {
     public static let signIn = "/signin"
     public static let signInStart = "/signin/start"
+    /// Where a registered member enters their upgrade PIN for a path that asks for it (`require.pin_age_seconds`).
+    public static let pinCheck = "/signin/pin"
     /// What the identity provider calls: the callback (by default) and back-channel logout.
     public static let authPrefix = "/auth"
     public static let callback = authPrefix + "/callback"

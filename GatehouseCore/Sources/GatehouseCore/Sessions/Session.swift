@@ -70,6 +70,10 @@ public struct Session: Sendable, Codable, Equatable {
     /// The member's chat account (`@alice:chat.example`) once registered with one: set at sign-in, and by the store
     /// when the upgrade ends or is reset.
     public var chatUserID: String?
+    /// How recently, and how, the member last proved who they are: kept beside the level and written only by
+    /// `SessionStore.setAssurance`, so that a copy read before a step-up never writes the older proof back. `nil` for a
+    /// session stored before it was kept.
+    public var assurance: Assurance?
 
     public init(
         id: String, identity: MemberIdentity, tokens: TokenSet, level: AuthLevel, csrfToken: String,
@@ -84,6 +88,30 @@ public struct Session: Sendable, Codable, Equatable {
         self.lastSeenAt = lastSeenAt
         self.expiresAt = expiresAt
         self.providerSessionID = providerSessionID
+    }
+}
+
+/// What the member last proved, and when, by the gateway's clock: the rules' `auth_age_seconds`, `acr` and
+/// `pin_age_seconds` compare these with the time of the request (`PathRules.Requirement`).
+public struct Assurance: Sendable, Codable, Equatable {
+    /// The member's last authentication at the provider (the ID token's `auth_time`); `nil` when the provider never
+    /// said.
+    public var authenticatedAt: Date?
+    /// The authentication context class the provider reported (`acr`: Keycloak's level of authentication).
+    public var acr: String?
+    /// When the member last entered their upgrade PIN at the gateway.
+    public var pinVerifiedAt: Date?
+
+    public init(authenticatedAt: Date? = nil, acr: String? = nil, pinVerifiedAt: Date? = nil) {
+        self.authenticatedAt = authenticatedAt
+        self.acr = acr
+        self.pinVerifiedAt = pinVerifiedAt
+    }
+
+    /// Whether `date` is no more than `seconds` before `now`.
+    public static func isRecent(_ date: Date?, within seconds: Int, now: Date) -> Bool {
+        guard let date else { return false }
+        return now.timeIntervalSince(date) <= TimeInterval(seconds)
     }
 }
 

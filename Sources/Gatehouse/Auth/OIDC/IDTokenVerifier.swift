@@ -13,6 +13,10 @@ public struct IDTokenClaims: Sendable, Equatable {
     public var nonce: String?
     /// The provider's session (`sid`), which a back-channel logout may name.
     public var sessionID: String? = nil
+    /// When the member last authenticated at the provider (`auth_time`).
+    public var authTime: Date? = nil
+    /// The authentication context class the provider says it satisfied (`acr`).
+    public var acr: String? = nil
 }
 
 /// Verifies ID tokens (OpenID Connect Core §3.1.3.7): signature by the provider's key for the token's `kid` with an
@@ -37,7 +41,8 @@ public struct IDTokenVerifier: Sendable {
         let claims = IDTokenClaims(
             issuer: payload.iss, subject: payload.sub, audience: payload.aud,
             expiresAt: Date(timeIntervalSince1970: payload.exp), issuedAt: Date(timeIntervalSince1970: payload.iat),
-            notBefore: payload.nbf.map(Date.init(timeIntervalSince1970:)), nonce: payload.nonce, sessionID: payload.sid
+            notBefore: payload.nbf.map(Date.init(timeIntervalSince1970:)), nonce: payload.nonce, sessionID: payload.sid,
+            authTime: payload.auth_time.map(Date.init(timeIntervalSince1970:)), acr: payload.acr
         )
         try check(claims, azp: payload.azp, expectedNonce: expectedNonce, now: now)
         return claims
@@ -128,8 +133,10 @@ struct IDTokenPayload: JWTPayload {
     var nonce: String?
     var azp: String?
     var sid: String?
+    var auth_time: Double?
+    var acr: String?
 
-    enum CodingKeys: String, CodingKey { case iss, sub, aud, exp, iat, nbf, nonce, azp, sid }
+    enum CodingKeys: String, CodingKey { case iss, sub, aud, exp, iat, nbf, nonce, azp, sid, auth_time, acr }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -142,6 +149,8 @@ struct IDTokenPayload: JWTPayload {
         nonce = try container.decodeIfPresent(String.self, forKey: .nonce)
         azp = try container.decodeIfPresent(String.self, forKey: .azp)
         sid = try container.decodeIfPresent(String.self, forKey: .sid)
+        auth_time = try container.decodeIfPresent(Double.self, forKey: .auth_time)
+        acr = try container.decodeIfPresent(String.self, forKey: .acr)
     }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}

@@ -40,8 +40,15 @@ public struct OIDCClient: Sendable {
         try await discovery.metadata()
     }
 
-    public func authorizationURL(state: String, nonce: String, pkce: PKCE, redirectURI: String) async throws(OIDCError) -> String {
+    /// The provider's authorization endpoint with the request's parameters; a step-up adds `max_age` with
+    /// `prompt=login` (providers that ignore the one honour the other) and `acr_values`.
+    public func authorizationURL(
+        state: String, nonce: String, pkce: PKCE, redirectURI: String, stepUp: StepUpRequest? = nil
+    ) async throws(OIDCError) -> String {
         let metadata = try await metadata()
+        var extra: [(String, String)] = []
+        if let maxAge = stepUp?.maxAge { extra += [("max_age", String(maxAge)), ("prompt", "login")] }
+        if let acr = stepUp?.acr, !acr.isEmpty { extra.append(("acr_values", acr.joined(separator: " "))) }
         return FormEncoding.url(
             metadata.authorizationEndpoint,
             adding: [
@@ -53,7 +60,7 @@ public struct OIDCClient: Sendable {
                 ("nonce", nonce),
                 ("code_challenge", pkce.challenge),
                 ("code_challenge_method", PKCE.method),
-            ])
+            ] + extra)
     }
 
     public func exchange(code: String, codeVerifier: String, redirectURI: String) async throws(OIDCError) -> TokenResponse {

@@ -15,6 +15,8 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
     case invalidLogoutToken(String)
     case invalidUserinfo(String)
     case refreshFailed(String)
+    /// A step-up's answer does not show the fresh sign-in (or the class of sign-in) the gateway asked for.
+    case notReauthenticated(String)
 
     public var reason: String {
         switch self {
@@ -28,6 +30,7 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
         case .invalidLogoutToken: "invalid_logout_token"
         case .invalidUserinfo: "invalid_userinfo"
         case .refreshFailed: "refresh_failed"
+        case .notReauthenticated: "not_reauthenticated"
         }
     }
 
@@ -37,7 +40,8 @@ public enum OIDCError: Error, Equatable, CustomStringConvertible {
         case .invalidState: reason
         case .providerUnreachable(let detail), .providerNotAnswering(let detail), .invalidProviderResponse(let detail),
             .tokenExchangeFailed(let detail),
-            .invalidIDToken(let detail), .invalidLogoutToken(let detail), .invalidUserinfo(let detail), .refreshFailed(let detail):
+            .invalidIDToken(let detail), .invalidLogoutToken(let detail), .invalidUserinfo(let detail), .refreshFailed(let detail),
+            .notReauthenticated(let detail):
             "\(reason): \(detail)"
         }
     }
