@@ -58,6 +58,9 @@
     }).catch(function () {});
   });
 
+  // The warning before the session ends, in the bar (`gatehouse-session.js`).
+  if (window.GatehouseSession) { window.GatehouseSession.watch(root.getElementById("session-area"), bar, fetchOriginal); }
+
   // The member's choice, kept in the session by the gateway (on this page's own origin: the gateway's, or the app
   // host's, which hands it on).
   function remember(field, value) {

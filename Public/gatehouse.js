@@ -106,6 +106,14 @@
     var summary = document.getElementById("error-summary");
     if (summary) { summary.focus(); }
 
+    // A kept form goes on at once: the page says so (and stays out of the history); without a script its button sends it.
+    var keptSend = document.querySelector("a[data-auto-follow]");
+    if (keptSend) {
+      var keptStatus = document.getElementById("kept-status");
+      if (keptStatus) { keptStatus.textContent = keptStatus.getAttribute("data-sending"); }
+      window.setTimeout(function () { window.location.replace(keptSend.href); }, 600);
+    }
+
     // The resend countdown: the button waits until the server would accept it.
     var resend = document.querySelector("form.resend[data-resend-at]");
     if (resend) {

@@ -15,6 +15,7 @@ public struct Stores: Sendable {
     public var logoutTokens: any LogoutTokenStore
     public var rateLimits: any RateLimitStore
     public var assertionKeys: any AssertionKeyStore
+    public var keptForms: any KeptFormStore
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
     package var service: any Service
@@ -45,6 +46,7 @@ public struct Stores: Sendable {
             flows: SQLiteRegistrationFlowStore(database: database, keyring: keyring),
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
             rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database, keyring: keyring),
+            keptForms: SQLiteKeptFormStore(database: database, keyring: keyring),
             service: DatabaseService(database: database), preparation: Once { try await reseal(database, keyring) },
             answers: { await database.answers() }, statistics: database.statistics, sqlite: database, keyring: keyring)
     }
@@ -60,6 +62,7 @@ public struct Stores: Sendable {
             events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database),
             rateLimits: PostgresRateLimitStore(database: database),
             assertionKeys: PostgresAssertionKeyStore(database: database, keyring: keyring),
+            keptForms: PostgresKeptFormStore(database: database, keyring: keyring),
             service: database,
             preparation: Once {
                 try await database.migrate()

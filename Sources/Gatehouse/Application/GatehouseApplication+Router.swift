@@ -55,7 +55,8 @@ extension GatehouseApplication {
         // The gateway's own routes only (an unknown path stays a 404, which the stray-path middleware may send on).
         let withSession = router.group().add(middleware: GatewayPageIsolationMiddleware()).add(
             middleware: SessionMiddleware(
-                resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: gateway.tracer))
+                resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: gateway.tracer)
+        ).add(middleware: KeptFormMiddleware(forms: gateway.keptForms, origins: gateway.access.origins))
         AuthController(
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
             registrations: ExistingRegistrations(
@@ -96,6 +97,7 @@ extension GatehouseApplication {
             registrations: stores.registrations, chat: gateway.chatBackend, events: gateway.events, renderer: renderer, configuration: configuration
         ).addRoutes(to: signedIn)
         gateway.frame.addRoutes(to: signedIn)
+        gateway.hostMounts.keptForms.addRoutes(to: signedIn)
         SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(
             to: signedIn)
         LanguageController(sessions: stores.sessions, languages: renderer.languages, publicOrigin: configuration.publicOrigin).addRoutes(

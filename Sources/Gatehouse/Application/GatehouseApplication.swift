@@ -97,7 +97,7 @@ public enum GatehouseApplication {
             JarWriteBehind(jars: gateway.jars, cache: gateway.cache, metrics: gateway.metrics, logger: gateway.logger),
             ExpirySweeper(
                 sessions: stores.sessions, attempts: stores.attempts, handoffs: stores.hostMounts, flows: stores.flows,
-                logoutTokens: stores.logoutTokens, rateLimits: stores.rateLimits, rules: configuration.registration.rules,
+                logoutTokens: stores.logoutTokens, rateLimits: stores.rateLimits, keptForms: stores.keptForms, rules: configuration.registration.rules,
                 configuration: configuration.session,
                 logger: gateway.logger),
         ]

@@ -43,6 +43,8 @@ struct Gateway {
     let assertionKeys: AssertionKeyRing
     let jars: SharedCookieJars
     let proxy: ProxyController
+    /// Forms kept while their member proves themselves again.
+    let keptForms: KeptForms
     /// What the data plane answers on the member listener's event loops, and its per-loop upstream connections.
     let dataPlane: ProxyDataPlane
     let upstreamPools: UpstreamPools
@@ -158,17 +160,23 @@ struct Gateway {
         jars = SharedCookieJars(
             store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries), cache: cache)
         let bar = GatewayBar(
-            renderer: renderer, catalog: catalog, features: configuration.features, registration: configuration.registration, events: events)
+            renderer: renderer, catalog: catalog, features: configuration.features, registration: configuration.registration, events: events,
+            session: configuration.session)
+        keptForms = KeptForms(store: stores.keptForms, catalog: catalog, maximumBytes: proxy.maximumRequestBodyBytes)
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
-            configuration: configuration, metrics: metrics, renderer: renderer, tracer: tracer)
+            configuration: configuration, metrics: metrics, renderer: renderer, keptForms: keptForms, tracer: tracer)
         let securityHeaders = SecurityHeaders(
             identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(Self.origin), isHTTPS: configuration.isHTTPS,
             appHosts: catalog.apps.contains { $0.mount == .host } ? catalog.appsDomain?.origin(of: "*") : nil)
         self.securityHeaders = securityHeaders
-        frame = FrameController(sessions: stores.sessions, events: events)
+        frame = FrameController(
+            sessions: stores.sessions, events: events, configuration: configuration.session, refresher: refresher,
+            publicOrigin: configuration.publicOrigin)
         hostMounts = HostMountController(
-            catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame, configuration: configuration,
+            catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame,
+            keptForms: KeptFormController(forms: keptForms, proxy: self.proxy, renderer: renderer, configuration: configuration),
+            configuration: configuration,
             signature: { [keyring = stores.keyring] text in keyring.lookupHash(text) })
         let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
         self.clientAddresses = clientAddresses

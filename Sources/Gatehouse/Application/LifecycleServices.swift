@@ -52,7 +52,8 @@ struct DrainingService: Service {
 }
 
 /// Removes ended sessions (their jars and app grants go with them), abandoned sign-ins, unused app handoffs,
-/// logout tokens that can no longer be replayed and rate-limit keys whose allowance is whole again every few minutes.
+/// logout tokens that can no longer be replayed, rate-limit keys whose allowance is whole again every few minutes and
+/// forms kept for a sign-in that never came.
 struct ExpirySweeper: Service {
     let sessions: any SessionStore
     let attempts: any LoginAttemptStore
@@ -60,6 +61,7 @@ struct ExpirySweeper: Service {
     let flows: any RegistrationFlowStore
     let logoutTokens: any LogoutTokenStore
     let rateLimits: any RateLimitStore
+    let keptForms: any KeptFormStore
     let rules: VerificationRules
     let configuration: SessionConfiguration
     let logger: Logger
@@ -82,13 +84,16 @@ struct ExpirySweeper: Service {
                 flowsBefore: now.addingTimeInterval(-RegistrationFlow.resumeWindow), sendsBefore: now.addingTimeInterval(-rules.rateWindow))
             let logoutTokensRemoved = try await logoutTokens.deleteExpired(now: now)
             let rateLimitKeysRemoved = try await rateLimits.deleteExpired(now: now)
-            if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved + logoutTokensRemoved + rateLimitKeysRemoved > 0 {
+            let keptFormsRemoved = try await keptForms.deleteExpired(now: now)
+            if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved + logoutTokensRemoved + rateLimitKeysRemoved
+                + keptFormsRemoved > 0
+            {
                 logger.info(
                     "swept",
                     metadata: [
                         "sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)", "app_handoffs": "\(handoffsRemoved)",
                         "registration_rows": "\(registrationRemoved)", "logout_tokens": "\(logoutTokensRemoved)",
-                        "rate_limit_keys": "\(rateLimitKeysRemoved)",
+                        "rate_limit_keys": "\(rateLimitKeysRemoved)", "kept_forms": "\(keptFormsRemoved)",
                     ])
             }
         } catch {

@@ -11,10 +11,10 @@ public enum AccessError: PresentableError, Equatable {
     /// The operator console, for members with `operator.role` only.
     case operatorOnly
     /// The path or the app asks the member to sign in at the provider again (recently enough, or with another class
-    /// of sign-in): `signInURL` starts that and comes back to the path.
-    case signInAgain(signInURL: String)
-    /// The path asks for the member's upgrade PIN, entered recently: `pinURL` asks for it and comes back to the path.
-    case pinRequired(pinURL: String)
+    /// of sign-in), then come back to `returnTo`; `gateway` is the gateway's origin (a step-up may start on an app host).
+    case signInAgain(StepUpRequest, returnTo: String, gateway: String)
+    /// The path asks for the member's upgrade PIN, entered recently, then to come back to `returnTo`.
+    case pinRequired(returnTo: String, gateway: String)
 
     public var status: HTTPResponse.Status {
         switch self {
@@ -23,11 +23,22 @@ public enum AccessError: PresentableError, Equatable {
         }
     }
 
-    /// Where the member proves themselves again, for a step-up.
+    /// Where the member proves themselves again, for a step-up: an absolute URL of the gateway's.
     public var stepUpURL: String? {
         switch self {
-        case .signInAgain(let url), .pinRequired(let url): url
+        case .signInAgain(let request, let returnTo, let gateway):
+            gateway + FormEncoding.url(Paths.signInStart, adding: [("return_to", returnTo)] + request.queryPairs)
+        case .pinRequired(let returnTo, let gateway): gateway + FormEncoding.url(Paths.pinCheck, adding: [("return_to", returnTo)])
         default: nil
+        }
+    }
+
+    /// The same step-up, coming back to `returnTo` instead (a kept form's page).
+    public func returning(to returnTo: String) -> AccessError {
+        switch self {
+        case .signInAgain(let request, _, let gateway): .signInAgain(request, returnTo: returnTo, gateway: gateway)
+        case .pinRequired(_, let gateway): .pinRequired(returnTo: returnTo, gateway: gateway)
+        default: self
         }
     }
 

@@ -260,7 +260,12 @@ public struct SessionConfiguration: Sendable {
     public var absoluteTimeoutSeconds: Int
     /// Tokens are refreshed when they expire within this many seconds.
     public var refreshWindowSeconds: Int
-    public init(idleTimeoutSeconds: Int = 30 * 60, absoluteTimeoutSeconds: Int = 12 * 3600, refreshWindowSeconds: Int = 300) {
+    /// How long before the idle or the absolute limit the member is warned, with a way to stay signed in (0: never).
+    public var warningSeconds: Int
+    public init(
+        idleTimeoutSeconds: Int = 30 * 60, absoluteTimeoutSeconds: Int = 12 * 3600, refreshWindowSeconds: Int = 300, warningSeconds: Int = 120
+    ) {
+        self.warningSeconds = warningSeconds
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.absoluteTimeoutSeconds = absoluteTimeoutSeconds
         self.refreshWindowSeconds = refreshWindowSeconds

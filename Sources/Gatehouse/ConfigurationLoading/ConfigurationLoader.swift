@@ -143,7 +143,8 @@ public struct ConfigurationLoader {
             idleTimeoutSeconds: reader.int("session.idle_timeout_seconds", default: sessionDefaults.idleTimeoutSeconds, range: 60...(30 * 86400)),
             absoluteTimeoutSeconds: reader.int(
                 "session.absolute_timeout_seconds", default: sessionDefaults.absoluteTimeoutSeconds, range: 60...(90 * 86400)),
-            refreshWindowSeconds: reader.int("session.refresh_window_seconds", default: sessionDefaults.refreshWindowSeconds, range: 0...3600)
+            refreshWindowSeconds: reader.int("session.refresh_window_seconds", default: sessionDefaults.refreshWindowSeconds, range: 0...3600),
+            warningSeconds: reader.int("session.warning_seconds", default: sessionDefaults.warningSeconds, range: 0...3600)
         )
         let kindText = reader.string("storage.kind", default: StorageConfiguration().kind.rawValue)
         let kind = StorageConfiguration.Kind(rawValue: kindText) ?? .sqlite

@@ -109,6 +109,9 @@ extension GatehouseConfiguration {
         check(
             session.absoluteTimeoutSeconds >= session.idleTimeoutSeconds, "session.absolute_timeout_seconds",
             "must not be shorter than session.idle_timeout_seconds")
+        check(
+            session.warningSeconds < session.idleTimeoutSeconds, "session.warning_seconds",
+            "must be shorter than session.idle_timeout_seconds (a warning before the session begins is no warning)")
 
         switch storage.kind {
         case .sqlite:

@@ -10,6 +10,8 @@ public struct GatewayRequestContext: RequestContext {
     public var sessionIdle: TimeInterval = 0
     /// The cookie named a session that has just ended (expired, idle, refresh refused).
     public var sessionEnded = false
+    /// The member whose session ran out of time on this request (`SessionResolver.Resolution.expired`).
+    public var timedOutMember: String?
     /// The path and query a signed-out member asked for, kept for after sign-in (GET and HEAD only).
     public var returnTarget: String?
     /// Who sent the request: the connection's peer, or the client a trusted load balancer names (`ClientAddressMiddleware`).

@@ -74,6 +74,8 @@ public struct AuthController: Sendable {
         if request.uri.queryParameters.get("expired") == "1" {
             values["notice"] = renderer.strings["session_expired"]
         }
+        // A form waits for this sign-in (`KeptForms`): the member is told it is not lost.
+        if returnTo?.hasPrefix(Paths.keptForm + "?") == true { values["notice"] = renderer.strings["kept_form_signin_notice"] }
         if let reason = request.uri.queryParameters.get("error") {
             let key = "signin_error_\(reason)"
             values["error"] = renderer.strings.values[key] ?? renderer.strings["signin_error_internal"]
@@ -193,6 +195,8 @@ public struct AuthController: Sendable {
             idToken: idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? session.tokens.refreshToken,
             accessTokenExpiresAt: tokens.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, obtainedAt: now)
         session.lastSeenAt = now
+        // A sign-in restarts the absolute limit: it is what the limit asks for.
+        session.expiresAt = max(session.expiresAt, now.addingTimeInterval(TimeInterval(configuration.session.absoluteTimeoutSeconds)))
         try await sessions.update(session)
         try await sessions.setAssurance(assurance, sessionID: session.id)
         events.record(.stepUp, sub: identity.sub, detail: "sign_in")

@@ -1,7 +1,9 @@
+import Foundation
 import GatehouseCore
 import GatehouseStorage
 import HTTPTypes
 import Hummingbird
+import Logging
 
 /// `POST /__gatehouse/frame` (on the gateway's host and on every app host): the bar's script keeps the member's
 /// choices in the session — the bar folded (`bar=collapsed|expanded`), the banner dismissed (`banner=dismissed`,
@@ -11,35 +13,83 @@ import Hummingbird
 public struct FrameController: Sendable {
     let sessions: any SessionStore
     let events: EventRecorder
+    /// The session's limits, for the warning before it ends and for staying signed in.
+    let configuration: SessionConfiguration
+    /// A refresh at the provider, which lets a member stay past the absolute limit while the provider's session lasts.
+    let refresher: TokenRefresher?
+    /// Where a member whose provider will not refresh signs in again (in a new tab).
+    let publicOrigin: String
 
     static let header = HTTPField.Name("X-Gatehouse-Frame")!
     static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
     /// More than any set of choices needs.
     static let bodyLimit = 256
 
-    public init(sessions: any SessionStore, events: EventRecorder) {
+    public init(
+        sessions: any SessionStore, events: EventRecorder, configuration: SessionConfiguration = .init(), refresher: TokenRefresher? = nil,
+        publicOrigin: String = ""
+    ) {
         self.sessions = sessions
         self.events = events
+        self.configuration = configuration
+        self.refresher = refresher
+        self.publicOrigin = publicOrigin
     }
 
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
-        group.post(RouterPath(stringLiteral: Paths.frame)) { request, context in try await self.change(request, session: context.session) }
+        group.post(RouterPath(stringLiteral: Paths.frame)) { request, context in
+            try await self.change(request, session: context.session, logger: context.logger)
+        }
         group.get(RouterPath(stringLiteral: Paths.frame)) { request, context in try self.state(request, session: context.session) }
     }
 
     /// What the bar of a page shown again asks (a tab coming back into view, on an app host that other tabs' news does
-    /// not reach): the member's level now, to compare with the level its markup was made for.
+    /// not reach): the member's level now, to compare with the level its markup was made for; and what a page's
+    /// warning before the session ends asks: how long until the idle limit (the member's last activity in any app, as
+    /// recorded) and the absolute one. Asking is no activity (`SessionMiddleware` leaves last-seen alone).
     func state(_ request: Request, session: Session) throws -> Response {
         guard request.headers[Self.header] == "1" else { throw RequestError.forbidden("frame state without the bar's header") }
-        return try JSONResponse.make(["level": session.level.rawValue])
+        return try JSONResponse.make(["level": session.level.rawValue, "session": remaining(session)])
     }
 
-    func change(_ request: Request, session: Session) async throws -> Response {
+    /// Seconds until `session`'s idle and absolute limits, by the gateway's clock (the page's may differ).
+    func remaining(_ session: Session, now: Date = Date()) -> [String: Int] {
+        let idleEnds = session.lastSeenAt.addingTimeInterval(TimeInterval(configuration.idleTimeoutSeconds))
+        return [
+            "idleEndsIn": max(0, Int(idleEnds.timeIntervalSince(now))), "endsIn": max(0, Int(session.expiresAt.timeIntervalSince(now))),
+            "warnBefore": configuration.warningSeconds,
+        ]
+    }
+
+    /// "Stay signed in": the member is active now. Near the absolute limit, a refresh at the provider (whose session
+    /// must still be alive) carries the session a whole lifetime further; when the provider will not, the answer names
+    /// the sign-in that will (the page opens it in a new tab, which comes back to `Paths.sessionRenewed`).
+    func stay(_ session: Session, logger: Logger) async throws -> Response {
+        var session = session
+        let now = Date()
+        if session.expiresAt.timeIntervalSince(now) <= TimeInterval(configuration.warningSeconds) {
+            do {
+                guard let refresher, session.tokens.refreshToken != nil else { throw OIDCError.refreshFailed("no refresh token") }
+                session = try await refresher.refreshed(session, evenIfFresh: true)
+                session.expiresAt = now.addingTimeInterval(TimeInterval(configuration.absoluteTimeoutSeconds))
+            } catch {
+                logger.info("staying signed in needs a sign-in", metadata: ["reason": .string("\(error)")])
+                let signIn = publicOrigin + FormEncoding.url(Paths.signInStart, adding: [("return_to", Paths.sessionRenewed), ("max_age", "0")])
+                return try JSONResponse.make(["signIn": signIn, "session": remaining(session, now: now)])
+            }
+        }
+        session.lastSeenAt = now
+        try await sessions.update(session)
+        return try JSONResponse.make(["session": remaining(session, now: now)])
+    }
+
+    func change(_ request: Request, session: Session, logger: Logger) async throws -> Response {
         guard request.headers[Self.header] == "1" else { throw RequestError.forbidden("frame change without the bar's header") }
         if let site = request.headers[Self.fetchSite], site != "same-origin" {
             throw RequestError.forbidden("frame change from a \(site == "same-site" ? "same-site" : "cross-site") page")
         }
         let form = FormEncoding.decode(String(buffer: try await request.body.collect(upTo: Self.bodyLimit)))
+        if form == ["stay": "1"] { return try await stay(session, logger: logger) }
         var change = FramePreferences()
         for (field, value) in form {
             switch (field, value) {

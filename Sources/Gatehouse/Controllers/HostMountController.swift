@@ -23,14 +23,16 @@ public struct HostMountController: Sendable {
     let store: any HostMountStore
     let resolver: SessionResolver
     let frame: FrameController
+    let keptForms: KeptFormController
     let configuration: GatehouseConfiguration
     /// Signs the sign-out chain (`signOutChain`).
     let signature: @Sendable (String) -> String
 
-    public init(
+    init(
         catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
-        configuration: GatehouseConfiguration, signature: @escaping @Sendable (String) -> String
+        keptForms: KeptFormController, configuration: GatehouseConfiguration, signature: @escaping @Sendable (String) -> String
     ) {
+        self.keptForms = keptForms
         self.signature = signature
         self.catalog = catalog
         self.proxy = proxy
@@ -73,17 +75,35 @@ public struct HostMountController: Sendable {
         if request.uri.path == HostMountPaths.handoff { return try await redeem(request, app: app) }
         if request.uri.path == HostMountPaths.signedOut { return signedOut(request, app: app) }
         let grant = request.cookies[HostMountCookies.grant]?.value
-        if let token = grant,
-            let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
-            case .active(let session, let idle) = try await resolver.resolve(sessionID: sessionID)
-        {
-            if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session) }
+        var resolution: SessionResolver.Resolution?
+        if let token = grant, let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug) {
+            // The bar asking how long the session has left is no activity of the member's.
+            resolution = try await resolver.resolve(sessionID: sessionID, touch: !(request.method == .get && request.uri.path == Paths.frame))
+        }
+        switch resolution {
+        case .active(let session, let idle)?:
+            if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session, logger: context.logger) }
             if request.uri.path == Paths.frame, request.method == .get { return try frame.state(request, session: session) }
             RequestLanguage.settle(session, languages: proxy.mapping.renderer.languages)
             var signedIn = context
             signedIn.session = session
             signedIn.sessionIdle = idle
-            return try await proxy.forward(request, context: try SignedInRequestContext(context: signedIn), app: app, rest: request.uri.description)
+            let signedInContext = try SignedInRequestContext(context: signedIn)
+            if request.uri.path == Paths.keptFormSend, request.method == .get {
+                return try await keptForms.send(request, signedInContext, onHostOf: app)
+            }
+            return try await proxy.forward(request, context: signedInContext, app: app, rest: request.uri.description)
+        case .expired(let member?)?:
+            // A form posted as the session ran out waits for the member's sign-in, on the gateway.
+            if let kept = await keptForms.forms.keep(
+                request, sub: member, app: app, rest: request.uri.description, origins: proxy.access.origins, logger: context.logger)
+            {
+                var response = Self.redirect(
+                    configuration.publicOrigin + FormEncoding.url(Paths.signIn, adding: [("return_to", kept), ("expired", "1")]))
+                response.headers.append(SecurityHeaders.signedOut)
+                return response
+            }
+        default: break
         }
         // Step 1: no grant (or its session ended).
         let state = RandomToken.make()

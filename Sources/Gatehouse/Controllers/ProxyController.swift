@@ -16,12 +16,16 @@ public struct ProxyController: Sendable {
     let mapping: AnswerMapping
     let configuration: GatehouseConfiguration
     let metrics: GatewayMetrics
+    /// Where a form posted when the member must prove themselves again waits for them.
+    let keptForms: KeptForms?
     let tracer: GatewayTracer?
 
     init(
         catalog: AppCatalog, forwarder: Forwarder, access: AppAccess, jars: SharedCookieJars, bar: GatewayBar,
-        configuration: GatehouseConfiguration, metrics: GatewayMetrics, renderer: PageRenderer, tracer: GatewayTracer? = nil
+        configuration: GatehouseConfiguration, metrics: GatewayMetrics, renderer: PageRenderer, keptForms: KeptForms? = nil,
+        tracer: GatewayTracer? = nil
     ) {
+        self.keptForms = keptForms
         self.tracer = tracer
         self.catalog = catalog
         self.forwarder = forwarder
@@ -76,9 +80,18 @@ public struct ProxyController: Sendable {
         // handoff).
         let returnTo =
             app.mount == .path ? request.uri.description : FormEncoding.url(Paths.appsOpen + "/" + app.slug, adding: [("to", rest)])
-        let access = try await tracer.span("access decision") {
-            try await self.access.open(
-                app, rest: rest, method: request.method.rawValue, session: context.session, moment: context.accessMoment, returnTo: returnTo)
+        let access: AppAccess.Forwarding
+        do {
+            access = try await tracer.span("access decision") {
+                try await self.access.open(
+                    app, rest: rest, method: request.method.rawValue, session: context.session, moment: context.accessMoment, returnTo: returnTo)
+            }
+        } catch let error as AccessError where error.stepUpURL != nil {
+            // A form posted when the path asks the member to prove themselves again waits for them.
+            guard let kept = await keptForms?.keep(
+                request, sub: context.session.identity.sub, app: app, rest: rest, origins: self.access.origins, logger: context.logger)
+            else { throw error }
+            throw error.returning(to: kept)
         }
         try access.checkOrigin(method: request.method, browser: request.headers)
         let cookie = try await jars.cookieHeader(sessionID: access.session.id, for: access.origin)

@@ -23,6 +23,10 @@ struct SessionsController: Sendable {
         group.post(RouterPath(stringLiteral: Paths.sessions + "/end-others")) { request, context in
             try await end(request, session: context.session, everyOther: true)
         }
+        // Where a sign-in to stay signed in ends, in the tab it opened: the member's other tabs hear of it.
+        group.get(RouterPath(stringLiteral: Paths.sessionRenewed)) { _, _ in
+            try renderer.page("session-renewed", title: renderer.strings["session_renewed_title"], ["sessionRenewed": true])
+        }
     }
 
     /// The member's live sessions, the most recently active first.

@@ -17,6 +17,8 @@ public struct GatewayBar: Sendable {
     /// Who is offered the upgrade (the banner).
     let registration: RegistrationConfiguration
     let events: EventRecorder
+    /// The session's limits: the bar warns before the session ends.
+    let session: SessionConfiguration
     /// The rendered bar, cut at its per-response placeholders, by the page's base, the member's level and apps,
     /// the app the page belongs to, and the request's language.
     private let renderings = NIOLockedValueBox<[RenderingKey: Segments]>([:])
@@ -26,8 +28,10 @@ public struct GatewayBar: Sendable {
     static let upgradeEntryStartInAttribute = Array(Paths.upgradeEntry(from: "banner", returnTo: "").replacing("&", with: "&amp;").utf8)
 
     public init(
-        renderer: PageRenderer, catalog: AppCatalog, features: FeaturesConfiguration, registration: RegistrationConfiguration, events: EventRecorder
+        renderer: PageRenderer, catalog: AppCatalog, features: FeaturesConfiguration, registration: RegistrationConfiguration, events: EventRecorder,
+        session: SessionConfiguration = .init()
     ) {
+        self.session = session
         self.renderer = renderer
         self.catalog = catalog
         self.features = features
@@ -165,6 +169,8 @@ public struct GatewayBar: Sendable {
             "roomBelow": Placeholder.roomBelow,
             "style": gatewayBase + renderer.assets.url(for: Paths.barStyle), "script": gatewayBase + renderer.assets.url(for: Paths.barScript),
             "toastsScript": gatewayBase + renderer.assets.url(for: Paths.toastsScript),
+            "sessionScript": gatewayBase + renderer.assets.url(for: Paths.sessionScript),
+            "idle": session.idleTimeoutSeconds, "warn": session.warningSeconds,
             "portal": gatewayBase + Paths.portal, "signOut": gatewayBase + Paths.signOut,
             "gatewayInitial": strings["gateway_name"].prefix(1).uppercased(),
             "currentName": app.name, "currentMonogram": current.monogram, "currentTone": current.tone,

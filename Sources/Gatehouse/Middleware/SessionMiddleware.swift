@@ -21,14 +21,17 @@ public struct SessionMiddleware: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let cookie = request.cookies[cookieName]?.value
-        let resolution = try await tracer.span("session look-up") { try await resolver.resolve(cookie: cookie) }
+        // The bar asking how long the session has left is no activity of the member's.
+        let touch = !(request.method == .get && request.uri.path == Paths.frame)
+        let resolution = try await tracer.span("session look-up") { try await resolver.resolve(cookie: cookie, touch: touch) }
         switch resolution {
         case .active(let session, let idle):
             context.session = session
             context.sessionIdle = idle
             RequestLanguage.settle(session, languages: languages)
-        case .expired:
+        case .expired(let member):
             context.sessionEnded = true
+            context.timedOutMember = member
         case .none:
             break
         }

@@ -202,16 +202,11 @@ struct AppAccess: Sendable {
         try mayOpen(app, session: session, returnTo: returnTo)
         switch proof ?? app.sessionLimits.lacking(session, at: moment) {
         case .recentSignIn(let stepUp)?:
-            let request = StepUpRequest(maxAge: stepUp.maxAge, acr: stepUp.acr)
-            throw AccessError.signInAgain(signInURL: gatewayURL(Paths.signInStart, returnTo: returnTo, request.queryPairs))
-        case .pin?: throw AccessError.pinRequired(pinURL: gatewayURL(Paths.pinCheck, returnTo: returnTo))
+            throw AccessError.signInAgain(
+                StepUpRequest(maxAge: stepUp.maxAge, acr: stepUp.acr), returnTo: returnTo, gateway: configuration.publicOrigin)
+        case .pin?: throw AccessError.pinRequired(returnTo: returnTo, gateway: configuration.publicOrigin)
         default: break
         }
-    }
-
-    /// An absolute URL of the gateway's (a step-up may start on an app host), with where to come back to.
-    private func gatewayURL(_ path: String, returnTo: String, _ pairs: [(String, String)] = []) -> String {
-        configuration.publicOrigin + FormEncoding.url(path, adding: [("return_to", returnTo)] + pairs)
     }
 
     /// Everything but the upstream's address: the app's rewriter, its rules for this path and method, the member's

@@ -10,8 +10,10 @@ public struct SessionResolver: Sendable {
         /// A live session, and how long its member had been away before this request (their last activity as it
         /// was recorded, at most `touchInterval` behind).
         case active(Session, idle: TimeInterval)
-        /// There was a session and it has ended (expired, idle too long, refresh refused).
-        case expired
+        /// There was a session and it has ended (expired, idle too long, refresh refused, ended elsewhere);
+        /// `timedOutFor` names its member when it ran out of time (idle or absolute), which a form they were posting
+        /// may outlive (`KeptForms`).
+        case expired(timedOutFor: String?)
         case none
     }
 
@@ -41,21 +43,25 @@ public struct SessionResolver: Sendable {
     /// The store key for a cookie value: its SHA-256, so that the store never holds a usable cookie.
     public static func sessionID(forCookie value: String) -> String { TokenHash.hex(value) }
 
-    public func resolve(cookie value: String?, now: Date = Date()) async throws -> Resolution {
+    /// `touch: false` for a request that is no activity of the member's (a page asking how long the session has left):
+    /// its last-seen is left as it is.
+    public func resolve(cookie value: String?, now: Date = Date(), touch: Bool = true) async throws -> Resolution {
         guard let value, !value.isEmpty, value.utf8.count <= 128 else { return .none }
-        return try await resolve(sessionID: Self.sessionID(forCookie: value), now: now)
+        return try await resolve(sessionID: Self.sessionID(forCookie: value), now: now, touch: touch)
     }
 
     /// The same for a session found another way (an app host's grant).
-    public func resolve(sessionID: String, now: Date = Date()) async throws -> Resolution {
+    public func resolve(sessionID: String, now: Date = Date(), touch: Bool = true) async throws -> Resolution {
         guard var session = try await store.find(id: sessionID) else {
             // Ended from another of the member's browsers: they are told the session ended.
-            return try await store.wasEnded(id: sessionID, now: now) ? .expired : .none
+            return try await store.ended(id: sessionID, now: now).map { .expired(timedOutFor: $0.timedOutMember) } ?? .none
         }
         let idleLimit = session.lastSeenAt.addingTimeInterval(TimeInterval(configuration.idleTimeoutSeconds))
         if now >= session.expiresAt || now >= idleLimit {
-            await end(session, reason: now >= session.expiresAt ? "absolute_timeout" : "idle_timeout")
-            return .expired
+            // Remembered a while as ran out of time: the member's next requests (a form they send, a page asking how long
+            // is left, whichever comes first) are told so.
+            await end(session, reason: now >= session.expiresAt ? "absolute_timeout" : "idle_timeout", rememberUntil: now.addingTimeInterval(3600))
+            return .expired(timedOutFor: session.identity.sub)
         }
         if refresher.needsRefresh(session, now: now) {
             do {
@@ -68,11 +74,11 @@ public struct SessionResolver: Sendable {
             } catch {
                 logger.notice("token refresh failed; ending session", metadata: ["sub": .string(session.identity.sub), "error": .string("\(error)")])
                 await end(session, reason: "refresh_failed")
-                return .expired
+                return .expired(timedOutFor: nil)
             }
         }
         let idle = max(0, now.timeIntervalSince(session.lastSeenAt))
-        if idle >= touchInterval {
+        if touch, idle >= touchInterval {
             session.lastSeenAt = now
             try await store.update(session)
         }
@@ -87,11 +93,16 @@ public struct SessionResolver: Sendable {
             && now.timeIntervalSince(session.lastSeenAt) < touchInterval && !refresher.needsRefresh(session, now: now)
     }
 
-    /// Ends a session the member did not sign out of (product §1: `→ none` because the SSO session ended).
-    func end(_ session: Session, reason: String) async {
+    /// Ends a session the member did not sign out of (product §1: `→ none` because the SSO session ended); one that
+    /// ran out of time is remembered until `rememberUntil` with its member.
+    func end(_ session: Session, reason: String, rememberUntil: Date? = nil) async {
         _ = events.transition(.ssoSessionEnded, from: session.level, sub: session.identity.sub)
         do {
-            try await store.delete(id: session.id)
+            if let rememberUntil {
+                try await store.end(id: session.id, until: rememberUntil, timedOutMember: session.identity.sub)
+            } else {
+                try await store.delete(id: session.id)
+            }
         } catch {
             logger.error("could not delete ended session", metadata: ["error": .string("\(error)")])
         }

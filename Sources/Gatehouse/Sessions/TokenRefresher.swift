@@ -38,9 +38,11 @@ public actor TokenRefresher {
         return now.timeIntervalSince(session.tokens.obtainedAt ?? session.createdAt) >= interval
     }
 
-    public func refreshed(_ session: Session) async throws -> Session {
+    /// `evenIfFresh`: refreshed although nothing is due (the member asked to stay signed in, which the provider's
+    /// session must allow).
+    public func refreshed(_ session: Session, evenIfFresh: Bool = false) async throws -> Session {
         if let running = inFlight[session.id] { return try await running.value }
-        let task = Task { try await self.perform(session) }
+        let task = Task { try await self.perform(session, evenIfFresh: evenIfFresh) }
         inFlight[session.id] = task
         defer { inFlight[session.id] = nil }
         return try await task.value
@@ -48,10 +50,10 @@ public actor TokenRefresher {
 
     /// Under the store's per-session refresh lock, so that one refresh happens across all replicas: whoever waited
     /// for the lock reads the stored session again and finds it refreshed already.
-    private func perform(_ session: Session) async throws -> Session {
+    private func perform(_ session: Session, evenIfFresh: Bool) async throws -> Session {
         try await store.withExclusiveRefresh(sessionID: session.id) { [store, refresh, identify] in
             guard var current = try await store.findStored(id: session.id) else { throw OIDCError.refreshFailed("session is gone") }
-            guard self.needsRefresh(current), let refreshToken = current.tokens.refreshToken else { return current }
+            guard evenIfFresh || self.needsRefresh(current), let refreshToken = current.tokens.refreshToken else { return current }
             let response = try await refresh(refreshToken)
             if let identify { current.identity = try await identify(current, response) }
             let now = Date()

@@ -79,33 +79,41 @@ public final class RequestLanguage: Sendable {
         case asked(acceptLanguage: String?, languages: Languages)
     }
 
-    private let value: NIOLockedValueBox<State>
+    /// The language, and whether the pages are a signed-in member's (which warn before the session ends).
+    private let value: NIOLockedValueBox<(state: State, signedIn: Bool)>
 
     public init(_ code: String) {
-        value = NIOLockedValueBox(.settled(code))
+        value = NIOLockedValueBox((.settled(code), false))
     }
 
     /// The language `acceptLanguage` asks for among `languages`, negotiated on first read.
     public init(acceptLanguage: String?, languages: Languages) {
-        value = NIOLockedValueBox(.asked(acceptLanguage: acceptLanguage, languages: languages))
+        value = NIOLockedValueBox((.asked(acceptLanguage: acceptLanguage, languages: languages), false))
     }
 
     public var code: String {
-        value.withLockedValue { state in
-            switch state {
+        value.withLockedValue { value in
+            switch value.state {
             case .settled(let code):
                 return code
             case .asked(let acceptLanguage, let languages):
                 let code = languages.negotiated(acceptLanguage: acceptLanguage)
-                state = .settled(code)
+                value.state = .settled(code)
                 return code
             }
         }
     }
 
-    /// The member's choice, once the session is known, replaces the browser's.
+    /// Whether the request's pages are a signed-in member's (`settle`).
+    public var isSignedIn: Bool { value.withLockedValue { $0.signedIn } }
+
+    /// The member's choice, once the session is known, replaces the browser's; the pages are the member's.
     public static func settle(_ session: Session, languages: Languages) {
-        if let chosen = languages.chosen(in: session) { current?.value.withLockedValue { $0 = .settled(chosen) } }
+        let chosen = languages.chosen(in: session)
+        current?.value.withLockedValue { value in
+            if let chosen { value.state = .settled(chosen) }
+            value.signedIn = true
+        }
     }
 }
 

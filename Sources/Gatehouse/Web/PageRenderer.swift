@@ -11,11 +11,16 @@ public struct PageRenderer: Sendable {
     public let assets: GatewayAssets
     private let assetURLs: [String: String]
     let developmentMode: Bool
+    /// The session's limits, for the warning before it ends on signed-in pages (`nil`: no warning).
+    let sessionWarning: SessionConfiguration?
 
     /// The strings of the request being handled.
     public var strings: StringsTable { languages.strings }
 
-    public init(library: MustacheLibrary, languages: Languages, assets: GatewayAssets, developmentMode: Bool) {
+    public init(
+        library: MustacheLibrary, languages: Languages, assets: GatewayAssets, developmentMode: Bool, sessionWarning: SessionConfiguration? = nil
+    ) {
+        self.sessionWarning = sessionWarning.flatMap { $0.warningSeconds > 0 ? $0 : nil }
         self.library = library
         self.languages = languages
         self.assets = assets
@@ -28,7 +33,9 @@ public struct PageRenderer: Sendable {
         let languages = try Languages.load(
             directory: configuration.directories.strings, defaultLanguage: configuration.brand.defaultLanguage, brand: configuration.brand)
         let assets = try GatewayAssets.load(directory: configuration.directories.publicFiles)
-        return PageRenderer(library: library, languages: languages, assets: assets, developmentMode: configuration.developmentMode)
+        return PageRenderer(
+            library: library, languages: languages, assets: assets, developmentMode: configuration.developmentMode,
+            sessionWarning: configuration.session)
     }
 
     /// The HTML of `template` with `values`, or a `PageRenderingError` when the template is missing.
@@ -42,6 +49,10 @@ public struct PageRenderer: Sendable {
         context["dir"] = strings.direction
         context["gatewayName"] = strings["gateway_name"]
         context["developmentMode"] = developmentMode
+        // A signed-in member's page warns before the session ends.
+        if let session = sessionWarning, RequestLanguage.current?.isSignedIn == true {
+            context["sessionWatch"] = ["idle": session.idleTimeoutSeconds, "warn": session.warningSeconds]
+        }
         guard let html = library.render(context, withTemplate: template) else { throw PageRenderingError.missingTemplate(template) }
         return html
     }

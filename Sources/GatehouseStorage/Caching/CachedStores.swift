@@ -46,13 +46,13 @@ public struct CachedSessionStore: SessionStore {
         cache.invalidate(sessionID: id)
     }
 
-    public func end(id: String, until: Date) async throws {
-        try await store.end(id: id, until: until)
+    public func end(id: String, until: Date, timedOutMember: String?) async throws {
+        try await store.end(id: id, until: until, timedOutMember: timedOutMember)
         cache.invalidate(sessionID: id)
     }
 
-    public func wasEnded(id: String, now: Date) async throws -> Bool {
-        try await store.wasEnded(id: id, now: now)
+    public func ended(id: String, now: Date) async throws -> EndedSession? {
+        try await store.ended(id: id, now: now)
     }
 
     public func setFrame(_ change: FramePreferences, sessionID: String) async throws {

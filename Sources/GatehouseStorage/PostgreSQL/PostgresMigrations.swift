@@ -180,5 +180,15 @@ extension PostgresDatabase {
             $$
             """,
         ],
+        // Forms kept while their member signs in again (`KeptForm`).
+        [
+            """
+            CREATE TABLE kept_forms (
+                id_hash text PRIMARY KEY, sub text NOT NULL, body text NOT NULL, created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL)
+            """,
+            "CREATE INDEX kept_forms_sub ON kept_forms(sub)",
+            "ALTER TABLE ended_sessions ADD COLUMN timed_out_sub text",
+        ],
     ]
 }

@@ -63,14 +63,19 @@ public struct PostgresSessionStore: SessionStore {
         try await database.query("DELETE FROM sessions WHERE id = \(id)")
     }
 
-    public func end(id: String, until: Date) async throws {
+    public func end(id: String, until: Date, timedOutMember: String?) async throws {
         try await database.query(
-            "INSERT INTO ended_sessions (id, until) VALUES (\(id), \(until)) ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until")
+            """
+            INSERT INTO ended_sessions (id, until, timed_out_sub) VALUES (\(id), \(until), \(timedOutMember))
+            ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until, timed_out_sub = EXCLUDED.timed_out_sub
+            """)
         try await delete(id: id)
     }
 
-    public func wasEnded(id: String, now: Date) async throws -> Bool {
-        try await !database.query("SELECT id FROM ended_sessions WHERE id = \(id) AND until > \(now)").isEmpty
+    public func ended(id: String, now: Date) async throws -> EndedSession? {
+        try await database.query("SELECT timed_out_sub FROM ended_sessions WHERE id = \(id) AND until > \(now)").first.map { row in
+            EndedSession(timedOutMember: try PostgresDatabase.decoding { try row.decode(String?.self) })
+        }
     }
 
     public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {

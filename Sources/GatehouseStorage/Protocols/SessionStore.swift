@@ -10,11 +10,13 @@ public protocol SessionStore: Sendable {
     /// Replaces the stored session with the same id (tokens, level, last seen).
     func update(_ session: Session) async throws
     func delete(id: String) async throws
-    /// Ends a session from another of its member's browsers: deleted with its jar, and remembered as ended until
-    /// `until` (its own expiry), so that its cookie is told the session ended rather than sent to a plain sign-in.
-    func end(id: String, until: Date) async throws
-    /// Whether `id` names a session ended with `end`, remembered still.
-    func wasEnded(id: String, now: Date) async throws -> Bool
+    /// Ends a session from another of its member's browsers, or because it ran out of time: deleted with its jar, and
+    /// remembered as ended until `until`, so that its cookie is told the session ended rather than sent to a plain
+    /// sign-in. `timedOutMember`: the session ran out of time, and a form its member was posting may wait for their
+    /// sign-in (`KeptForm`).
+    func end(id: String, until: Date, timedOutMember: String?) async throws
+    /// What `end` remembers of the session `id`, while it does.
+    func ended(id: String, now: Date) async throws -> EndedSession?
     /// Merges the frame choices `change` makes into the session's, leaving everything else as the store holds it.
     func setFrame(_ change: FramePreferences, sessionID: String) async throws
     /// Replaces what the member of the session last proved (a sign-in again, the PIN), leaving everything else as the
@@ -37,7 +39,17 @@ public protocol SessionStore: Sendable {
     func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T
 }
 
+/// A session ended and still remembered (`SessionStore.end`).
+public struct EndedSession: Sendable, Equatable {
+    /// Its member, when it ran out of time (not when it was ended on purpose).
+    public var timedOutMember: String?
+
+    public init(timedOutMember: String?) { self.timedOutMember = timedOutMember }
+}
+
 extension SessionStore {
+    public func end(id: String, until: Date) async throws { try await end(id: id, until: until, timedOutMember: nil) }
+
     public func findStored(id: String) async throws -> Session? { try await find(id: id) }
 
     public func withExclusiveRefresh<T: Sendable>(sessionID: String, _ body: @Sendable @escaping () async throws -> T) async throws -> T {

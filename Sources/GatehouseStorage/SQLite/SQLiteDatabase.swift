@@ -301,6 +301,14 @@ public final class SQLiteDatabase: Sendable {
             WHERE sub = OLD.sub AND json_extract(body, '$.level') = 'registered';
         END;
         """,
+        // Forms kept while their member signs in again (`KeptForm`).
+        """
+        CREATE TABLE kept_forms (
+            id_hash TEXT PRIMARY KEY, sub TEXT NOT NULL, body TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL
+        );
+        CREATE INDEX kept_forms_sub ON kept_forms(sub);
+        ALTER TABLE ended_sessions ADD COLUMN timed_out_sub TEXT;
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

@@ -61,14 +61,19 @@ public struct SQLiteSessionStore: SessionStore {
         try await database.query("DELETE FROM sessions WHERE id = ?", [.text(id)])
     }
 
-    public func end(id: String, until: Date) async throws {
+    public func end(id: String, until: Date, timedOutMember: String?) async throws {
         try await database.query(
-            "INSERT INTO ended_sessions (id, until) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET until = excluded.until", [.text(id), .time(until)])
+            """
+            INSERT INTO ended_sessions (id, until, timed_out_sub) VALUES (?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET until = excluded.until, timed_out_sub = excluded.timed_out_sub
+            """, [.text(id), .time(until), .text(timedOutMember)])
         try await delete(id: id)
     }
 
-    public func wasEnded(id: String, now: Date) async throws -> Bool {
-        try await !database.query("SELECT id FROM ended_sessions WHERE id = ? AND until > ?", [.text(id), .time(now)]).isEmpty
+    public func ended(id: String, now: Date) async throws -> EndedSession? {
+        try await database.query("SELECT timed_out_sub FROM ended_sessions WHERE id = ? AND until > ?", [.text(id), .time(now)]).first.map {
+            EndedSession(timedOutMember: $0.column("timed_out_sub")?.string)
+        }
     }
 
     public func deleteExpired(now: Date, idleCutoff: Date) async throws -> [String] {

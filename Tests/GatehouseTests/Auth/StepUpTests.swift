@@ -9,6 +9,22 @@ import Testing
 @Suite struct StepUpTests {
     static let navigation = [("Accept", "text/html"), ("Sec-Fetch-Mode", "navigate"), ("Sec-Fetch-Dest", "document")]
 
+    /// The member's session as it will be `seconds` from now: everything it holds of time (the sign-in, the last
+    /// activity, what the member proved) that much older, in the store, as a busy test machine's clock cannot be
+    /// relied on to make it.
+    static func age(_ gateway: LiveGateway, cookies: [String: String], by seconds: TimeInterval) async throws {
+        let id = SessionResolver.sessionID(forCookie: try #require(cookies["gatehouse_session"]))
+        let sessions = gateway.built.stores.sessions
+        var session = try #require(try await sessions.find(id: id))
+        session.createdAt -= seconds
+        session.lastSeenAt -= seconds
+        try await sessions.update(session)
+        var assurance = session.assurance ?? Assurance()
+        assurance.authenticatedAt = assurance.authenticatedAt.map { $0 - seconds }
+        assurance.pinVerifiedAt = assurance.pinVerifiedAt.map { $0 - seconds }
+        try await sessions.setAssurance(assurance, sessionID: id)
+    }
+
     /// Follows a step-up from its sign-in link through the development provider (at `acr`) back to the gateway, in
     /// the browser holding `cookies`; the callback's answer.
     static func signInAgain(_ gateway: LiveGateway, from link: String, cookies: inout BrowserCookies, acr: String = "silver") async throws
@@ -28,30 +44,30 @@ import Testing
 
     @Test func aStaleSignInGoesToTheProviderWithMaxAgeAndComesBackToThePath() async throws {
         try await ProxyTests.withProxy(configure: {
-            $0.apps[0].rules = PathRules([.init(paths: ["/echo/payroll/*"], require: .init(authAgeSeconds: 2))])
+            $0.apps[0].rules = PathRules([.init(paths: ["/echo/payroll/*"], require: .init(authAgeSeconds: 60))])
         }) { gateway, _ in
             var cookies = BrowserCookies()
             cookies.values = try await ProxyTests.signedIn(gateway)
             let session = cookies.values["gatehouse_session"]
             #expect(try await gateway.get("/apps/echo/echo/payroll/slips?month=3", cookies: cookies.values).status == 200)
-            try await Task.sleep(for: .seconds(3))
+            try await Self.age(gateway, cookies: cookies.values, by: 61)
 
             // A page: to the provider and back. A script's request and an API caller: 401 naming the same link.
             let stale = try await gateway.get("/apps/echo/echo/payroll/slips?month=3", cookies: cookies.values, headers: Self.navigation)
             #expect(stale.status == 303)
             let link = try #require(stale.location)
-            #expect(link == gateway.origin + "/signin/start?return_to=%2Fapps%2Fecho%2Fecho%2Fpayroll%2Fslips%3Fmonth%3D3&max_age=2")
+            #expect(link == gateway.origin + "/signin/start?return_to=%2Fapps%2Fecho%2Fecho%2Fpayroll%2Fslips%3Fmonth%3D3&max_age=60")
             for headers in [[("Accept", "application/json")], [("Sec-Fetch-Mode", "cors"), ("Sec-Fetch-Dest", "empty")]] {
                 let api = try await gateway.get("/apps/echo/echo/payroll/slips?month=3", cookies: cookies.values, headers: headers)
                 #expect(api.status == 401 && api.body.contains(#""error":"reauthentication_required""#), "\(api.body)")
-                #expect(api.body.contains(#""sign_in_url":""#) && api.body.contains("max_age=2"))
+                #expect(api.body.contains(#""sign_in_url":""#) && api.body.contains("max_age=60"))
             }
             // Paths without the rule go on as they were.
             #expect(try await gateway.get("/apps/echo/echo/other", cookies: cookies.values).status == 200)
 
             let start = try await gateway.get(link, cookies: cookies.values)
             let authorize = try #require(start.location)
-            #expect(authorize.contains("max_age=2") && authorize.contains("prompt=login"))
+            #expect(authorize.contains("max_age=60") && authorize.contains("prompt=login"))
             let back = try await Self.signInAgain(gateway, from: link, cookies: &cookies)
             #expect(back.status == 303 && back.location == "/apps/echo/echo/payroll/slips?month=3")
             // The same session (and its jar) goes on: no new session cookie.
@@ -86,11 +102,11 @@ import Testing
 
     @Test func aWebSocketUpgradeAsksTheSameGate() async throws {
         try await ProxyTests.withProxy(configure: {
-            $0.apps[0].rules = PathRules([.init(paths: ["/ws"], require: .init(authAgeSeconds: 2))])
+            $0.apps[0].rules = PathRules([.init(paths: ["/ws"], require: .init(authAgeSeconds: 60))])
         }) { gateway, _ in
             let cookies = try await ProxyTests.signedIn(gateway)
             #expect(try await ProxyTests.webSocket(gateway, cookies: cookies, send: ["fresh"]).count == 2)
-            try await Task.sleep(for: .seconds(3))
+            try await Self.age(gateway, cookies: cookies, by: 61)
             await #expect(throws: (any Error).self) { _ = try await ProxyTests.webSocket(gateway, cookies: cookies, send: ["stale"]) }
             let handshake = try await gateway.get(
                 "/apps/echo/ws", cookies: cookies,
@@ -100,18 +116,20 @@ import Testing
     }
 
     @Test func anAppsOwnIdleLimitAsksForASignInAfterAPause() async throws {
-        try await ProxyTests.withProxy(configure: { $0.apps[0].sessionLimits = AppSessionLimits(idleSeconds: 4) }) { gateway, _ in
+        try await ProxyTests.withProxy(configure: { $0.apps[0].sessionLimits = AppSessionLimits(idleSeconds: 120) }) { gateway, _ in
             var cookies = BrowserCookies()
             cookies.values = try await ProxyTests.signedIn(gateway)
-            // Activity within the limit, in any app or page, keeps it open.
-            for _ in 0..<3 {
-                #expect(try await gateway.get("/apps/echo/echo/page", cookies: cookies.values, headers: Self.navigation).status == 200)
-                try await Task.sleep(for: .seconds(2))
-                #expect(try await gateway.get("/", cookies: cookies.values).status == 200)
-            }
-            try await Task.sleep(for: .seconds(5))
+            #expect(try await gateway.get("/apps/echo/echo/page", cookies: cookies.values, headers: Self.navigation).status == 200)
+            // A pause within the limit, then activity (a gateway page counts as any app's), keeps it open.
+            try await Self.age(gateway, cookies: cookies.values, by: 100)
+            #expect(try await gateway.get("/apps/echo/echo/page", cookies: cookies.values, headers: Self.navigation).status == 200)
+            #expect(try await gateway.get("/", cookies: cookies.values).status == 200)
+            try await Self.age(gateway, cookies: cookies.values, by: 100)
+            #expect(try await gateway.get("/apps/echo/echo/page", cookies: cookies.values, headers: Self.navigation).status == 200)
+
+            try await Self.age(gateway, cookies: cookies.values, by: 121)
             let paused = try await gateway.get("/apps/echo/echo/page", cookies: cookies.values, headers: Self.navigation)
-            #expect(paused.status == 303 && paused.location?.contains("max_age=4") == true, "\(paused.location ?? "")")
+            #expect(paused.status == 303 && paused.location?.contains("max_age=120") == true, "\(paused.location ?? "")")
             // The gateway's own pages are not the app's: they stay open.
             #expect(try await gateway.get("/", cookies: cookies.values).status == 200)
             let back = try await Self.signInAgain(gateway, from: try #require(paused.location), cookies: &cookies)
@@ -177,7 +195,7 @@ import Testing
         try await EchoUpstream.run { upstream in
             try await UpgradeFlowTests.live(configure: {
                 $0.apps = ProxyTests.apps(upstream, unreachablePort: 9)
-                $0.apps[0].rules = PathRules([.init(paths: ["/echo/vault/*"], require: .init(pinAgeSeconds: 3))])
+                $0.apps[0].rules = PathRules([.init(paths: ["/echo/vault/*"], require: .init(pinAgeSeconds: 60))])
             }) { gateway in
                 let alice = try await UpgradeFlowTests.Member.signIn(gateway, as: "alice")
                 let vault = "/apps/echo/echo/vault/x"
@@ -201,7 +219,7 @@ import Testing
                 #expect(right.status == 303 && right.location == vault)
                 #expect(try await gateway.get(vault, cookies: alice.cookies.values, headers: Self.navigation).status == 200)
 
-                try await Task.sleep(for: .seconds(4))
+                try await Self.age(gateway, cookies: alice.cookies.values, by: 61)
                 #expect(try await gateway.get(vault, cookies: alice.cookies.values, headers: Self.navigation).location?.contains("/signin/pin") == true)
                 var last: LiveGateway.Reply?
                 for _ in 0..<5 { last = try await alice.post("/signin/pin", [("return_to", vault), ("pin", "1111")]) }

@@ -95,10 +95,10 @@ import Testing
             // A tab coming back into view asks the member's level on the app host itself (never the app's), with the
             // bar's header only; without a grant it is sent to sign in.
             let state = try await gateway.get(Paths.frame, cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway) + GatewayBarTests.bar)
-            #expect(state.status == 200 && state.body == #"{"level":"sso"}"#)
+            #expect(state.status == 200 && state.body.hasPrefix(#"{"level":"sso","session":{"#))
             #expect(try await gateway.get(Paths.frame, cookies: ["gatehouse_app": grant], headers: Self.host("spa", gateway)).status == 403)
             #expect(try await gateway.get(Paths.frame, cookies: [:], headers: Self.host("spa", gateway) + GatewayBarTests.bar).status == 303)
-            #expect(try await gateway.get(Paths.frame, cookies: session, headers: GatewayBarTests.bar).body == #"{"level":"sso"}"#)
+            #expect(try await gateway.get(Paths.frame, cookies: session, headers: GatewayBarTests.bar).body.hasPrefix(#"{"level":"sso","session":{"#))
             // The same session on the gateway's own host and on the app host: collapsed on both.
             let page = try await gateway.get("/apps/wiki/html", cookies: session, headers: GatewayBarTests.document)
             #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-collapsed=\"\" data-place=\"auto\">"))

@@ -239,9 +239,9 @@ import Testing
             #expect(page.body.contains("<gatehouse-bar id=\"gatehouse-bar\" data-place=\"auto\"><template shadowrootmode=\"open\">"))
             #expect(page.body.contains("Add Signal Features"))
             let nonce = try #require(page.body.firstMatch(of: /nonce="([^"]+)"/)?.1)
-            // One nonce for the URL shim, the page's two styles, the shadow root's stylesheet and both scripts, and fresh
-            // per response.
-            #expect(page.body.matches(of: /nonce="([^"]+)"/).map { String($0.1) } == Array(repeating: String(nonce), count: 6))
+            // One nonce for the URL shim, the page's two styles, the shadow root's stylesheet and the three scripts, and
+            // fresh per response.
+            #expect(page.body.matches(of: /nonce="([^"]+)"/).map { String($0.1) } == Array(repeating: String(nonce), count: 7))
             let again = try await gateway.get("/apps/echo/html?chunk=1&doc=\(doc)", cookies: cookies, headers: document)
             #expect(again.body.firstMatch(of: /nonce="([^"]+)"/)?.1 != nonce)
             let csp = try #require(page.headers.first(name: "Content-Security-Policy"))

@@ -90,7 +90,7 @@ import Testing
             let strict = SessionResolver(
                 store: harness.sessions, refresher: refusing, events: harness.recorder, configuration: SessionConfiguration(),
                 logger: SessionLifecycleTests.logger)
-            #expect(try await strict.resolve(cookie: "doubtful") == .expired)
+            #expect(try await strict.resolve(cookie: "doubtful") == .expired(timedOutFor: nil))
         }
     }
 

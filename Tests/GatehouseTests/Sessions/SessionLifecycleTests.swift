@@ -68,9 +68,11 @@ import Testing
             try await harness.sessions.insert(Self.session(cookie: "idle", lastSeen: Date().addingTimeInterval(-3600)))
             try await harness.sessions.insert(Self.session(cookie: "old", expiresIn: -1))
             let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("unused") }
-            #expect(try await resolver.resolve(cookie: "idle") == .expired)
-            #expect(try await resolver.resolve(cookie: "old") == .expired)
-            #expect(try await resolver.resolve(cookie: "idle") == .none)  // gone for good
+            #expect(try await resolver.resolve(cookie: "idle") == .expired(timedOutFor: "member-idle"))
+            #expect(try await resolver.resolve(cookie: "old") == .expired(timedOutFor: "member-old"))
+            // Gone, and remembered a while as run out of time (a form the member sends next may wait for them).
+            #expect(try await resolver.resolve(cookie: "idle") == .expired(timedOutFor: "member-idle"))
+            #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "idle")) == nil)
             #expect(try await resolver.resolve(cookie: "never-issued") == .none)
             let logouts = try await harness.storedEvents().filter { $0.name == .ssoLogout }
             #expect(Set(logouts.compactMap(\.detail)) == ["idle_timeout", "absolute_timeout"])
@@ -110,7 +112,7 @@ import Testing
         try await Harness.with(backend) { harness in
             try await harness.sessions.insert(Self.session(cookie: "revoked", tokenExpiresIn: 10))
             let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("invalid_grant") }
-            #expect(try await resolver.resolve(cookie: "revoked") == .expired)
+            #expect(try await resolver.resolve(cookie: "revoked") == .expired(timedOutFor: nil))
             #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "revoked")) == nil)
             let events = try await harness.storedEvents()
             #expect(events.contains { $0.name == .ssoLogout && $0.detail == "refresh_failed" })

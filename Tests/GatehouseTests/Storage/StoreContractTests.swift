@@ -87,10 +87,13 @@ import Testing
             #expect(remaining.map(\.id) == [laptop.id])
             let gone = try await stores.sessions.find(id: phone.id)
             #expect(gone == nil)
-            #expect(try await stores.sessions.wasEnded(id: phone.id, now: now))
-            #expect(try await !stores.sessions.wasEnded(id: laptop.id, now: now))
+            #expect(try await stores.sessions.ended(id: phone.id, now: now) == EndedSession(timedOutMember: nil))
+            #expect(try await stores.sessions.ended(id: laptop.id, now: now) == nil)
             _ = try await stores.sessions.deleteExpired(now: phone.expiresAt.addingTimeInterval(1), idleCutoff: .distantPast)
-            #expect(try await !stores.sessions.wasEnded(id: phone.id, now: now))
+            #expect(try await stores.sessions.ended(id: phone.id, now: now) == nil)
+            // Run out of time: remembered with its member.
+            try await stores.sessions.end(id: laptop.id, until: now.addingTimeInterval(60), timedOutMember: "ann")
+            #expect(try await stores.sessions.ended(id: laptop.id, now: now) == EndedSession(timedOutMember: "ann"))
         }
     }
 

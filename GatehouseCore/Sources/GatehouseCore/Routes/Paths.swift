@@ -64,9 +64,17 @@ public enum Paths {
     public static let barScript = "/static/gatehouse-bar.js"
     public static let barStyle = "/static/gatehouse-bar.css"
     public static let toastsScript = "/static/gatehouse-toasts.js"
+    /// The warning before a session ends (`session.warning_seconds`), on the gateway's pages and in the bar.
+    public static let sessionScript = "/static/gatehouse-session.js"
     /// The script that maps the URLs an app's JavaScript builds to its mount (`apps[].rewrite: full`).
     public static let urlShimScript = "/static/gatehouse-shim.js"
     public static let frame = "/__gatehouse/frame"
+    /// A form kept while its member signed in again (`KeptForm`): its page on the gateway, and where it is sent from
+    /// (the gateway's host for a path-mounted app, the app's host for a host-mounted one).
+    public static let keptForm = "/kept-form"
+    /// Where a sign-in to stay signed in (opened in a new tab) ends: it tells the member's other tabs.
+    public static let sessionRenewed = "/session/renewed"
+    public static let keptFormSend = "/__gatehouse/kept-form"
 
     /// Where "Add Features" leads: the flow's entry, told where the member came from and where they were heading.
     public static func upgradeEntry(from origin: String, returnTo: String) -> String {
