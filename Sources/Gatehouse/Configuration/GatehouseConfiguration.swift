@@ -262,10 +262,14 @@ public struct SessionConfiguration: Sendable {
     public var refreshWindowSeconds: Int
     /// How long before the idle or the absolute limit the member is warned, with a way to stay signed in (0: never).
     public var warningSeconds: Int
+    /// A session used from a second network within minutes of the first ends (it is flagged either way).
+    public var bindToNetwork: Bool
     public init(
-        idleTimeoutSeconds: Int = 30 * 60, absoluteTimeoutSeconds: Int = 12 * 3600, refreshWindowSeconds: Int = 300, warningSeconds: Int = 120
+        idleTimeoutSeconds: Int = 30 * 60, absoluteTimeoutSeconds: Int = 12 * 3600, refreshWindowSeconds: Int = 300, warningSeconds: Int = 120,
+        bindToNetwork: Bool = false
     ) {
         self.warningSeconds = warningSeconds
+        self.bindToNetwork = bindToNetwork
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.absoluteTimeoutSeconds = absoluteTimeoutSeconds
         self.refreshWindowSeconds = refreshWindowSeconds

@@ -144,7 +144,8 @@ public struct ConfigurationLoader {
             absoluteTimeoutSeconds: reader.int(
                 "session.absolute_timeout_seconds", default: sessionDefaults.absoluteTimeoutSeconds, range: 60...(90 * 86400)),
             refreshWindowSeconds: reader.int("session.refresh_window_seconds", default: sessionDefaults.refreshWindowSeconds, range: 0...3600),
-            warningSeconds: reader.int("session.warning_seconds", default: sessionDefaults.warningSeconds, range: 0...3600)
+            warningSeconds: reader.int("session.warning_seconds", default: sessionDefaults.warningSeconds, range: 0...3600),
+            bindToNetwork: reader.bool("session.bind_to_network", default: sessionDefaults.bindToNetwork)
         )
         let kindText = reader.string("storage.kind", default: StorageConfiguration().kind.rawValue)
         let kind = StorageConfiguration.Kind(rawValue: kindText) ?? .sqlite

@@ -228,6 +228,7 @@ public struct AuthController: Sendable {
             providerSessionID: providerSessionID
         )
         session.device = device
+        session.network = device.address.flatMap(IPAddress.init).map(IPNetwork.of)
         session.chatUserID = standing.chatUserID
         session.assurance = assurance
         try await sessions.insert(session)

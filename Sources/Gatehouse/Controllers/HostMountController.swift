@@ -78,7 +78,9 @@ public struct HostMountController: Sendable {
         var resolution: SessionResolver.Resolution?
         if let token = grant, let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug) {
             // The bar asking how long the session has left is no activity of the member's.
-            resolution = try await resolver.resolve(sessionID: sessionID, touch: !(request.method == .get && request.uri.path == Paths.frame))
+            resolution = try await resolver.resolve(
+                sessionID: sessionID, client: context.clientAddress.flatMap(IPAddress.init),
+                touch: !(request.method == .get && request.uri.path == Paths.frame))
         }
         switch resolution {
         case .active(let session, let idle)?:

@@ -36,6 +36,8 @@ struct OperatorController: Sendable {
         group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/sessions"), use: operatorOnly { _ in try JSONResponse.make(try await levels()) })
         group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/apps"), use: operatorOnly { _ in try JSONResponse.make(apps().map(\.json)) })
         group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/refusals"), use: operatorOnly { _ in try JSONResponse.make(recentRefusals()) })
+        group.get(
+            RouterPath(stringLiteral: Paths.operatorPrefix + "/network-changes"), use: operatorOnly { _ in try JSONResponse.make(try await networkChanges()) })
     }
 
     /// Members per step and UTC day over the last `days` days, with each day's conversion from sign-in to registration.
@@ -109,12 +111,26 @@ struct OperatorController: Sendable {
             ]
         }
         let level = levels["levels"] as? [String: [String: Int]] ?? [:]
-        let values: [String: Any] = [
+        var values: [String: Any] = [
             "chart": FunnelChart(days: days, title: strings["operator_funnel_title"]).svg, "steps": steps, "rows": rows,
             "sessions": levels["sessions"] ?? 0, "sso": level["sso"] ?? [:], "registered": level["registered"] ?? [:],
             "apps": apps().map(\.page), "refusals": recentRefusals(), "hasRefusals": !refusals.all.isEmpty,
         ]
+        let changes = try await networkChanges()
+        values["networkChanges"] = changes
+        values["hasNetworkChanges"] = !changes.isEmpty
         return try renderer.page("operator", title: strings["operator_title"], values)
+    }
+}
+
+extension OperatorController {
+    /// Sessions used from a second network within minutes of the first (`session_network_changed`), newest first:
+    /// when, whose, and whether the session was flagged or ended (`session.bind_to_network`).
+    func networkChanges() async throws -> [[String: String]] {
+        await funnel.queue?.flush()
+        return try await events.latest(.sessionNetworkChanged, limit: 50).map { event in
+            ["at": event.at.formatted(.iso8601), "sub": event.sub ?? "", "outcome": event.detail ?? ""]
+        }
     }
 }
 

@@ -23,7 +23,8 @@ public struct SessionMiddleware: RouterMiddleware {
         let cookie = request.cookies[cookieName]?.value
         // The bar asking how long the session has left is no activity of the member's.
         let touch = !(request.method == .get && request.uri.path == Paths.frame)
-        let resolution = try await tracer.span("session look-up") { try await resolver.resolve(cookie: cookie, touch: touch) }
+        let client = context.clientAddress.flatMap(IPAddress.init)
+        let resolution = try await tracer.span("session look-up") { try await resolver.resolve(cookie: cookie, client: client, touch: touch) }
         switch resolution {
         case .active(let session, let idle):
             context.session = session

@@ -75,19 +75,18 @@ final class ProxyDataPlane: DataPlaneRoutes {
 
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
         guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes),
-            method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"),
-            let mounted = mounted(head), resolver.isSettled(mounted.session),
-            case .some(let jar) = cache.jar(mounted.session.id), cache.pendingJarChanges < Self.pendingJarLimit
+            method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"), let mounted = mounted(head)
         else { return .application }
         let clientAddress =
             clientAddresses.trustsAnyProxy
             ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
-        // The address is read only for an app whose rules name networks; the rest of a rule's freshness is a
-        // comparison of times on the cached session.
+        let client = clientAddress.flatMap(IPAddress.init)
+        // A rule's freshness is a comparison of times on the cached session, its network one of addresses.
         let now = Date()
-        let moment = AccessMoment(
-            now: now, client: mounted.app.rules.namesNetworks ? clientAddress.flatMap(IPAddress.init) : nil,
-            idle: max(0, now.timeIntervalSince(mounted.session.lastSeenAt)))
+        guard resolver.isSettled(mounted.session, client: client, now: now),
+            case .some(let jar) = cache.jar(mounted.session.id), cache.pendingJarChanges < Self.pendingJarLimit
+        else { return .application }
+        let moment = AccessMoment(now: now, client: client, idle: max(0, now.timeIntervalSince(mounted.session.lastSeenAt)))
         guard let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: mounted.session, moment: moment),
             let endpoint = Self.endpoint(forwarding.target)
         else { return .application }

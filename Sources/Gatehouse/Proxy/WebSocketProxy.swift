@@ -63,9 +63,9 @@ public struct WebSocketProxy: DataPlaneUpgrades {
 
     /// A tunnel to the app, or the plain request's way for anything refused (which fails there with the usual page).
     func upgrade(_ head: HTTPRequest, peer: String?, eventLoop: any EventLoop) async -> DataPlaneUpgrade {
-        guard let (app, rest, session, idle) = await target(of: head) else { return .application }
         let clientAddress = clientAddresses.resolve(peer: peer, forwardedFor: head.headerFields[values: .xForwardedFor])
         let clientIP = clientAddress.flatMap(IPAddress.init)
+        guard let (app, rest, session, idle) = await target(of: head, client: clientIP) else { return .application }
         let access: AppAccess.Forwarding
         do {
             access = try await self.access.open(
@@ -144,14 +144,14 @@ public struct WebSocketProxy: DataPlaneUpgrades {
     /// The app, its path and the member's session for an upgrade request: on an app host through its grant cookie,
     /// on the gateway's host through `/apps/<slug>/…` and the session cookie. Cross-site WebSocket hijacking: the
     /// request's `Origin` must be the page's own host (the app host, or the gateway).
-    func target(of head: HTTPRequest) async -> (AppConfiguration, String, Session, idle: TimeInterval)? {
+    func target(of head: HTTPRequest, client: IPAddress?) async -> (AppConfiguration, String, Session, idle: TimeInterval)? {
         guard let path = head.path else { return nil }
         let origin = head.headerFields[.origin]
         if let app = catalog.hostMountedApp(authority: head.authority), let appsDomain = catalog.appsDomain {
             guard isOrigin(origin, of: appsDomain.origin(of: app.slug)),
                 let token = Self.cookie(named: HostMountCookies.grant, in: head.headerFields),
                 let sessionID = try? await hostMounts.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug),
-                case .active(let session, let idle)? = try? await resolver.resolve(sessionID: sessionID)
+                case .active(let session, let idle)? = try? await resolver.resolve(sessionID: sessionID, client: client)
             else { return nil }
             return (app, path, session, idle)
         }
@@ -164,7 +164,8 @@ public struct WebSocketProxy: DataPlaneUpgrades {
         let slug = String(afterPrefix.prefix { $0 != "/" && $0 != "?" })
         let rest = String(afterPrefix.dropFirst(slug.count))
         guard let app = catalog.app(slug), catalog.isProxiedOnPaths(app), rest.hasPrefix("/"),
-            case .active(let session, let idle)? = try? await resolver.resolve(cookie: Self.cookie(named: configuration.cookie.name, in: head.headerFields))
+            case .active(let session, let idle)? = try? await resolver.resolve(
+                cookie: Self.cookie(named: configuration.cookie.name, in: head.headerFields), client: client)
         else { return nil }
         return (app, rest, session, idle)
     }

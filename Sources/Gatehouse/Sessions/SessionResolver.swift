@@ -27,6 +27,8 @@ public struct SessionResolver: Sendable {
     /// a write; a minute is precise enough for an idle timeout measured in minutes, a quarter of the shortest one an
     /// app sets (`apps[].session.idle_seconds`) for that.
     let touchInterval: TimeInterval
+    /// A use from a second network within this long of the last use from the first is flagged.
+    static let networkChangeWindow: TimeInterval = 600
 
     public init(
         store: any SessionStore, refresher: TokenRefresher, events: EventRecorder, configuration: SessionConfiguration, logger: Logger,
@@ -45,13 +47,14 @@ public struct SessionResolver: Sendable {
 
     /// `touch: false` for a request that is no activity of the member's (a page asking how long the session has left):
     /// its last-seen is left as it is.
-    public func resolve(cookie value: String?, now: Date = Date(), touch: Bool = true) async throws -> Resolution {
+    /// `client`: the request's address as the trusted proxies report it, for the network the session is used from.
+    public func resolve(cookie value: String?, client: IPAddress? = nil, now: Date = Date(), touch: Bool = true) async throws -> Resolution {
         guard let value, !value.isEmpty, value.utf8.count <= 128 else { return .none }
-        return try await resolve(sessionID: Self.sessionID(forCookie: value), now: now, touch: touch)
+        return try await resolve(sessionID: Self.sessionID(forCookie: value), client: client, now: now, touch: touch)
     }
 
     /// The same for a session found another way (an app host's grant).
-    public func resolve(sessionID: String, now: Date = Date(), touch: Bool = true) async throws -> Resolution {
+    public func resolve(sessionID: String, client: IPAddress? = nil, now: Date = Date(), touch: Bool = true) async throws -> Resolution {
         guard var session = try await store.find(id: sessionID) else {
             // Ended from another of the member's browsers: they are told the session ended.
             return try await store.ended(id: sessionID, now: now).map { .expired(timedOutFor: $0.timedOutMember) } ?? .none
@@ -78,19 +81,39 @@ public struct SessionResolver: Sendable {
             }
         }
         let idle = max(0, now.timeIntervalSince(session.lastSeenAt))
-        if touch, idle >= touchInterval {
-            session.lastSeenAt = now
+        var changed = touch && idle >= touchInterval
+        if let client, !(session.network?.contains(client) ?? false) {
+            let network = IPNetwork.of(client)
+            // Used from the last network a moment ago, and now from another: one cookie in two places, or a member
+            // moving between networks (a phone leaving the office Wi-Fi); flagged, and ended where the operator says.
+            if let last = session.network, idle < Self.networkChangeWindow {
+                let ends = configuration.bindToNetwork
+                events.record(.sessionNetworkChanged, sub: session.identity.sub, detail: ends ? "ended" : "flagged")
+                logger.warning(
+                    "session used from a second network",
+                    metadata: ["sub": .string(session.identity.sub), "from": "\(last)", "to": "\(network)", "ended": "\(ends)"])
+                if ends {
+                    await end(session, reason: "network_changed")
+                    return .expired(timedOutFor: nil)
+                }
+            }
+            session.network = network
+            changed = true
+        }
+        if changed {
+            if touch { session.lastSeenAt = now }
             try await store.update(session)
         }
         return .active(session, idle: idle)
     }
 
-    /// Whether a session, as cached, can be used as it is at `now`: alive, not idle too long, no refresh due and
-    /// no last-seen to write. The data plane serves only such a session on an event loop; any other goes through
+    /// Whether a session, as cached, can be used as it is at `now` from `client`: alive, not idle too long, no refresh
+    /// due, no last-seen to write, and used from the network it was last used from. The data plane serves only such a session on an event loop; any other goes through
     /// `resolve`, which does what is due.
-    public func isSettled(_ session: Session, now: Date = Date()) -> Bool {
+    public func isSettled(_ session: Session, client: IPAddress?, now: Date = Date()) -> Bool {
         now < session.expiresAt && now < session.lastSeenAt.addingTimeInterval(TimeInterval(configuration.idleTimeoutSeconds))
             && now.timeIntervalSince(session.lastSeenAt) < touchInterval && !refresher.needsRefresh(session, now: now)
+            && (client.map { session.network?.contains($0) ?? false } ?? true)
     }
 
     /// Ends a session the member did not sign out of (product §1: `→ none` because the SSO session ended); one that

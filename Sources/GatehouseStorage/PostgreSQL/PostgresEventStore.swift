@@ -24,10 +24,17 @@ public struct PostgresEventStore: EventStore {
     }
 
     public func events(since: Date) async throws -> [GatewayEvent] {
-        try await database.query("SELECT name, sub, detail, at FROM events WHERE at >= \(since) ORDER BY id").compactMap { row in
-            let (name, sub, detail, at) = try PostgresDatabase.decoding { try row.decode((String, String?, String?, Date).self) }
-            return EventName(rawValue: name).map { GatewayEvent(name: $0, sub: sub, detail: detail, at: at) }
-        }
+        try await database.query("SELECT name, sub, detail, at FROM events WHERE at >= \(since) ORDER BY id").compactMap(Self.event)
+    }
+
+    public func latest(_ name: EventName, limit: Int) async throws -> [GatewayEvent] {
+        try await database.query("SELECT name, sub, detail, at FROM events WHERE name = \(name.rawValue) ORDER BY id DESC LIMIT \(limit)")
+            .compactMap(Self.event)
+    }
+
+    static func event(_ row: PostgresRow) throws -> GatewayEvent? {
+        let (name, sub, detail, at) = try PostgresDatabase.decoding { try row.decode((String, String?, String?, Date).self) }
+        return EventName(rawValue: name).map { GatewayEvent(name: $0, sub: sub, detail: detail, at: at) }
     }
 
     public func counts(in window: DateInterval) async throws -> [EventName: EventCount] {

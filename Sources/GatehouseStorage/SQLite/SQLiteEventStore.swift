@@ -16,13 +16,21 @@ public struct SQLiteEventStore: EventStore {
     }
 
     public func events(since: Date) async throws -> [GatewayEvent] {
-        try await database.query("SELECT name, sub, detail, at FROM events WHERE at >= ? ORDER BY id", [.time(since)]).compactMap { row in
-            guard let name = row.column("name")?.string.flatMap(EventName.init(rawValue:)) else { return nil }
-            return GatewayEvent(
-                name: name, sub: row.column("sub")?.string, detail: row.column("detail")?.string,
-                at: Date(timeIntervalSince1970: row.column("at")?.double ?? 0)
-            )
-        }
+        try await database.query("SELECT name, sub, detail, at FROM events WHERE at >= ? ORDER BY id", [.time(since)]).compactMap(Self.event)
+    }
+
+    public func latest(_ name: EventName, limit: Int) async throws -> [GatewayEvent] {
+        try await database.query(
+            "SELECT name, sub, detail, at FROM events WHERE name = ? ORDER BY id DESC LIMIT ?", [.text(name.rawValue), .integer(limit)]
+        ).compactMap(Self.event)
+    }
+
+    static func event(_ row: SQLiteRow) -> GatewayEvent? {
+        guard let name = row.column("name")?.string.flatMap(EventName.init(rawValue:)) else { return nil }
+        return GatewayEvent(
+            name: name, sub: row.column("sub")?.string, detail: row.column("detail")?.string,
+            at: Date(timeIntervalSince1970: row.column("at")?.double ?? 0)
+        )
     }
 
     public func counts(in window: DateInterval) async throws -> [EventName: EventCount] {

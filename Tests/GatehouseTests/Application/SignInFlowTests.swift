@@ -22,14 +22,15 @@ import Testing
 
     static func signIn(
         _ gateway: LiveGateway, as username: String = "alice", deepLink: String = "/chats", password: String? = nil,
-        action: String = "continue", userAgent: String? = nil
+        action: String = "continue", userAgent: String? = nil, headers: [(String, String)] = []
     ) async throws -> Flow {
         var flow = Flow()
-        let first = try await gateway.get(deepLink, cookies: flow.cookies.values)
+        let first = try await gateway.get(deepLink, cookies: flow.cookies.values, headers: headers)
         #expect(first.status == 303)
         let signInPage = try #require(first.location)
         #expect(signInPage.hasPrefix("/signin"))
-        let start = try await gateway.get(signInPage.replacingOccurrences(of: "/signin", with: "/signin/start"), cookies: flow.cookies.values)
+        let start = try await gateway.get(
+            signInPage.replacingOccurrences(of: "/signin", with: "/signin/start"), cookies: flow.cookies.values, headers: headers)
         flow.cookies.absorb(start)
         let authorize = try #require(start.location)
         #expect(authorize.hasPrefix(gateway.origin + "/dev-idp/authorize?"))
@@ -40,7 +41,7 @@ import Testing
         let decision = try await gateway.post("/dev-idp/authorize", form: form, cookies: [:])
         guard decision.status == 302, let callback = decision.location else { return flow }
         flow.callbackURL = callback
-        let reply = try await gateway.get(callback, cookies: flow.cookies.values, headers: userAgent.map { [("User-Agent", $0)] } ?? [])
+        let reply = try await gateway.get(callback, cookies: flow.cookies.values, headers: (userAgent.map { [("User-Agent", $0)] } ?? []) + headers)
         flow.cookies.absorb(reply)
         flow.callbackReply = reply
         return flow

@@ -22,6 +22,9 @@ public enum EventName: String, Sendable, CaseIterable, Codable {
     /// The member proved themselves again for a path or an app that asked (`detail`: `sign_in`, `pin`, or why it
     /// was refused).
     case stepUp = "step_up"
+    /// A session was used from a second network within minutes of the first (`detail`: `flagged`, or `ended` with
+    /// `session.bind_to_network`).
+    case sessionNetworkChanged = "session_network_changed"
 }
 
 public struct GatewayEvent: Sendable, Equatable {

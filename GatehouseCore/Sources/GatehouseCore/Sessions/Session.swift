@@ -74,6 +74,9 @@ public struct Session: Sendable, Codable, Equatable {
     /// `SessionStore.setAssurance`, so that a copy read before a step-up never writes the older proof back. `nil` for a
     /// session stored before it was kept.
     public var assurance: Assurance?
+    /// The network the session was last used from (`IPNetwork.of`): a use from another one within minutes is flagged
+    /// (`session.bind_to_network` ends the session instead).
+    public var network: IPNetwork?
 
     public init(
         id: String, identity: MemberIdentity, tokens: TokenSet, level: AuthLevel, csrfToken: String,

@@ -33,7 +33,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         isIPv4 ? description : IPAddress(bytes: Array(bytes.prefix(8)) + Array(repeating: 0, count: 8)).description + "/64"
     }
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// An address block in CIDR notation (`10.0.0.0/8`, `fd00::/8`), or one address (a /32 or /128).
@@ -65,4 +65,33 @@ public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(base)/\(prefixLength)" }
+}
+
+extension IPNetwork: Codable {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let network = IPNetwork(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an address block: \(text)"))
+        }
+        self = network
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    /// The network a client's address is on, as far as a session's use goes: its IPv4 /24, its IPv6 /64 (one
+    /// subscriber's share). A member's address moving within it is the same network.
+    public static func of(_ address: IPAddress) -> IPNetwork {
+        let length = address.isIPv4 ? 24 : 64
+        let kept = length / 8
+        let masked = Array(address.bytes.prefix(kept)) + Array(repeating: 0, count: address.bytes.count - kept)
+        return IPNetwork(base: IPAddress(bytes: masked), prefixLength: length)
+    }
+
+    private init(base: IPAddress, prefixLength: Int) {
+        self.base = base
+        self.prefixLength = prefixLength
+    }
 }
