@@ -34,7 +34,9 @@ struct AnswerMapping: Sendable {
         self.renderer = renderer
         compressesPages = configuration.proxy.compressPages
         inflationLimits = .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio)
-        let scriptURLs = [Paths.urlShimScript, Paths.toastsScript, Paths.barScript].map { configuration.publicOrigin + renderer.assets.url(for: $0) }
+        let scriptURLs = [Paths.urlShimScript, Paths.toastsScript, Paths.sessionScript, Paths.barScript].map {
+            configuration.publicOrigin + renderer.assets.url(for: $0)
+        }
         let styleURL = configuration.publicOrigin + renderer.assets.url(for: Paths.barStyle)
         barScriptURLs = scriptURLs
         barStyleURL = styleURL

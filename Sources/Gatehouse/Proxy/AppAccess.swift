@@ -202,8 +202,7 @@ struct AppAccess: Sendable {
         try mayOpen(app, session: session, returnTo: returnTo)
         switch proof ?? app.sessionLimits.lacking(session, at: moment) {
         case .recentSignIn(let stepUp)?:
-            throw AccessError.signInAgain(
-                StepUpRequest(maxAge: stepUp.maxAge, acr: stepUp.acr), returnTo: returnTo, gateway: configuration.publicOrigin)
+            throw AccessError.signInAgain(stepUp, returnTo: returnTo, gateway: configuration.publicOrigin)
         case .pin?: throw AccessError.pinRequired(returnTo: returnTo, gateway: configuration.publicOrigin)
         default: break
         }

@@ -88,4 +88,47 @@ import Testing
             #expect(posted.status == 303 && posted.location?.contains("kept-form") == false, "\(posted.location ?? "")")
         }
     }
+
+    /// On an app host: the step-up comes back to the path through the host's handoff, and a kept form is sent from
+    /// the app's own host with its grant.
+    @Test func onAnAppHostTheStepUpAndTheKeptFormKeepToTheHost() async throws {
+        try await EchoUpstream.run { upstream in
+            try await LiveGateway.run(configure: {
+                $0.appsDomain = "apps.localhost"
+                $0.apps = [
+                    AppConfiguration(
+                        slug: "spa", name: "SPA", upstream: URL(string: upstream.origin + "/")!, mount: .host,
+                        rules: PathRules([.init(paths: ["/echo/payroll/*"], require: .init(authAgeSeconds: 60))]))
+                ]
+            }) { gateway in
+                var cookies = BrowserCookies()
+                cookies.values = try await ProxyTests.signedIn(gateway)
+                let grant = try await HostMountTests.handoff(gateway, session: cookies.values)
+                let host = HostMountTests.host("spa", gateway)
+                let appOrigin = "http://spa.apps.localhost:\(gateway.port)"
+                try await StepUpTests.age(gateway, cookies: cookies.values, by: 61)
+
+                let page = try await gateway.get("/echo/payroll/x?y=1", cookies: ["gatehouse_app": grant], headers: host + StepUpTests.navigation)
+                let link = try #require(page.location)
+                #expect(link.hasPrefix(gateway.origin + "/signin/start?return_to=%2Fapps-open%2Fspa%3Fto%3D%252Fecho%252Fpayroll%252Fx%253Fy%253D1"))
+                let posted = try await gateway.post(
+                    "/echo/payroll/claim", form: Self.form, cookies: ["gatehouse_app": grant], headers: host + Self.formPost + [("Origin", appOrigin)])
+                let id = try Self.keptID(posted.location)
+
+                let back = try await StepUpTests.signInAgain(gateway, from: link, cookies: &cookies)
+                let reopened = try await gateway.get(try #require(back.location), cookies: cookies.values)
+                #expect(reopened.location == appOrigin + "/echo/payroll/x?y=1")
+                #expect(try await gateway.get("/echo/payroll/x", cookies: ["gatehouse_app": grant], headers: host + StepUpTests.navigation).status == 200)
+
+                let kept = try await gateway.get("/kept-form?id=\(id)", cookies: cookies.values)
+                #expect(kept.body.contains("href=\"\(appOrigin)/__gatehouse/kept-form?id=\(id)\""))
+                // Not from the gateway's host (nor another app's): from the app's own.
+                #expect(try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: cookies.values).status == 410)
+                let sent = try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: ["gatehouse_app": grant], headers: host + Self.formPost)
+                let report = try ProxyTests.report(sent)
+                #expect(report.path == "/echo/payroll/claim" && report.bodyBytes == FormEncoding.encode(Self.form).utf8.count)
+                #expect(try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: ["gatehouse_app": grant], headers: host).status == 410)
+            }
+        }
+    }
 }

@@ -88,7 +88,7 @@ public struct PathRules: Sendable, Equatable {
             let maxAge = [authAgeSeconds, pinIsTheirs ? nil : pinAgeSeconds].compactMap { $0 }.min()
             let ageMet = maxAge.map { Assurance.isRecent(assurance.authenticatedAt, within: $0, now: moment.now) } ?? true
             let acrMet = acr.isEmpty || assurance.acr.map(acr.contains) == true
-            if !ageMet || !acrMet { return .recentSignIn(StepUp(maxAge: ageMet ? nil : maxAge, acr: acrMet ? [] : acr)) }
+            if !ageMet || !acrMet { return .recentSignIn(StepUpRequest(maxAge: ageMet ? nil : maxAge, acr: acrMet ? [] : acr)) }
             if pinIsTheirs, let pinAgeSeconds, !Assurance.isRecent(assurance.pinVerifiedAt, within: pinAgeSeconds, now: moment.now) {
                 return .pin(pinAgeSeconds)
             }
@@ -101,18 +101,6 @@ public struct PathRules: Sendable, Equatable {
         }
     }
 
-    /// What a sign-in at the provider must prove: an authentication no older than `maxAge` seconds, with one of the
-    /// `acr` classes (each only when given).
-    public struct StepUp: Sendable, Equatable {
-        public var maxAge: Int?
-        public var acr: [String]
-
-        public init(maxAge: Int?, acr: [String] = []) {
-            self.maxAge = maxAge
-            self.acr = acr
-        }
-    }
-
     public enum Lack: Sendable, Equatable {
         case level(AuthLevel)
         case role(String)
@@ -120,8 +108,8 @@ public struct PathRules: Sendable, Equatable {
         case claim(String)
         /// The client's address is in none of the rule's networks.
         case network
-        /// A sign-in at the provider, recent enough or of the right class.
-        case recentSignIn(StepUp)
+        /// A sign-in at the provider, recent enough or of the right class: what to ask it for.
+        case recentSignIn(StepUpRequest)
         /// The upgrade PIN, entered within this many seconds.
         case pin(Int)
 
