@@ -2,11 +2,12 @@
 // before the idle limit (the member's last activity in any app, as the gateway recorded it) or the absolute one, a
 // notice with "Stay signed in", announced to screen readers. Staying is a request to the gateway, which counts as
 // activity and, near the absolute limit, refreshes at the provider; when the provider will not, a sign-in opens in a
-// new tab and comes back to a page that tells this one. Asking how long is left is no activity.
+// new tab and comes back to a page that tells this one. Asking how long is left is no activity; the answer carries
+// the notice's texts in the member's language (no page carries them until they are needed).
 (function () {
   "use strict";
-  // `area`: where the notice goes; `config`: an element with the limits and the texts as data attributes; `request`:
-  // the page's own `fetch` (the bar keeps the one the app's scripts cannot replace).
+  // `area`: where the notice goes; `config`: an element with the limits as data attributes; `request`: the page's own
+  // `fetch` (the bar keeps the one the app's scripts cannot replace).
   function watch(area, config, request) {
     var warnBefore = Number(config.getAttribute("data-warn"));
     var idleLimit = Number(config.getAttribute("data-idle"));
@@ -18,6 +19,7 @@
     var button = null;
     var timer = null;
     var endsAt = 0;
+    var texts = {};
 
     function build() {
       notice = document.createElement("div");
@@ -29,7 +31,7 @@
       button = document.createElement("button");
       button.type = "button";
       button.id = "stay-signed-in";
-      button.textContent = config.getAttribute("data-stay");
+      button.textContent = texts.stay;
       button.addEventListener("click", stay);
       notice.appendChild(text);
       notice.appendChild(button);
@@ -45,11 +47,14 @@
 
     function check() {
       request(endpoint, { credentials: "same-origin", redirect: "manual", headers: headers }).then(function (response) {
-        if (response.type === "opaqueredirect" || response.status === 401) { return { ended: true }; }
+        if (response.type === "opaqueredirect") { return { ended: true }; }
+        // An ended session's answer says so in the member's language.
+        if (response.status === 401) { return response.json().then(function (body) { return { ended: true, message: body.message }; }); }
         return response.ok ? response.json() : null;
       }).then(function (state) {
         if (!state) { schedule(60); return; }
-        if (state.ended || !state.session) { ended(); return; }
+        if (state.texts) { texts = state.texts; }
+        if (state.ended || !state.session) { ended(state.message); return; }
         var seconds = left(state.session);
         if (seconds <= warnBefore) { show(seconds); } else { hide(); schedule(Math.min(seconds - warnBefore, 300)); }
       }).catch(function () { schedule(60); });
@@ -71,7 +76,7 @@
       var seconds = Math.round((endsAt - Date.now()) / 1000);
       if (seconds <= 0) { check(); return; }
       var time = Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
-      text.textContent = config.getAttribute("data-warning").replace("{time}", time);
+      text.textContent = (texts.warning || "").replace("{time}", time);
       timer = window.setTimeout(count, 1000);
     }
 
@@ -79,13 +84,15 @@
       if (notice) { notice.hidden = true; notice.removeAttribute("data-shown"); }
     }
 
-    function ended() {
+    function ended(message) {
       window.clearTimeout(timer);
       if (!notice) { build(); }
       notice.hidden = false;
       notice.setAttribute("role", "alert");
-      text.textContent = config.getAttribute("data-ended");
-      button.textContent = config.getAttribute("data-sign-in");
+      text.textContent = texts.ended || message || "";
+      // Without the texts (the session ended before this page first asked), the server's message alone.
+      button.hidden = !texts.signIn;
+      button.textContent = texts.signIn || "";
       button.onclick = function () { window.location.reload(); };
       button.removeEventListener("click", stay);
     }
@@ -105,7 +112,7 @@
         if (state.signIn) {
           // The provider's session will not carry this one further: a sign-in in a new tab, this page kept as it is.
           window.open(state.signIn, "_blank", "noopener");
-          text.textContent = config.getAttribute("data-new-tab");
+          text.textContent = texts.newTab || "";
           window.clearTimeout(timer);
           timer = window.setTimeout(check, 15000);
           return;

@@ -172,7 +172,7 @@ struct Gateway {
         self.securityHeaders = securityHeaders
         frame = FrameController(
             sessions: stores.sessions, events: events, configuration: configuration.session, refresher: refresher,
-            publicOrigin: configuration.publicOrigin)
+            publicOrigin: configuration.publicOrigin, languages: renderer.languages)
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame,
             keptForms: KeptFormController(forms: keptForms, proxy: self.proxy, renderer: renderer, configuration: configuration),

@@ -19,6 +19,8 @@ public struct FrameController: Sendable {
     let refresher: TokenRefresher?
     /// Where a member whose provider will not refresh signs in again (in a new tab).
     let publicOrigin: String
+    /// The warning's texts, in the request's language.
+    let languages: Languages?
 
     static let header = HTTPField.Name("X-Gatehouse-Frame")!
     static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
@@ -27,8 +29,9 @@ public struct FrameController: Sendable {
 
     public init(
         sessions: any SessionStore, events: EventRecorder, configuration: SessionConfiguration = .init(), refresher: TokenRefresher? = nil,
-        publicOrigin: String = ""
+        publicOrigin: String = "", languages: Languages? = nil
     ) {
+        self.languages = languages
         self.sessions = sessions
         self.events = events
         self.configuration = configuration
@@ -49,7 +52,17 @@ public struct FrameController: Sendable {
     /// recorded) and the absolute one. Asking is no activity (`SessionMiddleware` leaves last-seen alone).
     func state(_ request: Request, session: Session) throws -> Response {
         guard request.headers[Self.header] == "1" else { throw RequestError.forbidden("frame state without the bar's header") }
-        return try JSONResponse.make(["level": session.level.rawValue, "session": remaining(session)])
+        return try JSONResponse.make(["level": session.level.rawValue, "session": remaining(session), "texts": texts])
+    }
+
+    /// What the warning before the session ends says, in the member's language: sent with the state its script asks
+    /// for, so that no page carries them until they are needed.
+    var texts: [String: String] {
+        guard let strings = languages?.strings else { return [:] }
+        return [
+            "warning": strings["session_warning"], "ended": strings["session_ended"], "stay": strings["session_stay"],
+            "newTab": strings["session_new_tab"], "signIn": strings["session_sign_in"],
+        ]
     }
 
     /// Seconds until `session`'s idle and absolute limits, by the gateway's clock (the page's may differ).

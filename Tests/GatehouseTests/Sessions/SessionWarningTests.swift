@@ -31,8 +31,11 @@ import Testing
     @Test func askingIsNoActivityAndStayingIs() async throws {
         try await LiveGateway.run { gateway in
             let cookies = try await ProxyTests.signedIn(gateway)
-            let fresh = try Self.left(try await gateway.get("/__gatehouse/frame", cookies: cookies, headers: Self.bar))
+            let state = try await gateway.get("/__gatehouse/frame", cookies: cookies, headers: Self.bar + [("Accept-Language", "de")])
+            let fresh = try Self.left(state)
             #expect((1790...1800).contains(fresh.idle) && (43_190...43_200).contains(fresh.absolute))
+            // The notice's texts come with the state, in the member's language, not with every page.
+            #expect(state.body.contains(#""stay":"Angemeldet bleiben""#) && state.body.contains("{time}"))
             try await StepUpTests.age(gateway, cookies: cookies, by: 1700)
             // Asked twice: still 100 s left, the asking touched nothing.
             for _ in 0..<2 {
