@@ -97,7 +97,7 @@ extension GatehouseApplication {
             registrations: stores.registrations, chat: gateway.chatBackend, events: gateway.events, renderer: renderer, configuration: configuration
         ).addRoutes(to: signedIn)
         gateway.frame.addRoutes(to: signedIn)
-        gateway.hostMounts.keptForms.addRoutes(to: signedIn)
+        KeptFormController(forms: gateway.keptForms, renderer: renderer, configuration: configuration).addRoutes(to: signedIn)
         SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(
             to: signedIn)
         LanguageController(sessions: stores.sessions, languages: renderer.languages, publicOrigin: configuration.publicOrigin).addRoutes(

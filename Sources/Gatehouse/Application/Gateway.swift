@@ -175,7 +175,7 @@ struct Gateway {
             publicOrigin: configuration.publicOrigin, languages: renderer.languages)
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame,
-            keptForms: KeptFormController(forms: keptForms, proxy: self.proxy, renderer: renderer, configuration: configuration),
+            keptForms: keptForms,
             configuration: configuration,
             signature: { [keyring = stores.keyring] text in keyring.lookupHash(text) })
         let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)

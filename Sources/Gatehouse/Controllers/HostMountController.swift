@@ -23,14 +23,14 @@ public struct HostMountController: Sendable {
     let store: any HostMountStore
     let resolver: SessionResolver
     let frame: FrameController
-    let keptForms: KeptFormController
+    let keptForms: KeptForms
     let configuration: GatehouseConfiguration
     /// Signs the sign-out chain (`signOutChain`).
     let signature: @Sendable (String) -> String
 
     init(
         catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
-        keptForms: KeptFormController, configuration: GatehouseConfiguration, signature: @escaping @Sendable (String) -> String
+        keptForms: KeptForms, configuration: GatehouseConfiguration, signature: @escaping @Sendable (String) -> String
     ) {
         self.keptForms = keptForms
         self.signature = signature
@@ -90,14 +90,10 @@ public struct HostMountController: Sendable {
             var signedIn = context
             signedIn.session = session
             signedIn.sessionIdle = idle
-            let signedInContext = try SignedInRequestContext(context: signedIn)
-            if request.uri.path == Paths.keptFormSend, request.method == .get {
-                return try await keptForms.send(request, signedInContext, onHostOf: app)
-            }
-            return try await proxy.forward(request, context: signedInContext, app: app, rest: request.uri.description)
+            return try await proxy.forward(request, context: try SignedInRequestContext(context: signedIn), app: app, rest: request.uri.description)
         case .expired(let member?)?:
             // A form posted as the session ran out waits for the member's sign-in, on the gateway.
-            if let kept = await keptForms.forms.keep(
+            if let kept = await keptForms.keep(
                 request, sub: member, app: app, rest: request.uri.description, origins: proxy.access.origins, logger: context.logger)
             {
                 var response = Self.redirect(

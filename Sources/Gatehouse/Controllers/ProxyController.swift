@@ -65,6 +65,15 @@ public struct ProxyController: Sendable {
     /// Sends the request for `rest` (a path with its query) to `app`, whichever way the app is mounted; a failure to
     /// reach the app is counted by its kind.
     func forward(_ request: Request, context: SignedInRequestContext, app: AppConfiguration, rest: String) async throws -> Response {
+        // A kept form's address, marked: the form goes to the app now, once (`KeptForms`).
+        if let (id, target) = KeptForms.marked(rest) {
+            guard request.method == .get, let keptForms,
+                let form = try await keptForms.take(id: id, sub: context.session.identity.sub, app: app, target: target)
+            else { throw KeptFormError.gone }
+            context.logger.info("kept form sent", metadata: ["app": .string(app.slug)])
+            let origin = keptForms.origin(of: app, publicOrigin: configuration.publicOrigin)
+            return try await forward(KeptForms.request(form, app: app, browser: request, origin: origin), context: context, app: app, rest: form.target)
+        }
         do {
             return try await forwardUncounted(request, context: context, app: app, rest: rest)
         } catch let error as ProxyError {

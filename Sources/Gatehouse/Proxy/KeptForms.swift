@@ -8,7 +8,9 @@ import Logging
 /// No lost work: a form a member posts to an app when their session has just run out, or when the path asks them to
 /// prove themselves again, is kept server-side (`KeptForm`: sealed, bounded in size and time, bound to the member and
 /// to the app and path, single use), and the member goes to sign in with the kept form's page as where they come
-/// back to. That page says what happened and sends the form on (`KeptFormController`), once.
+/// back to. That page says what happened and sends the form on (`KeptFormController`), once: a `GET` of the form's own
+/// address marked with its id (`Paths.keptFormMarker`) becomes the form's `POST`, so that the app's answer is at the
+/// address it was made for, relative links and all.
 struct KeptForms: Sendable {
     let store: any KeptFormStore
     let catalog: AppCatalog
@@ -57,10 +59,45 @@ struct KeptForms: Sendable {
         return FormEncoding.url(Paths.keptForm, adding: [("id", id)])
     }
 
-    /// Where the kept form `id` for `app` is sent from: the host its app is served on.
-    func sendURL(id: String, app: AppConfiguration, publicOrigin: String) -> String {
-        let origin = app.mount == .host ? catalog.appsDomain.map { $0.origin(of: app.slug) } : nil
-        return (origin ?? publicOrigin) + FormEncoding.url(Paths.keptFormSend, adding: [("id", id)])
+    /// The origin `app`'s pages are served on: its app host's, or the gateway's.
+    func origin(of app: AppConfiguration, publicOrigin: String) -> String {
+        (app.mount == .host ? catalog.appsDomain.map { $0.origin(of: app.slug) } : nil) ?? publicOrigin
+    }
+
+    /// Where the kept form `id` is sent from: its own address, marked.
+    func sendURL(id: String, form: KeptForm, app: AppConfiguration, publicOrigin: String) -> String {
+        let path = app.mount == .host && catalog.appsDomain != nil ? form.target : Paths.app(app.slug) + form.target
+        return origin(of: app, publicOrigin: publicOrigin) + FormEncoding.url(path, adding: [(Paths.keptFormMarker, id)])
+    }
+
+    /// Whether `rest` (a path with its query) carries the marker: one look for its name, in the query only.
+    static func isMarked(_ rest: String) -> Bool {
+        guard let question = rest.utf8.firstIndex(of: UInt8(ascii: "?")) else { return false }
+        let query = rest.utf8[rest.utf8.index(after: question)...]
+        return query.starts(with: markerBytes.dropFirst()) || query.firstRange(of: markerBytes) != nil
+    }
+
+    private static let markerBytes = Array(("&" + Paths.keptFormMarker + "=").utf8)
+
+    /// The id `rest` is marked with, and `rest` without the marker (the form's address), when it is marked.
+    static func marked(_ rest: String) -> (id: String, target: String)? {
+        guard isMarked(rest), let question = rest.firstIndex(of: "?") else { return nil }
+        var id: String?
+        let kept = rest[rest.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).filter { pair in
+            guard pair.hasPrefix(Paths.keptFormMarker + "=") else { return true }
+            id = String(pair.dropFirst(Paths.keptFormMarker.count + 1))
+            return false
+        }
+        guard let id, !id.isEmpty, id.utf8.count <= 128 else { return nil }
+        return (id, String(rest[..<question]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&")))
+    }
+
+    /// The member's form `id`, taken from the store when it was kept for `target` of `app`; `nil` when it was sent
+    /// already, discarded, kept too long, or is another's or for another address.
+    func take(id: String, sub: String, app: AppConfiguration, target: String) async throws -> KeptForm? {
+        guard let found = try await store.find(idHash: TokenHash.hex(id), sub: sub, now: now()), found.slug == app.slug, found.target == target
+        else { return nil }
+        return try await store.take(idHash: found.idHash, sub: sub, now: now())
     }
 
     /// The request the form was, as the member's browser would post it now: its method, content type and body at

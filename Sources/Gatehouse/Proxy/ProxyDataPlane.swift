@@ -75,7 +75,8 @@ final class ProxyDataPlane: DataPlaneRoutes {
 
     func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
         guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes),
-            method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"), let mounted = mounted(head)
+            method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"), let mounted = mounted(head),
+            !KeptForms.isMarked(mounted.rest)
         else { return .application }
         let clientAddress =
             clientAddresses.trustsAnyProxy
@@ -172,7 +173,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         if let app = catalog.hostMountedApp(authority: head.headers.first(name: "host")) {
             let path = head.uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
-                path != Paths.frame, path != Paths.keptFormSend,
+                path != Paths.frame,
                 let grant = head.headers.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
                 let sessionID = cache.grantedSession(token: grant, slug: app.slug, hash: TokenHash.hex), let session = cache.session(sessionID)
             else { return nil }

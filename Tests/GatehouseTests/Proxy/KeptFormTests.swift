@@ -42,14 +42,17 @@ import Testing
             #expect(back.location == "/kept-form?id=\(id)")
             let page = try await gateway.get(try #require(back.location), cookies: cookies.values)
             #expect(page.status == 200 && page.body.contains("Your form was kept") && page.body.contains("id=\"kept-send\""))
-            #expect(page.body.contains("href=\"\(gateway.origin)/__gatehouse/kept-form?id=\(id)\""))
-
-            let sent = try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: cookies.values, headers: Self.formPost)
+            // Sent from its own address (so that the app's answer is where it belongs), marked with its id.
+            let send = "/apps/echo/echo/payroll/claim?step=2&gatehouse-kept-form=\(id)"
+            #expect(page.body.contains("href=\"\(gateway.origin)\(send.replacingOccurrences(of: "&", with: "&amp;"))\""))
+            // Only to the address it was kept for.
+            #expect(try await gateway.get("/apps/echo/echo/payroll/other?gatehouse-kept-form=\(id)", cookies: cookies.values).status == 410)
+            let sent = try await gateway.get(send, cookies: cookies.values, headers: Self.formPost)
             let report = try ProxyTests.report(sent)
             #expect(sent.status == 200 && report.path == "/echo/payroll/claim?step=2" && report.bodyBytes == FormEncoding.encode(Self.form).utf8.count)
             #expect(report.headers["content-type"] == ["application/x-www-form-urlencoded"])
             // Never twice.
-            let again = try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: cookies.values, headers: Self.formPost)
+            let again = try await gateway.get(send, cookies: cookies.values, headers: Self.formPost)
             #expect(again.status == 410 && again.body.contains("This form was already sent"))
             #expect(try await gateway.get("/kept-form?id=\(id)", cookies: cookies.values).status == 410)
         }
@@ -69,13 +72,14 @@ import Testing
             // Another member signing in on this browser cannot have it, or discard it.
             let bob = try await ProxyTests.signedIn(gateway, as: "bob")
             #expect(try await gateway.get("/kept-form?id=\(id)", cookies: bob).status == 410)
-            #expect(try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: bob, headers: Self.formPost).status == 410)
+            #expect(try await gateway.get("/apps/echo/echo/leave-request?gatehouse-kept-form=\(id)", cookies: bob, headers: Self.formPost).status == 410)
 
             let flow = try await SignInFlowTests.signIn(gateway, as: "alice", deepLink: "/kept-form?id=\(id)")
             #expect(flow.callbackReply?.location == "/kept-form?id=\(id)")
-            let sent = try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: flow.cookies.values, headers: Self.formPost)
+            let send = "/apps/echo/echo/leave-request?gatehouse-kept-form=\(id)"
+            let sent = try await gateway.get(send, cookies: flow.cookies.values, headers: Self.formPost)
             #expect(try ProxyTests.report(sent).path == "/echo/leave-request")
-            #expect(try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: flow.cookies.values).status == 410)
+            #expect(try await gateway.get(send, cookies: flow.cookies.values).status == 410)
         }
     }
 
@@ -121,13 +125,12 @@ import Testing
                 #expect(try await gateway.get("/echo/payroll/x", cookies: ["gatehouse_app": grant], headers: host + StepUpTests.navigation).status == 200)
 
                 let kept = try await gateway.get("/kept-form?id=\(id)", cookies: cookies.values)
-                #expect(kept.body.contains("href=\"\(appOrigin)/__gatehouse/kept-form?id=\(id)\""))
-                // Not from the gateway's host (nor another app's): from the app's own.
-                #expect(try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: cookies.values).status == 410)
-                let sent = try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: ["gatehouse_app": grant], headers: host + Self.formPost)
+                let send = "/echo/payroll/claim?gatehouse-kept-form=\(id)"
+                #expect(kept.body.contains("href=\"\(appOrigin)\(send)\""))
+                let sent = try await gateway.get(send, cookies: ["gatehouse_app": grant], headers: host + Self.formPost)
                 let report = try ProxyTests.report(sent)
                 #expect(report.path == "/echo/payroll/claim" && report.bodyBytes == FormEncoding.encode(Self.form).utf8.count)
-                #expect(try await gateway.get("/__gatehouse/kept-form?id=\(id)", cookies: ["gatehouse_app": grant], headers: host).status == 410)
+                #expect(try await gateway.get(send, cookies: ["gatehouse_app": grant], headers: host).status == 410)
             }
         }
     }

@@ -69,12 +69,13 @@ public enum Paths {
     /// The script that maps the URLs an app's JavaScript builds to its mount (`apps[].rewrite: full`).
     public static let urlShimScript = "/static/gatehouse-shim.js"
     public static let frame = "/__gatehouse/frame"
-    /// A form kept while its member signed in again (`KeptForm`): its page on the gateway, and where it is sent from
-    /// (the gateway's host for a path-mounted app, the app's host for a host-mounted one).
+    /// A form kept while its member signed in again (`KeptForm`): its page on the gateway. It is sent from its own
+    /// address, marked with `keptFormMarker`.
     public static let keptForm = "/kept-form"
+    /// The query parameter that marks a `GET` of an app's address as the sending of a kept form (`KeptForms`).
+    public static let keptFormMarker = "gatehouse-kept-form"
     /// Where a sign-in to stay signed in (opened in a new tab) ends: it tells the member's other tabs.
     public static let sessionRenewed = "/session/renewed"
-    public static let keptFormSend = "/__gatehouse/kept-form"
 
     /// Where "Add Features" leads: the flow's entry, told where the member came from and where they were heading.
     public static func upgradeEntry(from origin: String, returnTo: String) -> String {
