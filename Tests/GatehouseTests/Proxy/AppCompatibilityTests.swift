@@ -112,7 +112,10 @@ import Testing
                 port: gateway.port,
                 Array(
                     ("POST \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(gateway.port)\r\nCookie: \(cookie)\r\nSec-Fetch-Site: same-origin\r\n"
-                        + "Sec-Fetch-Dest: document\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n1\r\nx\r\n0\r\n\r\n").utf8))
+                        + "Sec-Fetch-Dest: document\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n1\r\nx\r\n0\r\n\r\n").utf8),
+                // The connection closes after the answer; a busy machine (a full parallel run) may take more than the
+                // default 3 s to give it.
+                timeout: .seconds(30))
             #expect(page.status == 200 && page.text.contains("<gatehouse-bar"), "\(page.text.prefix(300))")
             #expect(page.text.lowercased().contains("set-cookie: _xsrf=2|ghi; path=/apps/echo/; samesite=lax\r\n"))
         }
