@@ -118,6 +118,16 @@ public struct AppCatalog: Sendable {
         app.mount == .path || (app.mount == .host && appsDomain == nil)
     }
 
+    /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is nil (the
+    /// application redirects it).
+    public func appPath(_ uri: String) -> (AppConfiguration, String)? {
+        let prefix = Paths.appsPrefix + "/"
+        guard uri.hasPrefix(prefix) else { return nil }
+        let afterPrefix = uri.dropFirst(prefix.count)
+        guard let slash = afterPrefix.firstIndex(of: "/"), let app = app(String(afterPrefix[..<slash])) else { return nil }
+        return (app, String(afterPrefix[slash...]))
+    }
+
     /// The host-mounted app a request's `Host` names, if any.
     public func hostMountedApp(authority: String?) -> AppConfiguration? {
         guard let appsDomain, let authority, let slug = appsDomain.slug(inAuthority: authority), let app = app(slug), app.mount == .host else {

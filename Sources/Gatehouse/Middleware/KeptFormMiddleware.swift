@@ -12,21 +12,11 @@ struct KeptFormMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let required as SignInRequired where required.sessionExpired {
-            guard let member = context.timedOutMember, request.method == .post, let (app, rest) = appAndRest(request.uri.description),
+            guard let member = context.timedOutMember, request.method == .post, let (app, rest) = forms.catalog.appPath(request.uri.description),
+                forms.catalog.isProxiedOnPaths(app),
                 let kept = await forms.keep(request, sub: member, app: app, rest: rest, origins: origins, logger: context.logger)
             else { throw required }
             throw SignInRequired(returnTarget: kept, sessionExpired: true)
         }
-    }
-
-    /// `/apps/<slug>/rest` of a path-mounted app.
-    func appAndRest(_ uri: String) -> (AppConfiguration, String)? {
-        let prefix = Paths.appsPrefix + "/"
-        guard uri.hasPrefix(prefix) else { return nil }
-        let afterPrefix = uri.dropFirst(prefix.count)
-        guard let slash = afterPrefix.firstIndex(of: "/"), let app = forms.catalog.app(String(afterPrefix[..<slash])),
-            forms.catalog.isProxiedOnPaths(app)
-        else { return nil }
-        return (app, String(afterPrefix[slash...]))
     }
 }

@@ -179,22 +179,11 @@ final class ProxyDataPlane: DataPlaneRoutes {
             else { return nil }
             return Mounted(app: app, rest: head.uri, session: session, gatewayBase: publicOrigin)
         }
-        guard let (app, rest) = appPath(head.uri), catalog.isProxiedOnPaths(app),
+        guard let (app, rest) = catalog.appPath(head.uri), catalog.isProxiedOnPaths(app),
             let cookie = head.headers.cookie(named: cookieName), !cookie.isEmpty, cookie.utf8.count <= 128,
             let session = cache.session(token: cookie, hash: SessionResolver.sessionID)
         else { return nil }
         return Mounted(app: app, rest: rest, session: session, gatewayBase: "")
-    }
-
-    /// `/apps/<slug>/rest`: the app and the rest (from its `/`, query included); `/apps/<slug>` alone is left to the
-    /// application, which redirects it.
-    func appPath(_ uri: String) -> (AppConfiguration, String)? {
-        let prefix = Paths.appsPrefix + "/"
-        guard uri.hasPrefix(prefix) else { return nil }
-        let afterPrefix = uri.dropFirst(prefix.count)
-        guard let slash = afterPrefix.firstIndex(of: "/") else { return nil }
-        guard let app = catalog.app(String(afterPrefix[..<slash])) else { return nil }
-        return (app, String(afterPrefix[slash...]))
     }
 
     /// Where to connect: the checked address (or the literal one), on the URL's port.
