@@ -8,6 +8,7 @@ around a test, and kill or restart its parts.
 import base64
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -37,16 +38,35 @@ MEMBERS = [
 _ports_given = set()
 
 
+def _ephemeral_floor():
+    """The lowest port the kernel hands to outgoing connections (their source ports)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port():
-    """A port free now and not given before in this process: the kernel may hand out the port just closed again, and
-    a gateway whose listener and metrics were given the same port refuses its configuration."""
+    """A port free now, below the kernel's ephemeral range and not given before in this process.
+
+    Below the range, because a port the kernel handed out for `bind(0)` is in the range outgoing connections take their
+    source ports from: between this check and the server's own bind, any connection the test makes (polling a gateway
+    until it is up) may take it, and the server then dies with "address already in use" (Caddy did, on a busy CI
+    machine). Never given before, because a gateway whose listener and metrics were given the same port refuses its
+    configuration."""
+    floor = _ephemeral_floor()
+    low = max(1024, floor - 12000)
     while True:
+        port = random.randrange(low, floor)
+        if port in _ports_given:
+            continue
         with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if port not in _ports_given:
-            _ports_given.add(port)
-            return port
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _ports_given.add(port)
+        return port
 
 
 def answers(url, timeout=2.0):

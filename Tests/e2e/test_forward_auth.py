@@ -96,8 +96,11 @@ def ingresses(tmp_path):
     (tmp_path / "Caddyfile").write_text(caddy_config(caddy_port, gw.port, app_port))
     caddy = Running(["caddy", "run", "--config", str(tmp_path / "Caddyfile"), "--adapter", "caddyfile"], tmp_path / "caddy.log")
     try:
-        for port in (nginx_port, caddy_port):
-            wait_for(f"http://127.0.0.1:{port}/", process=None)
+        for port, ingress in ((nginx_port, nginx), (caddy_port, caddy)):
+            try:
+                wait_for(f"http://127.0.0.1:{port}/", process=ingress.process)
+            except RuntimeError as error:
+                raise RuntimeError(f"{error}; its log:\n{ingress.output()[-3000:]}") from error
         yield gw, {"nginx": f"http://127.0.0.1:{nginx_port}", "caddy": f"http://127.0.0.1:{caddy_port}"}
     finally:
         for process in (nginx, caddy):
