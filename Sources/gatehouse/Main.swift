@@ -24,23 +24,20 @@ func loadConfiguration(path: String?, development: Bool) -> GatehouseConfigurati
     }
 }
 
-func serveGateway(_ configuration: GatehouseConfiguration, file: String?) async throws {
+/// Serves `configuration`, read again from the same file and environment on `SIGHUP` and when the file changes.
+func serveGateway(_ configuration: GatehouseConfiguration, file: String?, development: Bool) async throws {
     // The log's last lines (the shutdown's) are written before the process ends, however it ends here.
     defer { LogOutput.standard.flush() }
-    let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+    LogLevelSetting.gateway.level = Logger.Level(rawValue: configuration.logLevel) ?? .info
     LoggingSystem.bootstrap { label in
         switch configuration.logFormat {
-        case .json:
-            return JSONLogHandler(label: label, level: level)
-        case .text:
-            var handler = StreamLogHandler.standardOutput(label: label)
-            handler.logLevel = level
-            return handler
+        case .json: FollowingLevel(JSONLogHandler(label: label, level: .trace))
+        case .text: FollowingLevel(StreamLogHandler.standardOutput(label: label))
         }
     }
     let logger = Logger(label: "gatehouse")
-    // What the gateway runs with, never a secret. It is read once: a changed configuration takes a restart, which
-    // the graceful shutdown makes seamless behind a balancer.
+    // What the gateway runs with, never a secret. What a reload cannot change takes a restart, which the graceful
+    // shutdown makes seamless behind a balancer.
     logger.notice(
         "configuration loaded",
         metadata: [
@@ -49,7 +46,10 @@ func serveGateway(_ configuration: GatehouseConfiguration, file: String?) async 
             "development": .stringConvertible(configuration.developmentMode),
         ])
     for warning in configuration.warnings { logger.warning("\(warning)") }
-    let built = try await GatehouseApplication.build(configuration: configuration, logger: logger)
+    let source = ConfigurationSource(file: file) { () throws(ConfigurationError) in
+        try ConfigurationLoader(developmentDefaults: .standard).load(path: file, development: development)
+    }
+    let built = try await GatehouseApplication.build(configuration: configuration, source: source, logger: logger)
     if let password = built.developmentPassword {
         // Written straight to the file descriptor: a redirected stdout would hold `print`'s text in its buffer,
         // and scripts read the password from it.
@@ -66,7 +66,7 @@ struct Serve: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        try await serveGateway(loadConfiguration(path: config, development: false), file: config)
+        try await serveGateway(loadConfiguration(path: config, development: false), file: config, development: false)
     }
 }
 
@@ -97,7 +97,7 @@ struct Development: AsyncParsableCommand {
                   > Import), or for curl: curl --cacert \(files.authority) https://localhost:8443/healthz
                 """)
         }
-        try await serveGateway(loadConfiguration(path: config, development: true), file: config)
+        try await serveGateway(loadConfiguration(path: config, development: true), file: config, development: true)
     }
 }
 

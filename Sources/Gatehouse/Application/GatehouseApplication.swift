@@ -13,7 +13,7 @@ import UnixSignals
 public enum GatehouseApplication {
     /// What a started gateway tells its operator (and what the tests use).
     public struct Built {
-        public let application: Application<HeadAsGetResponder>
+        public let application: Application<CurrentResponder>
         public let developmentPassword: String?
         /// This replica's sessions and jars in memory.
         public let stateCache: StateCache
@@ -27,6 +27,10 @@ public enum GatehouseApplication {
         let listenerTLS: ListenerTLS?
         /// The stores the gateway runs on, behind its state cache (for tests that look at what is stored).
         let stores: Stores
+        /// The gateway new requests go to.
+        let running: RunningGateway
+        /// Reads the configuration again (on `SIGHUP`, or when its file changes) and applies it.
+        let reloads: ConfigurationReloads
         let drain: Duration
         let shutdownGrace: Duration
         let logger: Logger
@@ -60,31 +64,39 @@ public enum GatehouseApplication {
         }
     }
 
-    public static func build(configuration: GatehouseConfiguration, logger: Logger) async throws -> Built {
-        try await build(configuration: configuration, logger: logger, hostResolver: SystemHostResolver())
-    }
-
-    static func build(configuration: GatehouseConfiguration, logger: Logger, hostResolver: any HostResolver) async throws -> Built {
-        let renderer = try await PageRenderer.load(configuration: configuration)
-        let stores = try await Stores.open(configuration.storage, logger: logger)
-        return try await build(configuration: configuration, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
+    /// `source`, when given, is read again on `SIGHUP` and when its file changes (`ConfigurationReload` says what applies).
+    public static func build(configuration: GatehouseConfiguration, source: ConfigurationSource? = nil, logger: Logger) async throws -> Built {
+        try await build(configuration: configuration, source: source, logger: logger, hostResolver: SystemHostResolver())
     }
 
     static func build(
-        configuration: GatehouseConfiguration, stores: Stores, renderer: PageRenderer, logger: Logger,
+        configuration: GatehouseConfiguration, source: ConfigurationSource? = nil, logger: Logger, hostResolver: any HostResolver
+    ) async throws -> Built {
+        let renderer = try await PageRenderer.load(configuration: configuration)
+        let stores = try await Stores.open(configuration.storage, logger: logger)
+        return try await build(
+            configuration: configuration, source: source, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
+    }
+
+    static func build(
+        configuration: GatehouseConfiguration, source: ConfigurationSource? = nil, stores: Stores, renderer: PageRenderer, logger: Logger,
         hostResolver: any HostResolver = SystemHostResolver()
     ) async throws -> Built {
         let gateway = try await Gateway(configuration: configuration, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
+        let running = RunningGateway(gateway)
+        let reloads = ConfigurationReloads(running: running, source: source)
         return Built(
-            application: buildApplication(gateway, router: buildRouter(gateway)),
+            application: buildApplication(running, reloads: reloads, watching: source?.file),
             developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue,
             metrics: gateway.metrics, draining: gateway.draining, listenerTLS: gateway.listenerTLS, stores: gateway.stores,
+            running: running, reloads: reloads,
             drain: .seconds(Int64(configuration.listen.drainSeconds)), shutdownGrace: .seconds(Int64(configuration.listen.shutdownGraceSeconds)),
             logger: logger)
     }
 
     /// The server (HTTP/1 with WebSocket upgrades, behind the framing guard) and the services that run beside it.
-    static func buildApplication(_ gateway: Gateway, router: Router<GatewayRequestContext>) -> Application<HeadAsGetResponder> {
+    static func buildApplication(_ running: RunningGateway, reloads: ConfigurationReloads, watching file: String?) -> Application<CurrentResponder> {
+        let gateway = running.gateway
         let configuration = gateway.configuration
         let stores = gateway.stores
         // Stopped in reverse order: the event queue is flushed before the store closes.
@@ -107,6 +119,7 @@ public enum GatehouseApplication {
                 maximumProvisioningAttempts: configuration.registration.provisioning.maximumAttempts, metrics: gateway.metrics,
                 logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }
+        services.append(ConfigurationReloader(reloads: reloads, file: file, tls: gateway.listenerTLS))
         if let tls = gateway.listenerTLS { services.append(TLSReloader(tls: tls)) }
         if let tracer = gateway.tracer { services.append(tracer.service) }
         services.append(AssertionKeyRefresher(ring: gateway.assertionKeys, metrics: gateway.metrics, logger: gateway.logger))
@@ -131,8 +144,8 @@ public enum GatehouseApplication {
                     port: port, keysURL: configuration.publicOrigin + Paths.assertionKeys, http: gateway.http, logger: gateway.logger))
         }
         var application = Application(
-            responder: HeadAsGetResponder(router: router.buildResponder(), appsDomain: gateway.catalog.appsDomain),
-            server: server(configuration, gateway: gateway),
+            responder: CurrentResponder(running: running),
+            server: server(configuration, running: running),
             configuration: .init(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: configuration.brand.gatewayName,
                 // Room for a burst of connections while they are accepted (the kernel caps it at `somaxconn`): with
@@ -150,7 +163,8 @@ public enum GatehouseApplication {
     /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard and the data
     /// plane after it; behind TLS when the listener has a certificate; each connection admitted by the listener's
     /// connection limits first.
-    static func server(_ configuration: GatehouseConfiguration, gateway: Gateway) -> HTTPServerBuilder {
+    static func server(_ configuration: GatehouseConfiguration, running: RunningGateway) -> HTTPServerBuilder {
+        let gateway = running.gateway
         let listen = configuration.listen
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: listen.maximumHeaderBytes, maxHeaderListSize: listen.maximumHeaderBytes, maxHeaderFieldCount: 256)
@@ -159,7 +173,7 @@ public enum GatehouseApplication {
             bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), sendTimeout: .seconds(Int64(listen.sendTimeoutSeconds)),
             maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
         let dataPlane = MemberDataPlane(
-            routes: gateway.dataPlane, upgrades: gateway.webSockets, pools: gateway.upstreamPools,
+            routes: CurrentRoutes(running: running), upgrades: CurrentRoutes(running: running), pools: gateway.upstreamPools,
             readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds)))
         let admission = ConnectionAdmission(listen)
         gateway.metrics.gauge("gatehouse_connections_open") { Double(admission.open) }

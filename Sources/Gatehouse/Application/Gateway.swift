@@ -1,202 +1,104 @@
-import AsyncHTTPClient
 import Foundation
 import GatehouseCore
-import GatehouseDataPlane
 import GatehouseStorage
 import Logging
-import NIOSSL
-import ServiceLifecycle
 
-/// Every part of the gateway, each made once and wired to the parts it needs. `GatehouseApplication` turns them
-/// into a router (`buildRouter`) and a running application with its background services (`buildApplication`).
-struct Gateway {
+/// Every part of the gateway that follows its configuration, each made once per configuration over the foundation the
+/// gateway keeps from start to end. A reload (`ConfigurationReload`) makes a new one and new requests go to it; the
+/// requests already under way finish with the one they began with. `GatehouseApplication` turns it into a router
+/// (`buildRouter`); the foundation's parts are read through it (`gateway.stores`).
+@dynamicMemberLookup
+struct Gateway: Sendable {
+    /// What applies now: the foundation's configuration with what changed of the reloadable parts.
     let configuration: GatehouseConfiguration
-    let logger: Logger
+    let foundation: GatewayFoundation
     let renderer: PageRenderer
-    /// The stores, reading through this replica's state cache.
-    let stores: Stores
-    let cache: StateCache
-    let invalidations: (any Service)?
-    let eventQueue: EventQueue
-    let events: EventRecorder
-    let metrics: GatewayMetrics
-    /// This replica's last refusals, for the operator console.
-    let refusals = RecentRefusals()
-    /// The gateway's spans, when `tracing.otlp_endpoint` names a collector.
-    let tracer: GatewayTracer?
-    /// Who sent a request, behind the load balancers the operator trusts: for plain requests and WebSocket upgrades.
-    let clientAddresses: ClientAddressResolver
     let rateLimiter: RateLimiter
-    let draining = Draining()
-    /// The client for the identity provider, the code sender and provisioning; apps go through `upstreamClients`.
-    let http: HTTPClient
-    /// The clients of the gateway's own services that have TLS settings of their own (`oidc.tls`,
-    /// `registration.code_sender.tls`, `registration.provisioning.tls`), by key path; the others use `http`.
-    let serviceClients: [String: HTTPClient]
-    let upstreamClients: UpstreamClients
-    let oidc: OIDCClient
     let resolver: SessionResolver
     let catalog: AppCatalog
     /// The one gate every way into an app asks: paths, app hosts (through the proxy) and WebSocket upgrades.
     let access: AppAccess
-    /// The keys that sign identity assertions (refreshed from the store every minute).
-    let assertionKeys: AssertionKeyRing
-    let jars: SharedCookieJars
+    /// The domains the jars accept cookies for, from the allowlist (given to the jars when this gateway takes over).
+    let cookieDomains: CookieDomainPolicy
     let proxy: ProxyController
     /// Forms kept while their member proves themselves again.
     let keptForms: KeptForms
-    /// What the data plane answers on the member listener's event loops, and its per-loop upstream connections.
+    /// What the data plane answers on the member listener's event loops.
     let dataPlane: ProxyDataPlane
-    let upstreamPools: UpstreamPools
     let securityHeaders: SecurityHeaders
     let hostMounts: HostMountController
     /// The bar's choices, kept in the session.
     let frame: FrameController
     let webSockets: WebSocketProxy
-    let developmentProvider: DevelopmentIdentityProvider?
-    let inbox: DevelopmentInbox?
-    /// HTTPS on the members' listener (`listen.tls`), its certificate read again on `SIGHUP`.
-    let listenerTLS: ListenerTLS?
 
-    init(configuration: GatehouseConfiguration, stores uncached: Stores, renderer: PageRenderer, logger: Logger, hostResolver: any HostResolver)
+    subscript<Part>(dynamicMember part: KeyPath<GatewayFoundation, Part>) -> Part { foundation[keyPath: part] }
+
+    /// The gateway as the foundation started it, with its own configuration.
+    init(configuration: GatehouseConfiguration, stores: Stores, renderer: PageRenderer, logger: Logger, hostResolver: any HostResolver)
         async throws
     {
-        self.configuration = configuration
-        self.logger = logger
-        let tracer = try GatewayTracer.make(configuration.tracing)
-        self.tracer = tracer
-        self.renderer = renderer
-        (cache, invalidations) = uncached.makeCache(logger: logger)
-        stores = uncached.cached(by: cache)
-        eventQueue = EventQueue(store: stores.events, logger: logger)
-        let metrics = GatewayMetrics()
-        self.metrics = metrics
-        listenerTLS = try configuration.listen.tls.map { try ListenerTLS(configuration: $0, logger: logger) }
-        if let tls = listenerTLS {
-            // When the certificate expires (for the alert in `deploy/`) and how its reloads went.
-            metrics.gauge("gatehouse_tls_certificate_expiry_timestamp_seconds") { tls.notValidAfter.timeIntervalSince1970 }
-            metrics.follow("gatehouse_tls_reloads_total", [("result", "succeeded")]) { tls.reloadCounts.succeeded }
-            metrics.follow("gatehouse_tls_reloads_total", [("result", "failed")]) { tls.reloadCounts.failed }
-        }
-        events = EventRecorder(queue: eventQueue, logger: logger, metrics: metrics)
-        rateLimiter = RateLimiter(store: stores.rateLimits, configuration: configuration.rateLimits, metrics: metrics)
-        let (cache, eventQueue) = (cache, eventQueue)
-        metrics.follow("gatehouse_session_cache_hits_total") { cache.statistics.hits }
-        metrics.follow("gatehouse_session_cache_misses_total") { cache.statistics.misses }
-        metrics.follow("gatehouse_session_cache_bypasses_total") { cache.statistics.bypasses }
-        metrics.follow("gatehouse_events_dropped_total") { eventQueue.statistics.dropped }
-        metrics.follow("gatehouse_event_writes_failed_total") { eventQueue.statistics.failedWrites }
-        metrics.gauge("gatehouse_events_waiting") { Double(eventQueue.statistics.waiting) }
-        let database = stores.statistics
-        metrics.gauge("gatehouse_db_queries_running") { Double(database.current.running) }
-        metrics.gauge("gatehouse_db_pool_connections_max") { Double(database.maximumConnections) }
-        metrics.follow("gatehouse_db_queries_total") { database.current.queries }
-        metrics.follow("gatehouse_db_query_errors_total", [("kind", "unavailable")]) { database.current.unavailable }
-        metrics.follow("gatehouse_db_query_errors_total", [("kind", "query")]) { database.current.failed }
+        let foundation = try await GatewayFoundation(
+            configuration: configuration, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
+        try self.init(configuration: configuration, foundation: foundation, renderer: renderer)
+    }
 
+    /// `configuration` over `foundation`: nothing of what the foundation runs is touched until `takeOver()`.
+    init(configuration: GatehouseConfiguration, foundation: GatewayFoundation, renderer: PageRenderer) throws {
+        self.configuration = configuration
+        self.foundation = foundation
+        self.renderer = renderer
+        let (stores, events, logger, metrics, tracer, cache) =
+            (foundation.stores, foundation.events, foundation.logger, foundation.metrics, foundation.tracer, foundation.cache)
+        let (jars, clientAddresses) = (foundation.jars, foundation.clientAddresses)
         let proxy = configuration.proxy
-        var clientConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(Int64(proxy.connectTimeoutSeconds)), read: .seconds(Int64(proxy.readTimeoutSeconds))),
-            decompression: .disabled
-        )
-        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = proxy.maximumConnectionsPerHost
-        // A refused connection fails at once instead of being retried until the connect timeout.
-        clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        if configuration.developmentMode, let tls = listenerTLS {
-            // Development over https (`gatehouse dev --tls`, a self-signed certificate): the built-in provider is at
-            // the gateway's own origin, so the gateway trusts its own certificate file (in development mode only).
-            var trusting = TLSConfiguration.makeClientConfiguration()
-            trusting.additionalTrustRoots = [.certificates(tls.chain)]
-            clientConfiguration.tlsConfiguration = trusting
-        }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-        self.http = http
-        var serviceClients: [String: HTTPClient] = [:]
-        for (keyPath, tls) in configuration.serviceTLS {
-            var own = clientConfiguration
-            own.tlsConfiguration = try UpstreamTLS.load(tls, keyPath: keyPath).get()
-            serviceClients[keyPath] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: own)
-        }
-        self.serviceClients = serviceClients
-        upstreamClients = UpstreamClients(
-            plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
-        let oidc = OIDCClient(
-            configuration: configuration.oidc, http: serviceClients["oidc.tls"] ?? http,
-            breaker: ProviderBreaker(pause: .seconds(configuration.oidc.pauseAfterTimeoutsSeconds)))
-        self.oidc = oidc
-        // Every refresh at the provider is counted and logged (never its tokens).
-        let refresher = TokenRefresher(
-            store: stores.sessions, window: TimeInterval(configuration.session.refreshWindowSeconds),
-            interval: TimeInterval(configuration.oidc.refreshSeconds),
-            identify: { session, response throws(OIDCError) in try await oidc.refreshedIdentity(of: session, response: response) }
-        ) { token throws(OIDCError) in
-            do throws(OIDCError) {
-                let response = try await tracer.span("token refresh", ofKind: .client) { () async throws(OIDCError) -> TokenResponse in
-                    try await oidc.refresh(refreshToken: token)
-                }
-                metrics.tokenRefresh(failure: nil)
-                logger.info("tokens refreshed")
-                return response
-            } catch {
-                metrics.tokenRefresh(failure: error)
-                logger.notice("token refresh failed", metadata: ["reason": .string(error.reason)])
-                throw error
-            }
-        }
+        rateLimiter = RateLimiter(store: stores.rateLimits, configuration: configuration.rateLimits, metrics: metrics)
         resolver = SessionResolver(
-            store: stores.sessions, refresher: refresher, events: events, configuration: configuration.session, logger: logger,
+            store: stores.sessions, refresher: foundation.refresher, events: events, configuration: configuration.session, logger: logger,
             shortestAppIdleSeconds: configuration.apps.compactMap(\.sessionLimits.idleSeconds).min())
 
         let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
         let allowlist = Allowlist(configuration.allowlist)
         catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain, allowlist: allowlist)
-        assertionKeys = try AssertionKeyRing.make(configuration.assertions, store: stores.assertionKeys, logger: logger)
         access = try AppAccess(
-            catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: hostResolver),
+            catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: foundation.hostResolver),
             configuration: configuration,
-            assertions: AssertionSigner(ring: assertionKeys, issuer: configuration.publicOrigin))
+            assertions: AssertionSigner(ring: foundation.assertionKeys, issuer: configuration.publicOrigin))
 
-        jars = SharedCookieJars(
-            store: stores.jars, domains: CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries), cache: cache)
+        cookieDomains = CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries)
         let bar = GatewayBar(
             renderer: renderer, catalog: catalog, features: configuration.features, registration: configuration.registration, events: events,
             session: configuration.session)
         keptForms = KeptForms(store: stores.keptForms, catalog: catalog, maximumBytes: proxy.maximumRequestBodyBytes)
         self.proxy = ProxyController(
-            catalog: catalog, forwarder: Forwarder(clients: upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
+            catalog: catalog, forwarder: Forwarder(clients: foundation.upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
             configuration: configuration, metrics: metrics, renderer: renderer, keptForms: keptForms, tracer: tracer)
         let securityHeaders = SecurityHeaders(
             identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(Self.origin), isHTTPS: configuration.isHTTPS,
             appHosts: catalog.apps.contains { $0.mount == .host } ? catalog.appsDomain?.origin(of: "*") : nil)
         self.securityHeaders = securityHeaders
         frame = FrameController(
-            sessions: stores.sessions, events: events, configuration: configuration.session, refresher: refresher,
+            sessions: stores.sessions, events: events, configuration: configuration.session, refresher: foundation.refresher,
             publicOrigin: configuration.publicOrigin, languages: renderer.languages)
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame,
             keptForms: keptForms,
             configuration: configuration,
             signature: { [keyring = stores.keyring] text in keyring.lookupHash(text) })
-        let clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
-        self.clientAddresses = clientAddresses
         dataPlane = ProxyDataPlane(
             catalog: catalog, access: access, cache: cache, resolver: resolver, jars: jars, bar: bar, mapping: self.proxy.mapping, renderer: renderer,
             securityHeaders: securityHeaders, metrics: metrics, clientAddresses: clientAddresses, cookieName: configuration.cookie.name,
             serverName: configuration.brand.gatewayName, publicOrigin: configuration.publicOrigin,
             maximumRequestBodyBytes: configuration.proxy.maximumRequestBodyBytes, replicasShareJars: stores.isShared, logger: logger,
             tracer: tracer)
-        upstreamPools = UpstreamPools(
-            limits: .init(
-                maximumConnections: proxy.maximumConnectionsPerHost, idleTimeout: .seconds(60),
-                connectTimeout: .seconds(Int64(proxy.connectTimeoutSeconds))))
         webSockets = WebSocketProxy(
             catalog: catalog, access: access, jars: jars, resolver: resolver, sessions: stores.sessions, hostMounts: stores.hostMounts,
-            configuration: configuration, clientAddresses: clientAddresses, draining: draining, logger: logger)
+            configuration: configuration, clientAddresses: clientAddresses, draining: foundation.draining, logger: logger)
+    }
 
-        developmentProvider =
-            configuration.developmentMode ? try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer) : nil
-        inbox = configuration.developmentMode ? DevelopmentInbox() : nil
+    /// Makes what this gateway decides for the parts of the foundation that follow the configuration: from now on,
+    /// the jars accept cookies for its allowlist's domains.
+    func takeOver() {
+        foundation.jars.use(cookieDomains)
     }
 
     static func origin(_ url: URL) -> String? {
@@ -207,13 +109,13 @@ struct Gateway {
     /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
     var codeSender: any CodeSender {
         if configuration.registration.codeSender == .http, let endpoint = configuration.registration.codeSenderEndpoint {
-            return HTTPCodeSender(http: serviceClients["registration.code_sender.tls"] ?? http, configuration: endpoint)
+            return HTTPCodeSender(http: foundation.serviceClients["registration.code_sender.tls"] ?? foundation.http, configuration: endpoint)
         }
-        return LogCodeSender(inbox: inbox, logger: logger)
+        return LogCodeSender(inbox: foundation.inbox, logger: foundation.logger)
     }
 
     /// The homeserver `chat.backend` names (the loader made sure a synapse backend has what it needs).
     var chatBackend: any ChatBackend {
-        configuration.registration.chat.backend(http: serviceClients["chat.tls"] ?? http)
+        configuration.registration.chat.backend(http: foundation.serviceClients["chat.tls"] ?? foundation.http)
     }
 }

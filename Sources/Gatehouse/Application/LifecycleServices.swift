@@ -204,32 +204,62 @@ func repeatUntilShutdown(every interval: Duration, startingNow: Bool, _ work: @e
     }
 }
 
-/// Reads the members' listener's certificate and key again on `SIGHUP`, and when their files change (looked at every
-/// few seconds: renewals by an ACME client or a secret mount need no signal).
-struct TLSReloader: Service {
-    let tls: ListenerTLS
-    var interval: Duration = .seconds(5)
+/// `SIGHUP` reads the configuration again (and the members' listener's certificate and key); so does a change of the
+/// configuration file (looked at every `interval`). `SIGHUP` never ends the gateway: it is trapped from the start of
+/// the service group, with or without TLS.
+struct ConfigurationReloader: Service {
+    let reloads: ConfigurationReloads
+    let file: String?
+    let tls: ListenerTLS?
+    var interval: Duration = .seconds(2)
 
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
-        let (tls, interval) = (tls, interval)
+        let (reloads, tls, file, interval) = (reloads, tls, file, interval)
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await _ in signals.cancelOnGracefulShutdown() { tls.reload() }
+                for await _ in signals.cancelOnGracefulShutdown() {
+                    tls?.reload()
+                    await reloads.reload()
+                }
             }
-            group.addTask {
-                var seen = tls.filesState()
-                while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                    try? await Task.sleep(for: interval)
-                    let now = tls.filesState()
-                    if now != seen {
-                        seen = now
-                        tls.reload()
+            if let file {
+                group.addTask {
+                    var seen = FileState(path: file)
+                    while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                        try? await Task.sleep(for: interval)
+                        let now = FileState(path: file)
+                        if now != seen {
+                            seen = now
+                            await reloads.reload()
+                        }
                     }
                 }
             }
             try? await gracefulShutdown()
             group.cancelAll()
+        }
+    }
+}
+
+/// Reads the members' listener's certificate and key again when their files change (looked at every few seconds:
+/// renewals by an ACME client or a secret mount need no signal); `SIGHUP` does too (`ConfigurationReloader`).
+struct TLSReloader: Service {
+    let tls: ListenerTLS
+    var interval: Duration = .seconds(5)
+
+    func run() async throws {
+        let (tls, interval) = (tls, interval)
+        try? await cancelWhenGracefulShutdown {
+            var seen = tls.filesState()
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                let now = tls.filesState()
+                if now != seen {
+                    seen = now
+                    tls.reload()
+                }
+            }
         }
     }
 }

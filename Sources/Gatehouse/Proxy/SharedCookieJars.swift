@@ -1,12 +1,14 @@
 import Foundation
 import GatehouseCore
 import GatehouseStorage
+import NIOConcurrencyHelpers
 
 /// The jars of all sessions, changed one request at a time per session: two responses setting cookies at once for
 /// the same member must not overwrite each other's cookies.
 public actor SharedCookieJars {
     let store: any CookieJarStore
-    let domains: CookieDomainPolicy
+    /// The domains cookies may be set for: the allowlist's, which a reload of the configuration may change.
+    private let domainPolicy: NIOLockedValueBox<CookieDomainPolicy>
     /// Where the data plane's changes wait for the store (`JarWriteBehind`), when there is a cache.
     let cache: StateCache?
     private var tails: [String: (id: Int, task: Task<Void, Never>)] = [:]
@@ -14,7 +16,7 @@ public actor SharedCookieJars {
 
     public init(store: any CookieJarStore, domains: CookieDomainPolicy = .browser, cache: StateCache? = nil) {
         self.store = store
-        self.domains = domains
+        domainPolicy = NIOLockedValueBox(domains)
         self.cache = cache
     }
 
@@ -48,9 +50,14 @@ public actor SharedCookieJars {
         }
     }
 
+    /// The domains cookies may be set for from now on.
+    public nonisolated func use(_ domains: CookieDomainPolicy) {
+        domainPolicy.withLockedValue { $0 = domains }
+    }
+
     /// A change to a jar for `StateCache.changeJar`: every `Set-Cookie` of one answer, under this gateway's rules.
     public nonisolated func absorbing(setCookies headers: [String], from origin: CookieOrigin) -> StateCache.JarChange {
-        let domains = domains
+        let domains = domainPolicy.withLockedValue { $0 }
         return { jar in
             for header in headers { jar.store(setCookie: header, from: origin, domains: domains) }
         }

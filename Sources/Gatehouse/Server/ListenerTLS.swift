@@ -35,12 +35,8 @@ final class ListenerTLS: Sendable {
     var reloadCounts: (succeeded: Int, failed: Int) { reloads.withLockedValue { $0 } }
 
     /// The files' modification times and sizes: what `TLSReloader` compares to notice a renewal.
-    func filesState() -> [String] {
-        [configuration.certificateFile, configuration.privateKeyFile].map { path in
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-            let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-            return "\(path) \(modified) \(attributes?[.size] as? Int ?? -1)"
-        }
+    func filesState() -> [FileState] {
+        [configuration.certificateFile, configuration.privateKeyFile].map(FileState.init(path:))
     }
 
     /// Reads the pair again; true when the new one is in use.

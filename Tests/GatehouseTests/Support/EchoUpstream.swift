@@ -123,6 +123,11 @@ struct EchoUpstream {
                     try await writer.finish(nil)
                 })
         }
+        router.get("delay") { request, _ -> Response in
+            // `ms=N`: the answer after N milliseconds, as a request still under way while the gateway changes.
+            try await Task.sleep(for: .milliseconds(Int(request.uri.queryParameters.get("ms") ?? "") ?? 1000))
+            return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "delayed")))
+        }
         router.get("slow") { _, _ -> Response in
             try await Task.sleep(for: .seconds(30))
             return Response(status: .ok)

@@ -1,0 +1,141 @@
+import GatehouseCore
+import GatehouseDataPlane
+import Hummingbird
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+
+/// Where the configuration comes from, to be read again on a reload: the file (watched for changes) and the
+/// environment, as at the start.
+public struct ConfigurationSource: Sendable {
+    /// The file to watch, when there is one.
+    public let file: String?
+    let read: @Sendable () throws(ConfigurationError) -> GatehouseConfiguration
+
+    public init(file: String?, read: @escaping @Sendable () throws(ConfigurationError) -> GatehouseConfiguration) {
+        self.file = file
+        self.read = read
+    }
+}
+
+/// The gateway new requests go to, with the router made for it. A reload replaces both at once; a request, an
+/// exchange of the data plane or a WebSocket keeps the one it began with to its end.
+final class RunningGateway: Sendable {
+    struct Generation: Sendable {
+        let gateway: Gateway
+        let responder: HeadAsGetResponder
+
+        init(_ gateway: Gateway) {
+            self.gateway = gateway
+            responder = HeadAsGetResponder(
+                router: GatehouseApplication.buildRouter(gateway).buildResponder(), appsDomain: gateway.catalog.appsDomain)
+        }
+    }
+
+    let foundation: GatewayFoundation
+    private let current: NIOLockedValueBox<Generation>
+
+    init(_ gateway: Gateway) {
+        foundation = gateway.foundation
+        current = NIOLockedValueBox(Generation(gateway))
+        gateway.takeOver()
+    }
+
+    var generation: Generation { current.withLockedValue { $0 } }
+    var gateway: Gateway { generation.gateway }
+
+    /// From now on, new requests go to `next`.
+    func replace(with next: Generation) {
+        current.withLockedValue { $0 = next }
+        next.gateway.takeOver()
+    }
+}
+
+/// The responder of the members' listener: the running gateway's router, for each request.
+public struct CurrentResponder: HTTPResponder {
+    public typealias Context = GatewayRequestContext
+    let running: RunningGateway
+
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        try await running.generation.responder.respond(to: request, context: context)
+    }
+}
+
+/// The data plane's routes and WebSocket upgrades: the running gateway's, for each request head.
+struct CurrentRoutes: DataPlaneRoutes, DataPlaneUpgrades {
+    let running: RunningGateway
+
+    func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
+        running.gateway.dataPlane.route(head, peer: peer)
+    }
+
+    func upgrade(_ head: HTTPRequestHead, peer: SocketAddress?, eventLoop: any EventLoop) -> EventLoopFuture<DataPlaneUpgrade> {
+        running.gateway.webSockets.upgrade(head, peer: peer, eventLoop: eventLoop)
+    }
+}
+
+/// Reads the configuration again and puts what it changes to work (`ConfigurationReload`), one reload at a time. A
+/// configuration with problems changes nothing: each problem is logged with its key path. Counted in
+/// `gatehouse_config_reloads_total{result}` (`applied`, `refused`).
+actor ConfigurationReloads {
+    enum Outcome: Sendable, Equatable {
+        case applied(keptUntilRestart: [String])
+        case refused([ConfigurationProblem])
+    }
+
+    let running: RunningGateway
+    let source: ConfigurationSource?
+    let logLevel: LogLevelSetting
+
+    init(running: RunningGateway, source: ConfigurationSource?, logLevel: LogLevelSetting = .gateway) {
+        self.running = running
+        self.source = source
+        self.logLevel = logLevel
+    }
+
+    /// The source read again (on `SIGHUP`, or when the file changed).
+    @discardableResult
+    func reload() async -> Outcome {
+        guard let source else { return .applied(keptUntilRestart: []) }
+        do throws(ConfigurationError) {
+            return await apply(try source.read())
+        } catch {
+            return refuse(error.problems)
+        }
+    }
+
+    /// `read` as the configuration from now on, as far as a running gateway can take it.
+    func apply(_ read: GatehouseConfiguration) async -> Outcome {
+        let foundation = running.foundation
+        let reload = ConfigurationReload(started: foundation.configuration, read: read)
+        let next: RunningGateway.Generation
+        do {
+            let renderer = try await PageRenderer.load(configuration: reload.applied)
+            next = .init(try Gateway(configuration: reload.applied, foundation: foundation, renderer: renderer))
+        } catch {
+            return refuse([ConfigurationProblem("(reload)", "\(error)")])
+        }
+        running.replace(with: next)
+        if let level = Logger.Level(rawValue: reload.applied.logLevel) { logLevel.level = level }
+        for key in reload.keptUntilRestart {
+            foundation.logger.warning("configuration reload: a change takes a restart, the running value is kept", metadata: ["key": .string(key)])
+        }
+        foundation.metrics.counter("gatehouse_config_reloads_total", [("result", "applied")]).increment()
+        foundation.logger.notice(
+            "configuration reloaded",
+            metadata: ["apps": .stringConvertible(reload.applied.apps.count), "kept_until_restart": .stringConvertible(reload.keptUntilRestart.count)])
+        return .applied(keptUntilRestart: reload.keptUntilRestart)
+    }
+
+    private func refuse(_ problems: [ConfigurationProblem]) -> Outcome {
+        let foundation = running.foundation
+        for problem in problems {
+            foundation.logger.error(
+                "configuration reload refused, the running configuration is kept",
+                metadata: ["key": .string(problem.keyPath), "problem": .string(problem.message)])
+        }
+        foundation.metrics.counter("gatehouse_config_reloads_total", [("result", "refused")]).increment()
+        return .refused(problems)
+    }
+}
