@@ -16,6 +16,7 @@ public struct Stores: Sendable {
     public var rateLimits: any RateLimitStore
     public var assertionKeys: any AssertionKeyStore
     public var keptForms: any KeptFormStore
+    public var audit: any AuditStore
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
     package var service: any Service
@@ -46,7 +47,7 @@ public struct Stores: Sendable {
             flows: SQLiteRegistrationFlowStore(database: database, keyring: keyring),
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
             rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database, keyring: keyring),
-            keptForms: SQLiteKeptFormStore(database: database, keyring: keyring),
+            keptForms: SQLiteKeptFormStore(database: database, keyring: keyring), audit: SQLiteAuditStore(database: database),
             service: DatabaseService(database: database), preparation: Once { try await reseal(database, keyring) },
             answers: { await database.answers() }, statistics: database.statistics, sqlite: database, keyring: keyring)
     }
@@ -62,7 +63,7 @@ public struct Stores: Sendable {
             events: PostgresEventStore(database: database), logoutTokens: PostgresLogoutTokenStore(database: database),
             rateLimits: PostgresRateLimitStore(database: database),
             assertionKeys: PostgresAssertionKeyStore(database: database, keyring: keyring),
-            keptForms: PostgresKeptFormStore(database: database, keyring: keyring),
+            keptForms: PostgresKeptFormStore(database: database, keyring: keyring), audit: PostgresAuditStore(database: database),
             service: database,
             preparation: Once {
                 try await database.migrate()

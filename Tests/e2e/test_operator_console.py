@@ -1,5 +1,6 @@
-"""The operator console in a real browser: an operator's view after a journey (the funnel's chart and its table
-agree with the JSON twin), axe clean at 1280 and 390 pixels, light and dark, nothing overflowing on a phone."""
+"""The operator console in a real browser: found from the account menu, an operator's view after a journey (the
+funnel's chart and its table agree with the JSON twin), its sections in a header, the audit trail filtered, axe clean
+at 1280 and 390 pixels, light and dark, nothing overflowing on a phone, labels readable and captions whole there."""
 
 import requests
 from selenium.webdriver.common.by import By
@@ -13,7 +14,10 @@ def test_an_operator_reads_the_console(browser, dev_gateway, tmp_path):
     checker = Checker(browser, gw, screenshots(tmp_path))
     sign_in(browser, gw, "olive")
     browser.get(gw.url + "/apps/visits/")
-    browser.get(gw.url + "/operator")
+    browser.get(gw.url + "/")
+    # The console is in an operator's account menu.
+    browser.find_element(By.ID, "member-menu-button").click()
+    browser.find_element(By.ID, "member-operator-console").click()
     wait(browser, lambda b: path_of(b) == "/operator")
     cookies = {c["name"]: c["value"] for c in browser.get_cookies()}
     days = requests.get(gw.url + "/operator/funnel/days", cookies=cookies, timeout=10).json()
@@ -25,3 +29,24 @@ def test_an_operator_reads_the_console(browser, dev_gateway, tmp_path):
     sessions = requests.get(gw.url + "/operator/sessions", cookies=cookies, timeout=10).json()
     assert browser.find_element(By.ID, "live-sessions").text == str(sessions["sessions"])
     checker.every_width_and_scheme("operator-console")
+    browser.set_window_size(390, 900)
+    # The chart's day labels stay readable on a phone (it scrolls instead of shrinking), and no caption is cut.
+    label_height = browser.execute_script("return document.querySelector('#funnel-chart text').getBoundingClientRect().height")
+    assert label_height >= 9, label_height
+    for caption in browser.find_elements(By.CSS_SELECTOR, ".table-caption"):
+        assert browser.execute_script("const r = arguments[0].getBoundingClientRect(); return r.right <= window.innerWidth", caption)
+    browser.set_window_size(1280, 900)
+    # The audit trail from the console's header: the visit is there, and a day on its own line.
+    browser.find_element(By.ID, "operator-nav-audit").click()
+    wait(browser, lambda b: path_of(b) == "/operator/audit")
+    opened = browser.find_elements(By.CSS_SELECTOR, 'tr[data-action="app_opened"]')
+    assert any("visits" in row.text for row in opened), [row.text for row in opened]
+    time = browser.find_element(By.CSS_SELECTOR, "#audit-table time")
+    assert time.size["height"] < 1.6 * float(time.value_of_css_property("line-height").rstrip("px") or 20)
+    browser.find_element(By.ID, "audit-app").send_keys("Visit")
+    browser.find_element(By.ID, "audit-show").click()
+    wait(browser, lambda b: "app=visits" in b.current_url)
+    checker.every_width_and_scheme("operator-audit")
+    browser.find_element(By.ID, "operator-nav-members").click()
+    wait(browser, lambda b: path_of(b) == "/operator/members")
+    checker.every_width_and_scheme()

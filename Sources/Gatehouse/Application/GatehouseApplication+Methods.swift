@@ -18,7 +18,7 @@ extension GatehouseApplication {
             (Paths.upgradeCancel, post),
             (Paths.upgradeDone, get), (Paths.upgradeUsernameCheck, get), (Paths.operatorPrefix, get), (Paths.operatorFunnel, get),
             (Paths.operatorFunnel + "/days", get), (Paths.operatorPrefix + "/sessions", get), (Paths.operatorPrefix + "/apps", get),
-            (Paths.operatorPrefix + "/refusals", get), (Paths.operatorMembers, get), (Paths.operatorMembersReset, post), (Paths.account, get),
+            (Paths.operatorPrefix + "/refusals", get), (Paths.operatorMembers, get), (Paths.operatorMembersReset, post), (Paths.operatorAudit, get), (Paths.account, get),
             (Paths.accountProfile, post), (Paths.accountPhone, post), (Paths.accountPhoneCode, [.get, .post]), (Paths.accountPhoneCancel, post),
         ]
         routes += FeatureTab.allCases.filter { $0.path != Paths.portal }.map { ($0.path, get) }

@@ -18,7 +18,7 @@ extension GatehouseApplication {
         router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
         router.add(middleware: SecurityHeadersMiddleware(headers: gateway.securityHeaders))
         router.add(middleware: LanguageMiddleware(languages: renderer.languages))
-        router.add(middleware: ErrorPageMiddleware(renderer: renderer, refusals: gateway.refusals))
+        router.add(middleware: ErrorPageMiddleware(renderer: renderer))
         router.add(middleware: HostMountMiddleware(controller: gateway.hostMounts))
         router.add(middleware: StrayAppPathMiddleware(catalog: gateway.catalog, publicOrigin: configuration.publicOrigin))
         router.add(middleware: GatewayAssetsMiddleware(assets: renderer.assets))
@@ -55,7 +55,8 @@ extension GatehouseApplication {
         // The gateway's own routes only (an unknown path stays a 404, which the stray-path middleware may send on).
         let withSession = router.group().add(middleware: GatewayPageIsolationMiddleware()).add(
             middleware: SessionMiddleware(
-                resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: gateway.tracer)
+                resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: gateway.tracer,
+                audit: gateway.audit)
         ).add(middleware: KeptFormMiddleware(forms: gateway.keptForms, origins: gateway.access.origins))
         AuthController(
             configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
@@ -74,7 +75,7 @@ extension GatehouseApplication {
         PortalController(
             catalog: gateway.catalog, renderer: renderer, features: configuration.features, registration: configuration.registration,
             registrations: stores.registrations,
-            cookiesAreSecure: configuration.cookieIsSecure
+            cookiesAreSecure: configuration.cookieIsSecure, operatorRole: configuration.operatorRole
         ).addRoutes(to: signedIn)
         let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,
@@ -89,9 +90,11 @@ extension GatehouseApplication {
             events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,
             languages: renderer.languages)
         funnel.addRoutes(to: signedIn)
+        let audit = OperatorAuditController(audit: stores.audit, queue: gateway.audit.queue, renderer: renderer, configuration: configuration)
+        audit.addRoutes(to: signedIn)
         OperatorController(
-            funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: gateway.metrics, refusals: gateway.refusals,
-            renderer: renderer, configuration: configuration
+            funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: gateway.metrics, audit: audit, renderer: renderer,
+            configuration: configuration
         ).addRoutes(to: signedIn)
         OperatorMembersController(
             registrations: stores.registrations, chat: gateway.chatBackend, events: gateway.events, renderer: renderer, configuration: configuration

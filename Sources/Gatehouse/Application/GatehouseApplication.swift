@@ -103,13 +103,15 @@ public enum GatehouseApplication {
         var services: [any Service] = [
             stores.service,
             gateway.eventQueue,
+            gateway.audit,
             HTTPClientService(
                 clients: [gateway.http] + gateway.serviceClients.values, upstreamClients: gateway.upstreamClients,
                 upstreamPools: gateway.upstreamPools),
             JarWriteBehind(jars: gateway.jars, cache: gateway.cache, metrics: gateway.metrics, logger: gateway.logger),
             ExpirySweeper(
                 sessions: stores.sessions, attempts: stores.attempts, handoffs: stores.hostMounts, flows: stores.flows,
-                logoutTokens: stores.logoutTokens, rateLimits: stores.rateLimits, keptForms: stores.keptForms, rules: configuration.registration.rules,
+                logoutTokens: stores.logoutTokens, rateLimits: stores.rateLimits, keptForms: stores.keptForms, audit: stores.audit,
+                auditRetention: TimeInterval(configuration.audit.retentionDays) * 86_400, rules: configuration.registration.rules,
                 configuration: configuration.session,
                 logger: gateway.logger),
         ]

@@ -62,7 +62,7 @@ struct Gateway: Sendable {
         access = try AppAccess(
             catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: foundation.hostResolver),
             configuration: configuration,
-            assertions: AssertionSigner(ring: foundation.assertionKeys, issuer: configuration.publicOrigin))
+            assertions: AssertionSigner(ring: foundation.assertionKeys, issuer: configuration.publicOrigin), audit: foundation.audit)
 
         cookieDomains = CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries)
         let bar = GatewayBar(

@@ -22,8 +22,8 @@ struct GatewayFoundation: Sendable {
     let eventQueue: EventQueue
     let events: EventRecorder
     let metrics: GatewayMetrics
-    /// This replica's last refusals, for the operator console.
-    let refusals = RecentRefusals()
+    /// Who opened which app, what was refused, sessions and operators' changes (`audit.*`).
+    let audit: AuditTrail
     /// The gateway's spans, when `tracing.otlp_endpoint` names a collector.
     let tracer: GatewayTracer?
     /// Who sent a request, behind the load balancers the operator trusts: for plain requests and WebSocket upgrades.
@@ -68,7 +68,9 @@ struct GatewayFoundation: Sendable {
             metrics.follow("gatehouse_tls_reloads_total", [("result", "succeeded")]) { tls.reloadCounts.succeeded }
             metrics.follow("gatehouse_tls_reloads_total", [("result", "failed")]) { tls.reloadCounts.failed }
         }
-        events = EventRecorder(queue: eventQueue, logger: logger, metrics: metrics)
+        let audit = try AuditTrail(store: stores.audit, configuration: configuration.audit, logger: logger)
+        self.audit = audit
+        events = EventRecorder(queue: eventQueue, logger: logger, metrics: metrics, audit: audit)
         let (cache, eventQueue) = (cache, eventQueue)
         metrics.follow("gatehouse_session_cache_hits_total") { cache.statistics.hits }
         metrics.follow("gatehouse_session_cache_misses_total") { cache.statistics.misses }

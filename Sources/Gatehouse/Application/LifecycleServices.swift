@@ -62,6 +62,9 @@ struct ExpirySweeper: Service {
     let logoutTokens: any LogoutTokenStore
     let rateLimits: any RateLimitStore
     let keptForms: any KeptFormStore
+    let audit: any AuditStore
+    /// How long the audit trail's records are kept (`audit.retention_days`).
+    let auditRetention: TimeInterval
     let rules: VerificationRules
     let configuration: SessionConfiguration
     let logger: Logger
@@ -85,15 +88,16 @@ struct ExpirySweeper: Service {
             let logoutTokensRemoved = try await logoutTokens.deleteExpired(now: now)
             let rateLimitKeysRemoved = try await rateLimits.deleteExpired(now: now)
             let keptFormsRemoved = try await keptForms.deleteExpired(now: now)
+            let auditRemoved = try await audit.removeRecords(before: now.addingTimeInterval(-auditRetention))
             if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved + logoutTokensRemoved + rateLimitKeysRemoved
-                + keptFormsRemoved > 0
+                + keptFormsRemoved + auditRemoved > 0
             {
                 logger.info(
                     "swept",
                     metadata: [
                         "sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)", "app_handoffs": "\(handoffsRemoved)",
                         "registration_rows": "\(registrationRemoved)", "logout_tokens": "\(logoutTokensRemoved)",
-                        "rate_limit_keys": "\(rateLimitKeysRemoved)", "kept_forms": "\(keptFormsRemoved)",
+                        "rate_limit_keys": "\(rateLimitKeysRemoved)", "kept_forms": "\(keptFormsRemoved)", "audit_records": "\(auditRemoved)",
                     ])
             }
         } catch {

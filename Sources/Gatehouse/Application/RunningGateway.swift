@@ -108,6 +108,7 @@ actor ConfigurationReloads {
     /// `read` as the configuration from now on, as far as a running gateway can take it.
     func apply(_ read: GatehouseConfiguration) async -> Outcome {
         let foundation = running.foundation
+        let before = running.gateway.configuration
         let reload = ConfigurationReload(started: foundation.configuration, read: read)
         let next: RunningGateway.Generation
         do {
@@ -122,6 +123,8 @@ actor ConfigurationReloads {
             foundation.logger.warning("configuration reload: a change takes a restart, the running value is kept", metadata: ["key": .string(key)])
         }
         foundation.metrics.counter("gatehouse_config_reloads_total", [("result", "applied")]).increment()
+        foundation.audit.record(
+            AuditRecord(action: .operatorChange, reason: "configuration_reloaded", detail: reload.summary(since: before)))
         foundation.logger.notice(
             "configuration reloaded",
             metadata: ["apps": .stringConvertible(reload.applied.apps.count), "kept_until_restart": .stringConvertible(reload.keptUntilRestart.count)])
@@ -136,6 +139,9 @@ actor ConfigurationReloads {
                 metadata: ["key": .string(problem.keyPath), "problem": .string(problem.message)])
         }
         foundation.metrics.counter("gatehouse_config_reloads_total", [("result", "refused")]).increment()
+        foundation.audit.record(
+            AuditRecord(
+                action: .operatorChange, reason: "configuration_refused", detail: problems.map(\.description).joined(separator: "; ")))
         return .refused(problems)
     }
 }

@@ -54,6 +54,8 @@ public enum AccessError: PresentableError, Equatable {
         }
     }
 
+    public var isRefusal: Bool { true }
+
     public var messageKey: String {
         switch self {
         case .registrationRequired: "feature_locked"

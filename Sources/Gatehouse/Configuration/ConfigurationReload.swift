@@ -31,6 +31,24 @@ public struct ConfigurationReload: Sendable {
             + Self.differences(applied.proxy, read.proxy, prefix: "proxy.")
     }
 
+    /// What changed since `before` (the configuration that applied until now), for the audit trail: the apps added,
+    /// removed and changed by slug, the other reloadable parts by key, and what waits for a restart.
+    public func summary(since before: GatehouseConfiguration) -> String {
+        let old = Dictionary(before.apps.map { ($0.slug, String(reflecting: $0)) }) { first, _ in first }
+        let new = Dictionary(applied.apps.map { ($0.slug, String(reflecting: $0)) }) { first, _ in first }
+        var parts: [String] = []
+        func list(_ name: String, _ slugs: some Sequence<String>) {
+            let sorted = slugs.sorted()
+            if !sorted.isEmpty { parts.append("\(name): " + sorted.joined(separator: ", ")) }
+        }
+        list("apps added", new.keys.filter { old[$0] == nil })
+        list("apps removed", old.keys.filter { new[$0] == nil })
+        list("apps changed", new.keys.filter { old[$0] != nil && old[$0] != new[$0] })
+        list("changed", Self.differences(before, applied, prefix: "").filter { $0 != "apps" })
+        list("kept until restart", keptUntilRestart)
+        return parts.isEmpty ? "no change" : parts.joined(separator: "; ")
+    }
+
     /// The stored properties of `old` and `new` that differ, as configuration keys (`readTimeoutSeconds` is
     /// `read_timeout_seconds`; the file's `max_` keys are named as the file names them).
     static func differences<Value>(_ old: Value, _ new: Value, prefix: String) -> [String] {

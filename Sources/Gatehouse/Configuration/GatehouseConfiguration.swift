@@ -31,6 +31,7 @@ public struct GatehouseConfiguration: Sendable {
     public var rateLimits: RateLimitsConfiguration
     public var assertions: AssertionsConfiguration
     public var tracing: TracingConfiguration
+    public var audit: AuditConfiguration
 
     public init(
         publicURL: URL,
@@ -55,7 +56,8 @@ public struct GatehouseConfiguration: Sendable {
         metrics: MetricsConfiguration? = nil,
         rateLimits: RateLimitsConfiguration = .init(),
         assertions: AssertionsConfiguration = .init(),
-        tracing: TracingConfiguration = .init()
+        tracing: TracingConfiguration = .init(),
+        audit: AuditConfiguration = .init()
     ) {
         self.publicURL = publicURL
         self.listen = listen
@@ -80,6 +82,7 @@ public struct GatehouseConfiguration: Sendable {
         self.rateLimits = rateLimits
         self.assertions = assertions
         self.tracing = tracing
+        self.audit = audit
     }
 
     public static let defaultLogLevel = "info"

@@ -226,7 +226,10 @@ public struct ConfigurationLoader {
             assertions: AssertionsConfiguration(
                 signingKeyFile: reader.optionalString("assertions.signing_key_file"),
                 rotationDays: reader.int("assertions.rotation_days", default: AssertionsConfiguration().rotationDays, range: 1...365)),
-            tracing: readTracing(&reader)
+            tracing: readTracing(&reader),
+            audit: AuditConfiguration(
+                file: reader.optionalString("audit.file"),
+                retentionDays: reader.int("audit.retention_days", default: AuditConfiguration().retentionDays, range: 1...3650))
         )
     }
 

@@ -101,4 +101,5 @@ enum ForwardAuthError: PresentableError {
     }
 
     var messageKey: String { "error_forward_auth" }
+    var isRefusal: Bool { self == .untrustedCaller }
 }

@@ -90,7 +90,12 @@ public struct HostMountController: Sendable {
             var signedIn = context
             signedIn.session = session
             signedIn.sessionIdle = idle
-            return try await proxy.forward(request, context: try SignedInRequestContext(context: signedIn), app: app, rest: request.uri.description)
+            do {
+                return try await proxy.forward(request, context: try SignedInRequestContext(context: signedIn), app: app, rest: request.uri.description)
+            } catch {
+                proxy.access.audit?.refusal(error, member: session.identity.sub, app: app.slug, path: request.uri.path)
+                throw error
+            }
         case .expired(let member?)?:
             // A form posted as the session ran out waits for the member's sign-in, on the gateway.
             if let kept = await keptForms.keep(

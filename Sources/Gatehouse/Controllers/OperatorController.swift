@@ -4,16 +4,17 @@ import GatehouseStorage
 import Hummingbird
 
 /// The operator console (`/operator`, members with `operator.role`): the funnel per day as a chart drawn here (SVG)
-/// with its data table, live sessions and members by level, each app's health, and recent refusals. Every view has
-/// a JSON twin: `/operator/funnel` (the report over a window, as before), `/operator/funnel/days`,
-/// `/operator/sessions`, `/operator/apps`, `/operator/refusals`. A member without the role gets the "not allowed"
-/// page (or JSON) and no data.
+/// with its data table, live sessions and members by level, each app's health, and the recent refusals of the audit
+/// trail (every replica's, with member, app and path). Every view has a JSON twin: `/operator/funnel` (the report over
+/// a window, as before), `/operator/funnel/days`, `/operator/sessions`, `/operator/apps`, `/operator/refusals`. A member
+/// without the role gets the "not allowed" page (or JSON) and no data.
 struct OperatorController: Sendable {
     let funnel: FunnelController
     let events: any EventStore
     let sessions: any SessionStore
     let metrics: GatewayMetrics
-    let refusals: RecentRefusals
+    /// The audit trail, whose refusals the console lists.
+    let audit: OperatorAuditController
     let renderer: PageRenderer
     let configuration: GatehouseConfiguration
 
@@ -35,7 +36,7 @@ struct OperatorController: Sendable {
         group.get(RouterPath(stringLiteral: Paths.operatorFunnel + "/days"), use: operatorOnly { _ in try JSONResponse.make(try await days().json) })
         group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/sessions"), use: operatorOnly { _ in try JSONResponse.make(try await levels()) })
         group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/apps"), use: operatorOnly { _ in try JSONResponse.make(apps().map(\.json)) })
-        group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/refusals"), use: operatorOnly { _ in try JSONResponse.make(recentRefusals()) })
+        group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/refusals"), use: operatorOnly { _ in try JSONResponse.make(try await recentRefusals().map(OperatorAuditController.json)) })
         group.get(
             RouterPath(stringLiteral: Paths.operatorPrefix + "/network-changes"), use: operatorOnly { _ in try JSONResponse.make(try await networkChanges()) })
     }
@@ -93,8 +94,9 @@ struct OperatorController: Sendable {
         AppHealth.of(configuration.apps, exposition: metrics.exposition())
     }
 
-    func recentRefusals() -> [[String: Any]] {
-        refusals.all.map { ["at": $0.at.formatted(.iso8601), "kind": $0.kind.rawValue, "reason": $0.reason, "status": $0.status] }
+    /// The newest refusals of the audit trail.
+    func recentRefusals() async throws -> [AuditRecord] {
+        try await audit.records(AuditQuery(action: .refused, limit: 20))
     }
 
     func console() async throws -> Response {
@@ -114,8 +116,11 @@ struct OperatorController: Sendable {
         var values: [String: Any] = [
             "chart": FunnelChart(days: days, title: strings["operator_funnel_title"]).svg, "steps": steps, "rows": rows,
             "sessions": levels["sessions"] ?? 0, "sso": level["sso"] ?? [:], "registered": level["registered"] ?? [:],
-            "apps": apps().map(\.page), "refusals": recentRefusals(), "hasRefusals": !refusals.all.isEmpty,
+            "apps": apps().map(\.page), "nav": OperatorNavigation.items(current: .overview, strings: strings),
         ]
+        let refusals = try await recentRefusals()
+        values["refusals"] = refusals.map { OperatorAuditController.row($0, strings: strings) }
+        values["hasRefusals"] = !refusals.isEmpty
         let changes = try await networkChanges()
         values["networkChanges"] = changes
         values["hasNetworkChanges"] = !changes.isEmpty
@@ -129,7 +134,10 @@ extension OperatorController {
     func networkChanges() async throws -> [[String: String]] {
         await funnel.queue?.flush()
         return try await events.latest(.sessionNetworkChanged, limit: 50).map { event in
-            ["at": event.at.formatted(.iso8601), "sub": event.sub ?? "", "outcome": event.detail ?? ""]
+            [
+                "at": event.at.formatted(.iso8601), "shown": OperatorAuditController.shownTime(event.at), "sub": event.sub ?? "",
+                "outcome": event.detail ?? "",
+            ]
         }
     }
 }

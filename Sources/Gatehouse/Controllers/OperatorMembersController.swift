@@ -47,7 +47,10 @@ struct OperatorMembersController: Sendable {
             return try JSONResponse.make(Self.json(found))
         }
         let strings = renderer.strings
-        var values: [String: Any] = ["csrf": context.session.csrfToken, "query": text, "searched": !text.isEmpty]
+        var values: [String: Any] = [
+            "csrf": context.session.csrfToken, "query": text, "searched": !text.isEmpty,
+            "nav": OperatorNavigation.items(current: .members, strings: strings),
+        ]
         if let found {
             values["member"] = [
                 "sub": found.sub, "username": found.username, "chatUserID": found.chatUserID as Any,

@@ -8,12 +8,9 @@ import Logging
 /// browsers or JSON for API callers, always with the request id. The underlying error is logged here, once.
 public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
     let renderer: PageRenderer
-    /// Where refusals are kept for the operator console (rate limits, allowlist blocks, access denials).
-    let refusals: RecentRefusals?
 
-    public init(renderer: PageRenderer, refusals: RecentRefusals? = nil) {
+    public init(renderer: PageRenderer) {
         self.renderer = renderer
-        self.refusals = refusals
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -98,12 +95,6 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
             (status, reason, key) = (http.status, "http_\(http.status.code)", "error_bad_request")
         default:
             (status, reason, key) = (.internalServerError, "internal", "error_internal")
-        }
-        switch error {
-        case is RateLimited: refusals?.record(.rateLimit, reason: reason, status: Int(status.code))
-        case ProxyError.hostNotAllowed, ProxyError.redirectOutsideAllowlist: refusals?.record(.allowlist, reason: reason, status: Int(status.code))
-        case is AccessError, ForwardAuthError.untrustedCaller: refusals?.record(.access, reason: reason, status: Int(status.code))
-        default: break
         }
         let level: Logger.Level = status.code >= 500 ? .error : .info
         context.logger.log(level: level, "request failed", metadata: ["reason": .string(reason), "error": .string("\(error)")])

@@ -2,7 +2,7 @@ import GatehouseCore
 import Hummingbird
 
 /// Puts the session the cookie names, if it is alive, into the request context, and settles the request's language
-/// on the member's choice.
+/// on the member's choice; a refusal below it goes to the audit trail with the member.
 public struct SessionMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
@@ -10,12 +10,14 @@ public struct SessionMiddleware: RouterMiddleware {
     let cookieName: String
     let languages: Languages
     let tracer: GatewayTracer?
+    let audit: AuditTrail?
 
-    init(resolver: SessionResolver, cookieName: String, languages: Languages, tracer: GatewayTracer? = nil) {
+    init(resolver: SessionResolver, cookieName: String, languages: Languages, tracer: GatewayTracer? = nil, audit: AuditTrail? = nil) {
         self.resolver = resolver
         self.cookieName = cookieName
         self.languages = languages
         self.tracer = tracer
+        self.audit = audit
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -39,6 +41,13 @@ public struct SessionMiddleware: RouterMiddleware {
         if request.method == .get || request.method == .head {
             context.returnTarget = ReturnTarget(request.uri.description)?.path
         }
-        return try await next(request, context)
+        do {
+            return try await next(request, context)
+        } catch {
+            // A refusal made anywhere below (an app's rules, the allowlist, a rate limit…) goes to the audit trail
+            // with the member it refused.
+            audit?.refusal(error, member: context.session?.identity.sub, path: request.uri.path)
+            throw error
+        }
     }
 }

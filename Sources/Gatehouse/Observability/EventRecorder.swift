@@ -10,10 +10,13 @@ public struct EventRecorder: Sendable {
     let queue: EventQueue
     let logger: Logger
     let metrics: GatewayMetrics?
+    /// Where the events about sessions and operators' actions go too (`auditAction`).
+    let audit: AuditTrail?
     /// When each (event, member) of `recordOnceIn` was last recorded.
     private let lastRecorded = NIOLockedValueBox<[RecentKey: NIODeadline]>([:])
 
-    public init(queue: EventQueue, logger: Logger, metrics: GatewayMetrics? = nil) {
+    public init(queue: EventQueue, logger: Logger, metrics: GatewayMetrics? = nil, audit: AuditTrail? = nil) {
+        self.audit = audit
         self.queue = queue
         self.logger = logger
         self.metrics = metrics
@@ -55,6 +58,22 @@ public struct EventRecorder: Sendable {
         logger.info("event", metadata: metadata)
         metrics?.event(name, detail: detail)
         queue.enqueue(event)
+        if let audit, let action = Self.auditAction(name) {
+            audit.record(AuditRecord(action: action, member: sub, reason: action == .operatorChange ? name.rawValue : detail, detail: action == .operatorChange ? detail : nil))
+        }
+    }
+
+    /// The events the audit trail holds too: how sessions begin and end, proofs, a second network, operators' resets.
+    static func auditAction(_ name: EventName) -> AuditRecord.Action? {
+        switch name {
+        case .ssoLoginSuccess: .signedIn
+        case .ssoLoginFailure: .signInFailed
+        case .ssoLogout: .signedOut
+        case .stepUp: .stepUp
+        case .sessionNetworkChanged: .sessionNetworkChanged
+        case .registrationReset: .operatorChange
+        default: nil
+        }
     }
 
     /// Applies a level change, recording `state_inconsistency_detected` when the transition does not exist.

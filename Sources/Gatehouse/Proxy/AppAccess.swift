@@ -11,6 +11,8 @@ struct AppAccess: Sendable {
     let policy: UpstreamPolicy
     let configuration: GatehouseConfiguration
     let assertions: AssertionSigner
+    /// Where a member's first request to an app in a session is recorded.
+    let audit: AuditTrail?
     /// The policy's verdict on each app's host (`openWithoutWaiting`), with when it runs out.
     private let verdicts = NIOLockedValueBox<[String: (host: String, address: String?, until: ContinuousClock.Instant)]>([:])
 
@@ -19,7 +21,10 @@ struct AppAccess: Sendable {
     /// The apps with TLS settings of their own (`apps[].tls`), read once.
     private let upstreamTLS: [String: UpstreamTLS]
 
-    init(catalog: AppCatalog, policy: UpstreamPolicy, configuration: GatehouseConfiguration, assertions: AssertionSigner) throws {
+    init(
+        catalog: AppCatalog, policy: UpstreamPolicy, configuration: GatehouseConfiguration, assertions: AssertionSigner, audit: AuditTrail? = nil
+    ) throws {
+        self.audit = audit
         self.catalog = catalog
         self.policy = policy
         self.configuration = configuration
@@ -126,6 +131,7 @@ struct AppAccess: Sendable {
         let (url, origin, urls) = try admit(app, rest: rest, method: method, session: session, moment: moment, returnTo: returnTo)
         var target = try await policy.check(url)
         target.tls = upstreamTLS[app.slug]
+        audit?.opened(app.slug, path: rest, session: session)
         return forwarding(app, session: session, url: url, target: target, origin: origin, urls: urls)
     }
 
@@ -146,6 +152,7 @@ struct AppAccess: Sendable {
             target = checked
         }
         target.tls = upstreamTLS[app.slug]
+        audit?.opened(app.slug, path: rest, session: session)
         return forwarding(app, session: session, url: url, target: target, origin: origin, urls: urls)
     }
 
@@ -168,6 +175,7 @@ struct AppAccess: Sendable {
         _ app: AppConfiguration, path: String, method: String, session: Session, moment: AccessMoment, returnTo: String
     ) throws -> HTTPFields {
         try decide(app, rest: path, method: method, session: session, moment: moment, returnTo: returnTo)
+        audit?.opened(app.slug, path: path, session: session)
         // No forwarding headers: the ingress says where the request came from itself.
         var headers = HTTPFields()
         HeaderHygiene.addIdentityHeaders(

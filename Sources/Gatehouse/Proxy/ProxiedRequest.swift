@@ -178,6 +178,8 @@ final class ProxiedRequest: DataPlaneExchange {
         if let failure {
             if let kind = (error as? ProxyError)?.upstreamFailureKind, !Self.isMemberGone(failure) {
                 plane.metrics.upstreamFailure(app: app, kind: kind)
+                // A redirect out of the allowlist is a refusal, as on the application's path.
+                if kind == .blocked, let error { plane.access.audit?.refusal(error, member: forwarding.session.identity.sub, app: app, path: memberURI) }
             }
             if sent != nil, mapped != nil, !Self.isMemberGone(failure) {
                 logger.warning("upstream body failed", metadata: ["app": .string(app), "error": .string("\(failure)")])

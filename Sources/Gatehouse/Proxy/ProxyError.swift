@@ -48,6 +48,14 @@ public enum ProxyError: PresentableError, Equatable {
         }
     }
 
+    /// The allowlist's refusals; the rest are failures.
+    public var isRefusal: Bool {
+        switch self {
+        case .hostNotAllowed, .redirectOutsideAllowlist: true
+        default: false
+        }
+    }
+
     public var messageKey: String {
         switch self {
         case .unknownApp: "error_not_found"

@@ -10,6 +10,7 @@ public struct RateLimited: PresentableError, Equatable {
     public var status: HTTPResponse.Status { .tooManyRequests }
     public var reason: String { "rate_limited:\(limit.rawValue)" }
     public var messageKey: String { "error_rate_limited" }
+    public var isRefusal: Bool { true }
     public var messageArguments: [String: String] { ["seconds": "\(retryAfterSeconds)"] }
 
     /// `response` as this refusal's answer: `429` and when to come back.

@@ -8,8 +8,12 @@ public protocol PresentableError: Error {
     var messageKey: String { get }
     /// What fills the `{name}`s of `<key>_text` (a wait in seconds, say).
     var messageArguments: [String: String] { get }
+    /// Whether the gateway refused the request on purpose (an app's rules, the allowlist, a rate limit, a proof asked):
+    /// the audit trail records these; the rest are failures (an app down, a bad request).
+    var isRefusal: Bool { get }
 }
 
 extension PresentableError {
     public var messageArguments: [String: String] { [:] }
+    public var isRefusal: Bool { false }
 }

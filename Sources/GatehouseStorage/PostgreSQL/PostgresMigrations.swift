@@ -190,5 +190,16 @@ extension PostgresDatabase {
             "CREATE INDEX kept_forms_sub ON kept_forms(sub)",
             "ALTER TABLE ended_sessions ADD COLUMN timed_out_sub text",
         ],
+        // The audit trail (`AuditRecord`), read by member, app and day, newest first.
+        [
+            """
+            CREATE TABLE audit (
+                id bigserial PRIMARY KEY, at timestamptz NOT NULL, action text NOT NULL, member text, app text, path text, reason text,
+                detail text)
+            """,
+            "CREATE INDEX audit_at ON audit(at)",
+            "CREATE INDEX audit_member ON audit(member, id)",
+            "CREATE INDEX audit_app ON audit(app, id)",
+        ],
     ]
 }

@@ -309,6 +309,16 @@ public final class SQLiteDatabase: Sendable {
         CREATE INDEX kept_forms_sub ON kept_forms(sub);
         ALTER TABLE ended_sessions ADD COLUMN timed_out_sub TEXT;
         """,
+        // The audit trail (`AuditRecord`), read by member, app and day, newest first.
+        """
+        CREATE TABLE audit (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL, member TEXT, app TEXT, path TEXT, reason TEXT,
+            detail TEXT
+        );
+        CREATE INDEX audit_at ON audit(at);
+        CREATE INDEX audit_member ON audit(member, id);
+        CREATE INDEX audit_app ON audit(app, id);
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

@@ -69,6 +69,9 @@ import Testing
 
             // The members' listener has no metrics; the operators' one has them all.
             #expect(try await gateway.get("/metrics", cookies: [:]).status == 404)
+            // What the requests left for the store is written first: no query of theirs is running at the scrape.
+            await gateway.built.events.flush()
+            await gateway.built.running.foundation.audit.queue.flush()
             let scrape = try await gateway.get("http://127.0.0.1:\(metricsPort)/metrics", cookies: [:])
             #expect(scrape.status == 200)
             #expect(scrape.headers.first(name: "Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)

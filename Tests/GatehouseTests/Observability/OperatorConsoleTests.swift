@@ -42,10 +42,19 @@ import Testing
             let down = try #require(apps.first { $0["slug"] as? String == "down" })
             #expect((down["failures"] as? [String: Int])?.values.reduce(0, +) == 1)
             #expect(page.body.contains("<th scope=\"row\">Echo</th><td>3</td>"))
+            let aliceSub = try #require(DevelopmentAccounts.account(username: "alice")).sub
             let refusals = try #require(try Self.json(try await gateway.get(Paths.operatorPrefix + "/refusals", cookies: olive)) as? [[String: Any]])
             #expect(
-                refusals.contains { $0["reason"] as? String == "operator_only" && $0["kind"] as? String == "access" && $0["status"] as? Int == 403 })
-            #expect(page.body.contains("operator_only"))
+                refusals.contains {
+                    $0["reason"] as? String == "operator_only" && $0["member"] as? String == aliceSub
+                        && $0["path"] as? String == Paths.operatorPrefix && $0["detail"] as? String == "status 403"
+                })
+            // In words, with the member and the path, and the code beside it.
+            #expect(page.body.contains(#"<td title="operator_only">Operators only</td>"#) && page.body.contains(aliceSub))
+            // The console's sections in its header, and the way to it in an operator's menu only.
+            #expect(page.body.contains(#"id="operator-nav-audit" href="/operator/audit""#))
+            #expect(try await gateway.get("/", cookies: olive).body.contains(#"id="member-operator-console" href="/operator""#))
+            #expect(!(try await gateway.get("/", cookies: alice).body.contains("member-operator-console")))
             // The funnel report over a window stays where it was, as JSON.
             #expect(try await gateway.get(Paths.operatorFunnel, cookies: olive).body.contains("sso_login_success"))
         }

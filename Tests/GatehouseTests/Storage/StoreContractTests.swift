@@ -227,6 +227,29 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreBackend.allCases) func auditRecordsAreFilteredNewestFirstAndRemovedAfterTheirRetention(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let now = Date()
+            let yesterday = now.addingTimeInterval(-86_400)
+            try await stores.audit.append([
+                AuditRecord(action: .appOpened, member: "a", app: "wiki", path: "/page?token=secret", at: yesterday),
+                AuditRecord(action: .refused, member: "a", app: "hr", path: "/payroll", reason: "app_not_allowed:hr", detail: "status 403"),
+                AuditRecord(action: .appOpened, member: "b", app: "wiki", path: "/"),
+                AuditRecord(action: .operatorChange, reason: "configuration_reloaded", detail: "apps added: hr"),
+            ])
+            try await stores.audit.append([])
+            let all = try await stores.audit.records(AuditQuery())
+            #expect(all.map(\.action) == [.operatorChange, .appOpened, .refused, .appOpened])
+            #expect(all.last?.path == "/page", "a query never reaches the trail")
+            #expect(try await stores.audit.records(AuditQuery(member: "a")).map(\.app) == ["hr", "wiki"])
+            #expect(try await stores.audit.records(AuditQuery(app: "wiki", day: now)).map(\.member) == ["b"])
+            #expect(try await stores.audit.records(AuditQuery(action: .refused)).first?.reason == "app_not_allowed:hr")
+            #expect(try await stores.audit.records(AuditQuery(limit: 2)).count == 2)
+            #expect(try await stores.audit.removeRecords(before: now.addingTimeInterval(-3600)) == 1)
+            #expect(try await stores.audit.records(AuditQuery(member: "a")).map(\.app) == ["hr"])
+        }
+    }
+
     /// Forty responses setting forty cookies at once for one member: every cookie is kept.
     @Test(arguments: StoreBackend.allCases) func parallelCookieChangesAreAllKept(backend: StoreBackend) async throws {
         try await backend.withStores { stores in

@@ -54,6 +54,8 @@ public enum Paths {
     /// A registered member found, and their upgrade reset.
     public static let operatorMembers = operatorPrefix + "/members"
     public static let operatorMembersReset = operatorMembers + "/reset"
+    /// The audit trail, filtered (`OperatorAuditController`).
+    public static let operatorAudit = operatorPrefix + "/audit"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     /// "Loading <app>" at once, then the app: what the portal's tiles open.

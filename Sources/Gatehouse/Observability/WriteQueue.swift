@@ -5,12 +5,21 @@ import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 
-/// Product events on their way to the store, off the request path: a request adds its event to a bounded queue in
-/// memory and goes on; one writer stores them in batches (one statement each). A failed write keeps its batch and
+/// Product events on their way to the store (`EventRecorder`).
+public typealias EventQueue = WriteQueue<GatewayEvent>
+
+extension WriteQueue where Element == GatewayEvent {
+    public convenience init(store: any EventStore, capacity: Int = 10_000, batchSize: Int = 500, logger: Logger) {
+        self.init(what: "events", capacity: capacity, batchSize: batchSize, logger: logger) { try await store.append($0) }
+    }
+}
+
+/// Records on their way to a store, off the request path (product events, the audit trail): a request adds its record
+/// to a bounded queue in memory and goes on; one writer stores them in batches (one statement each). A failed write keeps its batch and
 /// tries again with a growing pause. A full queue refuses the event: the request still succeeds, and the drop is
 /// counted and logged (at most once a second, with the count), never silent. A graceful shutdown stores what is
 /// waiting before the store closes (the queue runs after the store in the service list, so it stops first).
-public final class EventQueue: Service, Sendable {
+public final class WriteQueue<Element: Sendable>: Service, Sendable {
     public struct Statistics: Sendable, Equatable {
         public var waiting = 0
         public var written = 0
@@ -19,7 +28,7 @@ public final class EventQueue: Service, Sendable {
     }
 
     private struct State {
-        var waiting: [GatewayEvent] = []
+        var waiting: [Element] = []
         var statistics = Statistics()
         /// Events accepted so far, and events settled (written, or given up at shutdown): a flush waits for the
         /// second to reach what the first was when it began.
@@ -29,7 +38,9 @@ public final class EventQueue: Service, Sendable {
         var lastDropLog: ContinuousClock.Instant?
     }
 
-    let store: any EventStore
+    /// What the records are, in the log's lines (`events`, `audit records`).
+    let what: String
+    let write: @Sendable ([Element]) async throws -> Void
     let capacity: Int
     let batchSize: Int
     let logger: Logger
@@ -37,8 +48,11 @@ public final class EventQueue: Service, Sendable {
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
 
-    public init(store: any EventStore, capacity: Int = 10_000, batchSize: Int = 500, logger: Logger) {
-        self.store = store
+    public init(
+        what: String, capacity: Int = 10_000, batchSize: Int = 500, logger: Logger, write: @escaping @Sendable ([Element]) async throws -> Void
+    ) {
+        self.what = what
+        self.write = write
         self.capacity = capacity
         self.batchSize = batchSize
         self.logger = logger
@@ -47,7 +61,7 @@ public final class EventQueue: Service, Sendable {
 
     /// Queues `event`; `false` when the queue is full and the event was dropped (counted and logged).
     @discardableResult
-    public func enqueue(_ event: GatewayEvent) -> Bool {
+    public func enqueue(_ event: Element) -> Bool {
         let (wake, dropsToLog) = state.withLockedValue { state -> (Bool?, Int?) in
             guard state.waiting.count < capacity else {
                 state.statistics.dropped += 1
@@ -65,8 +79,7 @@ public final class EventQueue: Service, Sendable {
         }
         if let dropsToLog {
             logger.error(
-                "event queue full; events dropped",
-                metadata: ["dropped": "\(dropsToLog)", "capacity": "\(capacity)", "event": .string(event.name.rawValue)])
+                "\(what) queue full; \(what) dropped", metadata: ["dropped": "\(dropsToLog)", "capacity": "\(capacity)"])
         }
         if wake == true { ring.yield() }
         return wake != nil
@@ -112,16 +125,16 @@ public final class EventQueue: Service, Sendable {
         var pause = Duration.milliseconds(100)
         while let batch = nextBatch() {
             do {
-                try await store.append(batch)
+                try await write(batch)
                 settle(batch.count, written: true)
                 pause = .milliseconds(100)
             } catch {
                 state.withLockedValue { $0.statistics.failedWrites += 1 }
-                logger.error("events not stored", metadata: ["events": "\(batch.count)", "error": .string("\(error)")])
+                logger.error("\(what) not stored", metadata: ["records": "\(batch.count)", "error": .string("\(error)")])
                 guard retrying, !Task.isCancelled, !Task.isShuttingDownGracefully else {
                     let lost = state.withLockedValue { $0.waiting.count }
                     settle(lost, written: false)
-                    logger.error("events given up at shutdown", metadata: ["dropped": "\(lost)"])
+                    logger.error("\(what) given up at shutdown", metadata: ["dropped": "\(lost)"])
                     return
                 }
                 try? await Task.sleep(for: pause)
@@ -130,7 +143,7 @@ public final class EventQueue: Service, Sendable {
         }
     }
 
-    private func nextBatch() -> [GatewayEvent]? {
+    private func nextBatch() -> [Element]? {
         state.withLockedValue { state in
             state.waiting.isEmpty ? nil : Array(state.waiting.prefix(batchSize))
         }
