@@ -9,7 +9,7 @@ struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "A web gateway: SSO sign-in, proxied web apps, chat features by auth level.",
-        subcommands: [Serve.self, CheckConfig.self, Development.self, Funnel.self, StorageCommand.self],
+        subcommands: [Serve.self, CheckConfig.self, Development.self, Funnel.self, StorageCommand.self, Probe.self],
         defaultSubcommand: Development.self
     )
 }
@@ -98,6 +98,21 @@ struct Development: AsyncParsableCommand {
                 """)
         }
         try await serveGateway(loadConfiguration(path: config, development: true), file: config, development: true)
+    }
+}
+
+struct Probe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask a running gateway's /healthz (a container's HEALTHCHECK): exit 0 when it answers 200, else 1.")
+
+    @Option(name: .long, help: "The address to ask; by default /healthz on loopback at GATEHOUSE_LISTEN_PORT (else 8080).")
+    var url = HealthProbe.defaultURL()
+
+    func run() async throws {
+        if let problem = await HealthProbe.problem(url: url) {
+            FileHandle.standardError.write(Data("\(problem)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }
 
