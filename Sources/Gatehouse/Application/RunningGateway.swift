@@ -75,7 +75,8 @@ struct CurrentRoutes: DataPlaneRoutes, DataPlaneUpgrades {
     }
 }
 
-/// Reads the configuration again and puts what it changes to work (`ConfigurationReload`), one reload at a time. A
+/// Reads the configuration again and puts what it changes to work (`ConfigurationReload`), one reload at a time (a
+/// signal and a changed file at once: the second waits for the first, so the newest read is the one that stays). A
 /// configuration with problems changes nothing: each problem is logged with its key path. Counted in
 /// `gatehouse_config_reloads_total{result}` (`applied`, `refused`).
 actor ConfigurationReloads {
@@ -87,6 +88,8 @@ actor ConfigurationReloads {
     let running: RunningGateway
     let source: ConfigurationSource?
     let logLevel: LogLevelSetting
+    /// The reload under way, which the next waits for.
+    private var last: Task<Outcome, Never>?
 
     init(running: RunningGateway, source: ConfigurationSource?, logLevel: LogLevelSetting = .gateway) {
         self.running = running
@@ -98,15 +101,32 @@ actor ConfigurationReloads {
     @discardableResult
     func reload() async -> Outcome {
         guard let source else { return .applied(keptUntilRestart: []) }
-        do throws(ConfigurationError) {
-            return await apply(try source.read())
-        } catch {
-            return refuse(error.problems)
+        return await inTurn {
+            do throws(ConfigurationError) {
+                return await self.applying(try source.read())
+            } catch {
+                return await self.refuse(error.problems)
+            }
         }
     }
 
     /// `read` as the configuration from now on, as far as a running gateway can take it.
     func apply(_ read: GatehouseConfiguration) async -> Outcome {
+        await inTurn { await self.applying(read) }
+    }
+
+    /// `work` after the reload under way, if any.
+    private func inTurn(_ work: @escaping @Sendable () async -> Outcome) async -> Outcome {
+        let previous = last
+        let task = Task {
+            _ = await previous?.value
+            return await work()
+        }
+        last = task
+        return await task.value
+    }
+
+    private func applying(_ read: GatehouseConfiguration) async -> Outcome {
         let foundation = running.foundation
         let before = running.gateway.configuration
         let reload = ConfigurationReload(started: foundation.configuration, read: read)

@@ -59,7 +59,10 @@ public struct EventRecorder: Sendable {
         metrics?.event(name, detail: detail)
         queue.enqueue(event)
         if let audit, let action = Self.auditAction(name) {
-            audit.record(AuditRecord(action: action, member: sub, reason: action == .operatorChange ? name.rawValue : detail, detail: action == .operatorChange ? detail : nil))
+            // An operator's change is named by the event (`registration_reset`, its detail what was done); the other
+            // events say why in their detail.
+            let change = action == .operatorChange
+            audit.record(AuditRecord(action: action, member: sub, reason: change ? name.rawValue : detail, detail: change ? detail : nil))
         }
     }
 
