@@ -7,15 +7,41 @@ public final class LogLevelSetting: Sendable {
     /// The one the gateway's process runs with.
     public static let gateway = LogLevelSetting(.info)
 
-    private let index: Atomic<Int>
+    /// The level's rank (`Logger.Level`'s order): read at every line a logger is asked to write, so without the
+    /// array `allCases` would make each time.
+    private let rank: Atomic<UInt8>
 
     public init(_ level: Logger.Level) {
-        index = Atomic(Logger.Level.allCases.firstIndex(of: level) ?? 0)
+        rank = Atomic(Self.rank(of: level))
     }
 
     public var level: Logger.Level {
-        get { Logger.Level.allCases[index.load(ordering: .relaxed)] }
-        set { index.store(Logger.Level.allCases.firstIndex(of: newValue) ?? 0, ordering: .relaxed) }
+        get { Self.level(ofRank: rank.load(ordering: .relaxed)) }
+        set { rank.store(Self.rank(of: newValue), ordering: .relaxed) }
+    }
+
+    static func rank(of level: Logger.Level) -> UInt8 {
+        switch level {
+        case .trace: 0
+        case .debug: 1
+        case .info: 2
+        case .notice: 3
+        case .warning: 4
+        case .error: 5
+        case .critical: 6
+        }
+    }
+
+    static func level(ofRank rank: UInt8) -> Logger.Level {
+        switch rank {
+        case 0: .trace
+        case 1: .debug
+        case 2: .info
+        case 3: .notice
+        case 4: .warning
+        case 5: .error
+        default: .critical
+        }
     }
 }
 

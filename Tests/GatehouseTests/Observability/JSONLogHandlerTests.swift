@@ -83,4 +83,27 @@ import Testing
         }
         close(readEnd)
     }
+
+    /// A reload's `log_level` reaches every logger at once; a logger given a level of its own keeps it.
+    @Test func loggersFollowTheSettingUnlessGivenALevelOfTheirOwn() {
+        let setting = LogLevelSetting(.info)
+        for level in Logger.Level.allCases {
+            setting.level = level
+            #expect(setting.level == level)
+        }
+        let lines = NIOLockedValueBox<[String]>([])
+        var following = Logger(label: "test") { label in
+            FollowingLevel(JSONLogHandler(label: label, level: .trace) { bytes in lines.withLockedValue { $0.append(String(decoding: bytes, as: UTF8.self)) } }, setting: setting)
+        }
+        setting.level = .warning
+        following.info("hidden")
+        setting.level = .debug
+        following.info("shown")
+        following.logLevel = .error
+        following.warning("hidden too")
+        setting.level = .trace
+        following.error("shown too")
+        #expect(lines.withLockedValue { $0 }.map { $0.contains("shown") } == [true, true])
+        #expect(lines.withLockedValue { $0 }.count == 2)
+    }
 }
