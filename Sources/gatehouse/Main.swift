@@ -17,7 +17,7 @@ struct GatehouseCommand: AsyncParsableCommand {
 /// Loads and validates configuration, printing every problem and exiting non-zero when there are any.
 func loadConfiguration(path: String?, development: Bool) -> GatehouseConfiguration {
     do {
-        return try ConfigurationLoader(developmentDefaults: .standard).load(path: path, development: development)
+        return try ConfigurationSource.file(path, development: development).load()
     } catch {
         FileHandle.standardError.write(Data("\(error)\n".utf8))
         Foundation.exit(2)
@@ -46,10 +46,8 @@ func serveGateway(_ configuration: GatehouseConfiguration, file: String?, develo
             "development": .stringConvertible(configuration.developmentMode),
         ])
     for warning in configuration.warnings { logger.warning("\(warning)") }
-    let source = ConfigurationSource(file: file) { () throws(ConfigurationError) in
-        try ConfigurationLoader(developmentDefaults: .standard).load(path: file, development: development)
-    }
-    let built = try await GatehouseApplication.build(configuration: configuration, source: source, logger: logger)
+    let built = try await GatehouseApplication.build(
+        configuration: configuration, source: .file(file, development: development), logger: logger)
     if let password = built.developmentPassword {
         // Written straight to the file descriptor: a redirected stdout would hold `print`'s text in its buffer,
         // and scripts read the password from it.
@@ -124,7 +122,7 @@ struct CheckConfig: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let configuration = try ConfigurationLoader(developmentDefaults: .standard).load(path: config, development: false)
+            let configuration = try ConfigurationSource.file(config, development: false).load()
             // The homeserver is asked as the gateway would ask it: a configuration it cannot use is not OK.
             let chatProblems = await configuration.registration.chat.problems()
             if !chatProblems.isEmpty {

@@ -75,7 +75,7 @@ extension GatehouseApplication {
         PortalController(
             catalog: gateway.catalog, renderer: renderer, features: configuration.features, registration: configuration.registration,
             registrations: stores.registrations,
-            cookiesAreSecure: configuration.cookieIsSecure, operatorRole: configuration.operatorRole
+            cookiesAreSecure: configuration.cookieIsSecure, isOperator: configuration.isOperator
         ).addRoutes(to: signedIn)
         let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,

@@ -174,8 +174,9 @@ public enum GatehouseApplication {
             headerTimeout: .seconds(Int64(listen.headerTimeoutSeconds)), idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
             bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), sendTimeout: .seconds(Int64(listen.sendTimeoutSeconds)),
             maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
+        let current = CurrentRoutes(running: running)
         let dataPlane = MemberDataPlane(
-            routes: CurrentRoutes(running: running), upgrades: CurrentRoutes(running: running), pools: gateway.upstreamPools,
+            routes: current, upgrades: current, pools: gateway.upstreamPools,
             readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds)))
         let admission = ConnectionAdmission(listen)
         gateway.metrics.gauge("gatehouse_connections_open") { Double(admission.open) }

@@ -39,7 +39,8 @@ struct GatewayFoundation: Sendable {
     let refresher: TokenRefresher
     /// The keys that sign identity assertions (refreshed from the store every minute).
     let assertionKeys: AssertionKeyRing
-    /// The members' jars, one change at a time per session; the cookie domains they accept follow the allowlist.
+    /// The members' jars, one change at a time per session; the cookie domains they accept are the running gateway's
+    /// (`Gateway.takeOver`, before the first request).
     let jars: SharedCookieJars
     /// The data plane's per-loop upstream connections.
     let upstreamPools: UpstreamPools
@@ -138,9 +139,7 @@ struct GatewayFoundation: Sendable {
         self.refresher = refresher
         self.hostResolver = hostResolver
         assertionKeys = try AssertionKeyRing.make(configuration.assertions, store: stores.assertionKeys, logger: logger)
-        jars = SharedCookieJars(
-            store: stores.jars,
-            domains: CookieDomainPolicy(allowlist: Allowlist(configuration.allowlist), boundaries: proxy.cookieBoundaries), cache: cache)
+        jars = SharedCookieJars(store: stores.jars, cache: cache)
         clientAddresses = ClientAddressResolver(trustedProxies: configuration.listen.trustedProxies)
         upstreamPools = UpstreamPools(
             limits: .init(

@@ -4,6 +4,7 @@ import GatehouseCore
 import GatehouseDataPlane
 import GatehouseStorage
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 import UnixSignals
 
@@ -208,6 +209,19 @@ func repeatUntilShutdown(every interval: Duration, startingNow: Bool, _ work: @e
     }
 }
 
+/// Runs `work` each time `state` (looked at every `interval`) differs from the last look, until a graceful shutdown:
+/// a file renewed or edited in place, or a link swapped by a secret mount.
+func whenChanged<State: Equatable & Sendable>(
+    every interval: Duration, _ state: @escaping @Sendable () -> State, _ work: @escaping @Sendable () async -> Void
+) async {
+    let seen = NIOLockedValueBox(state())
+    await repeatUntilShutdown(every: interval, startingNow: false) {
+        let now = state()
+        guard seen.withLockedValue({ seen in defer { seen = now }; return seen != now }) else { return }
+        await work()
+    }
+}
+
 /// `SIGHUP` reads the configuration again (and the members' listener's certificate and key); so does a change of the
 /// configuration file (looked at every `interval`). `SIGHUP` never ends the gateway: it is trapped from the start of
 /// the service group, with or without TLS.
@@ -228,17 +242,7 @@ struct ConfigurationReloader: Service {
                 }
             }
             if let file {
-                group.addTask {
-                    var seen = FileState(path: file)
-                    while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                        try? await Task.sleep(for: interval)
-                        let now = FileState(path: file)
-                        if now != seen {
-                            seen = now
-                            await reloads.reload()
-                        }
-                    }
-                }
+                group.addTask { await whenChanged(every: interval, { FileState(path: file) }) { await reloads.reload() } }
             }
             try? await gracefulShutdown()
             group.cancelAll()
@@ -253,17 +257,7 @@ struct TLSReloader: Service {
     var interval: Duration = .seconds(5)
 
     func run() async throws {
-        let (tls, interval) = (tls, interval)
-        try? await cancelWhenGracefulShutdown {
-            var seen = tls.filesState()
-            while !Task.isCancelled {
-                try await Task.sleep(for: interval)
-                let now = tls.filesState()
-                if now != seen {
-                    seen = now
-                    tls.reload()
-                }
-            }
-        }
+        let tls = tls
+        await whenChanged(every: interval, tls.filesState) { tls.reload() }
     }
 }

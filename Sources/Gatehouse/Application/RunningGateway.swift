@@ -11,12 +11,23 @@ import NIOHTTP1
 public struct ConfigurationSource: Sendable {
     /// The file to watch, when there is one.
     public let file: String?
-    let read: @Sendable () throws(ConfigurationError) -> GatehouseConfiguration
+    private let read: @Sendable () throws(ConfigurationError) -> GatehouseConfiguration
 
     public init(file: String?, read: @escaping @Sendable () throws(ConfigurationError) -> GatehouseConfiguration) {
         self.file = file
         self.read = read
     }
+
+    /// The configuration file (if any) over the `GATEHOUSE_*` environment, with development mode's defaults when
+    /// `development`: what `gatehouse serve` and `gatehouse dev` read at the start and on every reload.
+    public static func file(_ path: String?, development: Bool) -> ConfigurationSource {
+        ConfigurationSource(file: path) { () throws(ConfigurationError) in
+            try ConfigurationLoader(developmentDefaults: .standard).load(path: path, development: development)
+        }
+    }
+
+    /// The configuration as it is now.
+    public func load() throws(ConfigurationError) -> GatehouseConfiguration { try read() }
 }
 
 /// The gateway new requests go to, with the router made for it. A reload replaces both at once; a request, an
@@ -103,7 +114,7 @@ actor ConfigurationReloads {
         guard let source else { return .applied(keptUntilRestart: []) }
         return await inTurn {
             do throws(ConfigurationError) {
-                return await self.applying(try source.read())
+                return await self.applying(try source.load())
             } catch {
                 return await self.refuse(error.problems)
             }

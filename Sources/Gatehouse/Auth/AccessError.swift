@@ -90,3 +90,10 @@ public enum AccessError: PresentableError, Equatable {
         }
     }
 }
+
+extension GatehouseConfiguration {
+    /// The console's pages refuse a member without `operator.role` ("This page is for operators", or its JSON).
+    func requireOperator(_ identity: MemberIdentity) throws(AccessError) {
+        guard isOperator(identity) else { throw .operatorOnly }
+    }
+}

@@ -18,7 +18,7 @@ struct OperatorAuditController: Sendable {
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.operatorAudit)) { request, context in
-            guard configuration.isOperator(context.session.identity) else { throw AccessError.operatorOnly }
+            try configuration.requireOperator(context.session.identity)
             return try await page(request)
         }
     }
@@ -87,9 +87,7 @@ struct OperatorAuditController: Sendable {
 
     static func json(_ record: AuditRecord) -> [String: Any] {
         var object: [String: Any] = ["at": record.at.formatted(.iso8601), "action": record.action.rawValue]
-        for (key, value) in [("member", record.member), ("app", record.app), ("path", record.path), ("reason", record.reason), ("detail", record.detail)] {
-            if let value { object[key] = value }
-        }
+        for (key, value) in record.presentFields { object[key] = value }
         return object
     }
 

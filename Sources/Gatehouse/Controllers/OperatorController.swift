@@ -28,7 +28,7 @@ struct OperatorController: Sendable {
             async throws -> Response
         {
             { request, context in
-                guard configuration.isOperator(context.session.identity) else { throw AccessError.operatorOnly }
+                try configuration.requireOperator(context.session.identity)
                 return try await handler(request)
             }
         }
@@ -38,7 +38,7 @@ struct OperatorController: Sendable {
         group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/apps"), use: operatorOnly { _ in try JSONResponse.make(apps().map(\.json)) })
         group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/refusals"), use: operatorOnly { _ in try JSONResponse.make(try await recentRefusals().map(OperatorAuditController.json)) })
         group.get(
-            RouterPath(stringLiteral: Paths.operatorPrefix + "/network-changes"), use: operatorOnly { _ in try JSONResponse.make(try await networkChanges()) })
+            RouterPath(stringLiteral: Paths.operatorPrefix + "/network-changes"), use: operatorOnly { _ in try JSONResponse.make(try await networkChanges().map(Self.json)) })
     }
 
     /// Members per step and UTC day over the last `days` days, with each day's conversion from sign-in to registration.
@@ -122,7 +122,7 @@ struct OperatorController: Sendable {
         values["refusals"] = refusals.map { OperatorAuditController.row($0, strings: strings) }
         values["hasRefusals"] = !refusals.isEmpty
         let changes = try await networkChanges()
-        values["networkChanges"] = changes
+        values["networkChanges"] = changes.map { event in Self.json(event).merging(["shown": OperatorAuditController.shownTime(event.at)]) { own, _ in own } }
         values["hasNetworkChanges"] = !changes.isEmpty
         return try renderer.page("operator", title: strings["operator_title"], values)
     }
@@ -131,14 +131,14 @@ struct OperatorController: Sendable {
 extension OperatorController {
     /// Sessions used from a second network within minutes of the first (`session_network_changed`), newest first:
     /// when, whose, and whether the session was flagged or ended (`session.bind_to_network`).
-    func networkChanges() async throws -> [[String: String]] {
+    func networkChanges() async throws -> [GatewayEvent] {
         await funnel.queue?.flush()
-        return try await events.latest(.sessionNetworkChanged, limit: 50).map { event in
-            [
-                "at": event.at.formatted(.iso8601), "shown": OperatorAuditController.shownTime(event.at), "sub": event.sub ?? "",
-                "outcome": event.detail ?? "",
-            ]
-        }
+        return try await events.latest(.sessionNetworkChanged, limit: 50)
+    }
+
+    /// A network change as its JSON twin gives it.
+    static func json(_ event: GatewayEvent) -> [String: String] {
+        ["at": event.at.formatted(.iso8601), "sub": event.sub ?? "", "outcome": event.detail ?? ""]
     }
 }
 

@@ -23,17 +23,13 @@ struct OperatorMembersController: Sendable {
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.operatorMembers)) { request, context in
-            try requireOperator(context)
+            try configuration.requireOperator(context.session.identity)
             return try await members(request, context)
         }
         group.post(RouterPath(stringLiteral: Paths.operatorMembersReset)) { request, context in
-            try requireOperator(context)
+            try configuration.requireOperator(context.session.identity)
             return try await reset(request, context)
         }
-    }
-
-    func requireOperator(_ context: SignedInRequestContext) throws {
-        guard configuration.isOperator(context.session.identity) else { throw AccessError.operatorOnly }
     }
 
     /// `?q=` looks the member up; `?reset=` says what the last reset did. JSON for API callers.

@@ -14,14 +14,14 @@ public struct PortalController: Sendable {
     let registrations: any RegistrationStore
     /// Whether the gateway's cookies carry `Secure` (the recently used apps').
     let cookiesAreSecure: Bool
-    /// The role that opens the operator console (`operator.role`): its members find the console in their menu.
-    let operatorRole: String?
+    /// Whether a member may open the operator console (`GatehouseConfiguration.isOperator`): they find it in their menu.
+    let isOperator: @Sendable (MemberIdentity) -> Bool
 
     public init(
         catalog: AppCatalog, renderer: PageRenderer, features: FeaturesConfiguration, registration: RegistrationConfiguration = .init(),
-        registrations: any RegistrationStore, cookiesAreSecure: Bool, operatorRole: String? = nil
+        registrations: any RegistrationStore, cookiesAreSecure: Bool, isOperator: @escaping @Sendable (MemberIdentity) -> Bool = { _ in false }
     ) {
-        self.operatorRole = operatorRole
+        self.isOperator = isOperator
         self.catalog = catalog
         self.renderer = renderer
         self.features = features
@@ -188,7 +188,7 @@ public struct PortalController: Sendable {
             "roles": roles,
             "hasRoles": !roles.isEmpty,
             "csrf": session.csrfToken,
-            "isOperator": operatorRole.map(session.identity.roles.contains) ?? false,
+            "isOperator": isOperator(session.identity),
             "languages": renderer.languages.choices,
             "languageReturnTo": current.path,
             "tabs": FeatureTab.allCases.map { tab -> [String: Any] in

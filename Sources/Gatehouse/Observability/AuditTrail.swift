@@ -83,8 +83,7 @@ public final class AuditTrail: Service, Sendable {
         out += #"","action":""#.utf8
         out += record.action.rawValue.utf8
         out.append(UInt8(ascii: "\""))
-        for (key, value) in [("member", record.member), ("app", record.app), ("path", record.path), ("reason", record.reason), ("detail", record.detail)] {
-            guard let value else { continue }
+        for (key, value) in record.presentFields {
             out += #","\#(key)":"#.utf8
             JSONLogHandler.appendString(value, to: &out)
         }

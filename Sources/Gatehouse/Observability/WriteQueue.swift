@@ -15,8 +15,8 @@ extension WriteQueue where Element == GatewayEvent {
 }
 
 /// Records on their way to a store, off the request path (product events, the audit trail): a request adds its record
-/// to a bounded queue in memory and goes on; one writer stores them in batches (one statement each). A failed write keeps its batch and
-/// tries again with a growing pause. A full queue refuses the event: the request still succeeds, and the drop is
+/// to a bounded queue in memory and goes on; one writer stores them in batches (one statement each). A failed write
+/// keeps its batch and tries again with a growing pause. A full queue refuses the event: the request still succeeds, and the drop is
 /// counted and logged (at most once a second, with the count), never silent. A graceful shutdown stores what is
 /// waiting before the store closes (the queue runs after the store in the service list, so it stops first).
 public final class WriteQueue<Element: Sendable>: Service, Sendable {

@@ -34,7 +34,7 @@ final class ListenerTLS: Sendable {
     var notValidAfter: Date { current.withLockedValue { $0.notValidAfter } }
     var reloadCounts: (succeeded: Int, failed: Int) { reloads.withLockedValue { $0 } }
 
-    /// The files' modification times and sizes: what `TLSReloader` compares to notice a renewal.
+    /// The files' states (`FileState`): what `TLSReloader` compares to notice a renewal.
     func filesState() -> [FileState] {
         [configuration.certificateFile, configuration.privateKeyFile].map(FileState.init(path:))
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What tells that a file changed: its modification time, size and inode (a secret mount swaps a link).
-struct FileState: Equatable {
+struct FileState: Equatable, Sendable {
     let modified: Date?
     let size: Int?
     let inode: Int?

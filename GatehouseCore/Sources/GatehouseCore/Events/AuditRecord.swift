@@ -44,6 +44,13 @@ public struct AuditRecord: Sendable, Equatable, Codable {
         self.reason = reason
         self.detail = detail
     }
+
+    /// The fields a record may leave out, named as the JSON lines and the console's JSON name them, those it has only.
+    public var presentFields: [(name: String, value: String)] {
+        [("member", member), ("app", app), ("path", path), ("reason", reason), ("detail", detail)].compactMap { name, value in
+            value.map { (name, $0) }
+        }
+    }
 }
 
 /// Which records to read: any of member, app and UTC day, newest first, at most `limit`.
