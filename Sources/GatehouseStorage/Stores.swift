@@ -17,6 +17,9 @@ public struct Stores: Sendable {
     public var assertionKeys: any AssertionKeyStore
     public var keptForms: any KeptFormStore
     public var audit: any AuditStore
+    public var catalog: any AppCatalogStore
+    /// Changes to `catalog` made by other replicas (PostgreSQL).
+    public let catalogChanges = CatalogChanges()
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
     /// after everything that uses it).
     package var service: any Service
@@ -48,6 +51,7 @@ public struct Stores: Sendable {
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
             rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database, keyring: keyring),
             keptForms: SQLiteKeptFormStore(database: database, keyring: keyring), audit: SQLiteAuditStore(database: database),
+            catalog: SQLiteAppCatalogStore(database: database),
             service: DatabaseService(database: database), preparation: Once { try await reseal(database, keyring) },
             answers: { await database.answers() }, statistics: database.statistics, sqlite: database, keyring: keyring)
     }
@@ -64,6 +68,7 @@ public struct Stores: Sendable {
             rateLimits: PostgresRateLimitStore(database: database),
             assertionKeys: PostgresAssertionKeyStore(database: database, keyring: keyring),
             keptForms: PostgresKeptFormStore(database: database, keyring: keyring), audit: PostgresAuditStore(database: database),
+            catalog: PostgresAppCatalogStore(database: database),
             service: database,
             preparation: Once {
                 try await database.migrate()

@@ -1,6 +1,7 @@
 """The operator console in a real browser: found from the account menu, an operator's view after a journey (the
 funnel's chart and its table agree with the JSON twin), its sections in a header, the audit trail filtered, axe clean
-at 1280 and 390 pixels, light and dark, nothing overflowing on a phone, labels readable and captions whole there."""
+at 1280 and 390 pixels, light and dark, nothing overflowing on a phone, labels readable and captions whole there; an
+app added in the console's catalog (refused first, with its problem), its tile previewed, then served."""
 
 import requests
 from selenium.webdriver.common.by import By
@@ -50,3 +51,29 @@ def test_an_operator_reads_the_console(browser, dev_gateway, tmp_path):
     browser.find_element(By.ID, "operator-nav-members").click()
     wait(browser, lambda b: path_of(b) == "/operator/members")
     checker.every_width_and_scheme()
+    # The app catalog: the file's apps listed, a new app's form with its problems, then its tile, each page clean.
+    browser.find_element(By.ID, "operator-nav-catalog").click()
+    wait(browser, lambda b: path_of(b) == "/operator/catalog")
+    # The demo apps' server, which the new app is another view of.
+    demo_upstream = browser.find_element(By.CSS_SELECTOR, '#file-apps tr[data-app="visits"] td.path').text
+    browser.find_element(By.ID, "app-add").click()
+    wait(browser, lambda b: path_of(b) == "/operator/catalog/new")
+    browser.find_element(By.ID, "app-slug").send_keys("notes")
+    browser.find_element(By.ID, "app-name").send_keys("Notes")
+    browser.find_element(By.ID, "app-upstream").send_keys("https://notes.example.net/")
+    browser.find_element(By.ID, "app-preview").click()
+    wait(browser, lambda b: b.find_elements(By.ID, "error-summary"))
+    assert "outside the allowlist" in browser.find_element(By.ID, "error-summary").text
+    checker.every_width_and_scheme("operator-catalog-problems")
+    upstream = browser.find_element(By.ID, "app-upstream")
+    upstream.clear()
+    upstream.send_keys(demo_upstream)
+    browser.find_element(By.ID, "app-description").send_keys("What the team keeps")
+    browser.find_element(By.ID, "app-preview").click()
+    wait(browser, lambda b: b.find_elements(By.ID, "app-tile-preview"))
+    assert "What the team keeps" in browser.find_element(By.ID, "app-tile-preview").text
+    checker.every_width_and_scheme("operator-catalog-preview")
+    browser.find_element(By.ID, "app-save").click()
+    wait(browser, lambda b: "done=added" in b.current_url)
+    assert browser.find_element(By.CSS_SELECTOR, '#console-apps tr[data-app="notes"]').get_attribute("data-status") == "served"
+    checker.every_width_and_scheme("operator-catalog")

@@ -99,6 +99,8 @@ extension GatehouseApplication {
         OperatorMembersController(
             registrations: stores.registrations, chat: gateway.chatBackend, events: gateway.events, renderer: renderer, configuration: configuration
         ).addRoutes(to: signedIn)
+        OperatorCatalogController(catalog: gateway.storedCatalog, audit: gateway.audit, renderer: renderer, configuration: configuration)
+            .addRoutes(to: signedIn)
         gateway.frame.addRoutes(to: signedIn)
         KeptFormController(forms: gateway.keptForms, renderer: renderer, configuration: configuration).addRoutes(to: signedIn)
         SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(

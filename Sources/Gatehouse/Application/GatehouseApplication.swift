@@ -157,6 +157,8 @@ public enum GatehouseApplication {
             logger: gateway.logger
         )
         application.beforeServerStarts(perform: stores.prepare)
+        // The console's apps are served from the first request on.
+        application.beforeServerStarts { await reloads.reloadCatalog() }
         // Members are served with the keys in place: the first is made now if the store holds none.
         application.beforeServerStarts { [ring = gateway.assertionKeys] in try await ring.refresh() }
         return application

@@ -47,6 +47,8 @@ struct GatewayFoundation: Sendable {
     let hostResolver: any HostResolver
     let developmentProvider: DevelopmentIdentityProvider?
     let inbox: DevelopmentInbox?
+    /// The apps operators keep in the console, beside the file's.
+    let storedCatalog: StoredCatalog
     /// HTTPS on the members' listener (`listen.tls`), its certificate read again on `SIGHUP`.
     let listenerTLS: ListenerTLS?
 
@@ -59,6 +61,7 @@ struct GatewayFoundation: Sendable {
         self.tracer = tracer
         (cache, invalidations) = uncached.makeCache(logger: logger)
         stores = uncached.cached(by: cache)
+        storedCatalog = StoredCatalog(store: stores.catalog, changes: stores.catalogChanges)
         eventQueue = EventQueue(store: stores.events, logger: logger)
         let metrics = GatewayMetrics()
         self.metrics = metrics

@@ -224,7 +224,7 @@ func whenChanged<State: Equatable & Sendable>(
 
 /// `SIGHUP` reads the configuration again (and the members' listener's certificate and key); so does a change of the
 /// configuration file (looked at every `interval`). `SIGHUP` never ends the gateway: it is trapped from the start of
-/// the service group, with or without TLS.
+/// the service group, with or without TLS. Another replica's change to the console's apps applies them here too.
 struct ConfigurationReloader: Service {
     let reloads: ConfigurationReloads
     let file: String?
@@ -243,6 +243,10 @@ struct ConfigurationReloader: Service {
             }
             if let file {
                 group.addTask { await whenChanged(every: interval, { FileState(path: file) }) { await reloads.reload() } }
+            }
+            let catalogChanges = reloads.running.foundation.storedCatalog.changes.signals
+            group.addTask {
+                for await _ in catalogChanges.cancelOnGracefulShutdown() { await reloads.reloadCatalog() }
             }
             try? await gracefulShutdown()
             group.cancelAll()

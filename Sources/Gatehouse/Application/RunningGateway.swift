@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseDataPlane
+import GatehouseStorage
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
@@ -89,7 +90,8 @@ struct CurrentRoutes: DataPlaneRoutes, DataPlaneUpgrades {
 /// Reads the configuration again and puts what it changes to work (`ConfigurationReload`), one reload at a time (a
 /// signal and a changed file at once: the second waits for the first, so the newest read is the one that stays). A
 /// configuration with problems changes nothing: each problem is logged with its key path. Counted in
-/// `gatehouse_config_reloads_total{result}` (`applied`, `refused`).
+/// `gatehouse_config_reloads_total{result}` (`applied`, `refused`). The console's apps (`StoredCatalog`) join the
+/// file's at each reload, and when they change.
 actor ConfigurationReloads {
     enum Outcome: Sendable, Equatable {
         case applied(keptUntilRestart: [String])
@@ -99,13 +101,20 @@ actor ConfigurationReloads {
     let running: RunningGateway
     let source: ConfigurationSource?
     let logLevel: LogLevelSetting
+    /// The configuration as the file and the environment last gave it, without the console's apps.
+    private var read: GatehouseConfiguration
+    /// The console's apps as last read from the store.
+    private var stored: [StoredApp] = []
     /// The reload under way, which the next waits for.
-    private var last: Task<Outcome, Never>?
+    private var last: Task<Void, Never>?
 
     init(running: RunningGateway, source: ConfigurationSource?, logLevel: LogLevelSetting = .gateway) {
         self.running = running
         self.source = source
         self.logLevel = logLevel
+        read = running.foundation.configuration
+        running.foundation.storedCatalog.state.fileApps = read.apps
+        running.foundation.storedCatalog.applyWith { [weak self] in await self?.reloadCatalog() }
     }
 
     /// The source read again (on `SIGHUP`, or when the file changed).
@@ -126,21 +135,41 @@ actor ConfigurationReloads {
         await inTurn { await self.applying(read) }
     }
 
+    /// The console's apps read again from the store and applied if they changed (a store that does not answer
+    /// leaves the running apps as they are, and the next change or reconnection tries again).
+    func reloadCatalog() async {
+        await inTurn {
+            do {
+                let stored = try await self.running.foundation.storedCatalog.store.apps()
+                guard await stored != self.stored else { return }
+                _ = await self.applying(nil, stored: stored)
+            } catch {
+                self.running.foundation.logger.warning("the console's apps are unreadable; the running apps stay", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
     /// `work` after the reload under way, if any.
-    private func inTurn(_ work: @escaping @Sendable () async -> Outcome) async -> Outcome {
+    private func inTurn<Result: Sendable>(_ work: @escaping @Sendable () async -> Result) async -> Result {
         let previous = last
         let task = Task {
-            _ = await previous?.value
+            await previous?.value
             return await work()
         }
-        last = task
+        last = Task { _ = await task.value }
         return await task.value
     }
 
-    private func applying(_ read: GatehouseConfiguration) async -> Outcome {
+    /// `read` (the file's configuration; `nil`: as last read) with `stored` (the console's apps; `nil`: as last
+    /// read) made the running gateway.
+    private func applying(_ read: GatehouseConfiguration?, stored: [StoredApp]? = nil) async -> Outcome {
         let foundation = running.foundation
         let before = running.gateway.configuration
-        let reload = ConfigurationReload(started: foundation.configuration, read: read)
+        let fileChanged = read != nil
+        if let read { self.read = read }
+        if let stored { self.stored = stored }
+        let (merged, setAside) = StoredAppsReader.merge(self.stored, into: self.read)
+        let reload = ConfigurationReload(started: foundation.configuration, read: merged)
         let next: RunningGateway.Generation
         do {
             let renderer = try await PageRenderer.load(configuration: reload.applied)
@@ -149,6 +178,15 @@ actor ConfigurationReloads {
             return refuse([ConfigurationProblem("(reload)", "\(error)")])
         }
         running.replace(with: next)
+        foundation.storedCatalog.state = .init(fileApps: self.read.apps, setAside: setAside)
+        for (slug, problems) in setAside.sorted(by: { $0.key < $1.key }) {
+            foundation.logger.error(
+                "an app of the console's is not served", metadata: ["app": .string(slug), "problems": .string(problems.map(\.description).joined(separator: "; "))])
+        }
+        guard fileChanged else {
+            foundation.logger.notice("the console's apps applied", metadata: ["apps": .stringConvertible(reload.applied.apps.count)])
+            return .applied(keptUntilRestart: [])
+        }
         if let level = Logger.Level(rawValue: reload.applied.logLevel) { logLevel.level = level }
         for key in reload.keptUntilRestart {
             foundation.logger.warning("configuration reload: a change takes a restart, the running value is kept", metadata: ["key": .string(key)])

@@ -114,12 +114,14 @@ struct OperatorAuditController: Sendable {
 /// The console's sections, for the header every console page shows.
 enum OperatorNavigation: String, CaseIterable {
     case overview
+    case catalog
     case members
     case audit
 
     var path: String {
         switch self {
         case .overview: Paths.operatorPrefix
+        case .catalog: Paths.operatorCatalog
         case .members: Paths.operatorMembers
         case .audit: Paths.operatorAudit
         }

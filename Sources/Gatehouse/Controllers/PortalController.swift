@@ -67,9 +67,9 @@ public struct PortalController: Sendable {
         return try renderer.page(
             "portal", title: renderer.strings["portal_title"],
             await values(.webApps, session) { values in
-                values["recentApps"] = recentApps.map(tile)
+                values["recentApps"] = recentApps.map { Self.tile($0, renderer: renderer) }
                 values["hasRecentApps"] = !recentApps.isEmpty
-                values["apps"] = otherApps.map(tile)
+                values["apps"] = otherApps.map { Self.tile($0, renderer: renderer) }
                 values["hasApps"] = !listed.isEmpty
                 values["filterable"] = isMany
                 // At level `sso` the web apps offer the upgrade too, not only the chat tabs.
@@ -89,8 +89,8 @@ public struct PortalController: Sendable {
             })
     }
 
-    /// One app's tile on the web apps: its icon, name and one-line description.
-    func tile(_ app: AppConfiguration) -> [String: Any] {
+    /// One app's tile on the web apps: its icon, name and one-line description (the console's preview shows it too).
+    static func tile(_ app: AppConfiguration, renderer: PageRenderer) -> [String: Any] {
         let icon = AppIcon(app)
         var values: [String: Any] = [
             "slug": app.slug, "name": app.name, "href": Paths.open(app.slug), "label": renderer.strings.text("portal_open_app", ["name": app.name]),

@@ -207,7 +207,7 @@ extension Stores {
     public func makeCache(logger: Logger) -> (cache: StateCache, invalidations: (any Service)?) {
         guard let shared else { return (StateCache(trusted: true), nil) }
         let cache = StateCache(trusted: false)
-        return (cache, StateInvalidationListener(database: shared, cache: cache, logger: logger))
+        return (cache, StateInvalidationListener(database: shared, cache: cache, catalogChanges: catalogChanges, logger: logger))
     }
 
     /// These stores with sessions, jars, registrations and app hosts' grants read and invalidated through `cache`.

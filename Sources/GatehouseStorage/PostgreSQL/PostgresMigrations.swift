@@ -201,5 +201,22 @@ extension PostgresDatabase {
             "CREATE INDEX audit_member ON audit(member, id)",
             "CREATE INDEX audit_app ON audit(app, id)",
         ],
+        // The console's app catalog (`StoredApp`); every change tells every replica's `StateInvalidationListener`.
+        [
+            """
+            CREATE TABLE apps (
+                slug text PRIMARY KEY, entry text NOT NULL, enabled boolean NOT NULL, version integer NOT NULL, changed_by text NOT NULL,
+                changed_at timestamptz NOT NULL, created_at timestamptz NOT NULL)
+            """,
+            """
+            CREATE FUNCTION apps_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('\(StateInvalidationListener.channel)', 'c');
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE TRIGGER apps_changed AFTER INSERT OR UPDATE OR DELETE ON apps FOR EACH STATEMENT EXECUTE FUNCTION apps_changed()",
+        ],
     ]
 }

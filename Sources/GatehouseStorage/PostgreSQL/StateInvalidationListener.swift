@@ -6,7 +6,8 @@ import PostgresNIO
 import ServiceLifecycle
 
 /// Keeps a replica's `StateCache` honest on PostgreSQL: one pooled connection `LISTEN`s for the notifications the
-/// session and jar triggers send at every commit, and evicts what they name.
+/// session and jar triggers send at every commit, and evicts what they name; the app catalog's trigger is passed on
+/// (`CatalogChanges`).
 ///
 /// The bound: a change reaches the other replicas as a notification within milliseconds of its commit. If the
 /// listening connection fails or merely falls silent, the cache is no longer trusted: a heartbeat every 250 ms
@@ -18,6 +19,8 @@ struct StateInvalidationListener: Service {
 
     let database: PostgresDatabase
     let cache: StateCache
+    /// Told of changes to the stored app catalog, and each time listening (re)starts.
+    let catalogChanges: CatalogChanges
     let logger: Logger
     var heartbeatInterval: Duration = .milliseconds(250)
     var heartbeatTimeout: Duration = .milliseconds(500)
@@ -68,6 +71,7 @@ struct StateInvalidationListener: Service {
                         // in the emptied cache.
                         listening.withLockedValue { $0 = true }
                         cache.reset(trusted: true)
+                        catalogChanges.signal()
                         logger.info("state cache trusted: listening for invalidations")
                         // Untrusted the moment listening ends, whatever the rest of the unwinding waits for.
                         defer { cache.reset(trusted: false) }
@@ -109,6 +113,7 @@ struct StateInvalidationListener: Service {
     }
 
     func apply(_ payload: String) {
+        if payload == "c" { return catalogChanges.signal() }
         guard let kind = payload.first else { return }
         let sessionID = String(payload.dropFirst())
         switch kind {

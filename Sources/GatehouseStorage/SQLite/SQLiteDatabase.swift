@@ -319,6 +319,13 @@ public final class SQLiteDatabase: Sendable {
         CREATE INDEX audit_member ON audit(member, id);
         CREATE INDEX audit_app ON audit(app, id);
         """,
+        // The console's app catalog (`StoredApp`).
+        """
+        CREATE TABLE apps (
+            slug TEXT PRIMARY KEY, entry TEXT NOT NULL, enabled INTEGER NOT NULL, version INTEGER NOT NULL, changed_by TEXT NOT NULL,
+            changed_at REAL NOT NULL, created_at REAL NOT NULL
+        );
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

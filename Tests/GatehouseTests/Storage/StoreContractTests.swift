@@ -250,6 +250,29 @@ import Testing
         }
     }
 
+    /// The console's apps: every write at the version the operator saw, so that nobody's change is silently undone.
+    @Test(arguments: StoreBackend.allCases) func catalogWritesOnlyAtTheVersionTheOperatorSaw(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let wiki = StoredApp(slug: "wiki", entry: #"{"name":"Wiki"}"#, enabled: true, changedBy: "olive")
+            let added = try #require(try await stores.catalog.save(wiki, expectedVersion: nil))
+            #expect(added.version == 1 && added.changedBy == "olive")
+            #expect(try await stores.catalog.save(wiki, expectedVersion: nil) == nil, "a second app under the same slug")
+            _ = try await stores.catalog.save(StoredApp(slug: "hr", entry: "{}", enabled: false, changedBy: "oscar"), expectedVersion: nil)
+            var edited = wiki
+            edited.entry = #"{"name":"Team Wiki"}"#
+            edited.changedBy = "oscar"
+            let saved = try #require(try await stores.catalog.save(edited, expectedVersion: 1))
+            #expect(saved.version == 2 && saved.entry == edited.entry && saved.changedBy == "oscar")
+            #expect(try await stores.catalog.save(wiki, expectedVersion: 1) == nil, "an edit from a stale page")
+            #expect(try await !stores.catalog.remove("wiki", expectedVersion: 1))
+            #expect(try await stores.catalog.apps().map(\.slug) == ["wiki", "hr"])
+            #expect(try await stores.catalog.app("hr")?.enabled == false)
+            #expect(try await stores.catalog.remove("wiki", expectedVersion: 2))
+            #expect(try await stores.catalog.app("wiki") == nil)
+            #expect(try await stores.catalog.save(edited, expectedVersion: 2) == nil, "an edit of a removed app")
+        }
+    }
+
     /// Forty responses setting forty cookies at once for one member: every cookie is kept.
     @Test(arguments: StoreBackend.allCases) func parallelCookieChangesAreAllKept(backend: StoreBackend) async throws {
         try await backend.withStores { stores in

@@ -56,6 +56,13 @@ public enum Paths {
     public static let operatorMembersReset = operatorMembers + "/reset"
     /// The audit trail, filtered (`OperatorAuditController`).
     public static let operatorAudit = operatorPrefix + "/audit"
+    /// The console's app catalog: the list, a new app's form, an app's form, saving one, and enabling, disabling or
+    /// removing one (`OperatorCatalogController`).
+    public static let operatorCatalog = operatorPrefix + "/catalog"
+    public static let operatorCatalogNew = operatorCatalog + "/new"
+    public static let operatorCatalogEdit = operatorCatalog + "/edit"
+    public static let operatorCatalogSave = operatorCatalog + "/save"
+    public static let operatorCatalogState = operatorCatalog + "/state"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     /// "Loading <app>" at once, then the app: what the portal's tiles open.
