@@ -130,7 +130,7 @@ struct CheckConfig: AsyncParsableCommand {
                 for problem in chatProblems { print("  \(problem)") }
                 throw ExitCode(2)
             }
-            print("configuration OK: \(configuration.publicOrigin), issuer \(configuration.oidc.issuer), \(configuration.apps.count) app(s)")
+            print("configuration OK: \(configuration.publicOrigin), issuer \(configuration.providers.map(\.issuer).joined(separator: ", ")), \(configuration.apps.count) app(s)")
             if configuration.registration.chat.backend == .synapse, let url = configuration.registration.chat.homeserverURL {
                 print("chat homeserver: \(url.absoluteString) answers with an admin token, provider \(configuration.registration.chat.authProvider)")
             }

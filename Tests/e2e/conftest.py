@@ -223,7 +223,7 @@ def storage_key(folder):
     return path
 
 
-def start_gateway(tmp_path, mode, issuer=None, extra=None, attempts=3):
+def start_gateway(tmp_path, mode, issuer=None, extra=None, attempts=3, environment=None):
     """Starts Gatehouse on free ports. A port found free can be taken by another process before Gatehouse binds it;
     then Gatehouse exits saying so, and it is started again on other ports."""
     port = free_port()
@@ -237,13 +237,14 @@ def start_gateway(tmp_path, mode, issuer=None, extra=None, attempts=3):
         env["GATEHOUSE_OIDC_CLIENT_SECRET_FILE"] = str(secret)
         # The store's key, as an operator makes it (development mode makes its own).
         env["GATEHOUSE_STORAGE_ENCRYPTION_KEY_FILE"] = str(storage_key(tmp_path))
+    env.update(environment or {})
     running = Running(command, tmp_path / "gatehouse.log", env=env)
     try:
         wait_for(f"http://127.0.0.1:{port}/healthz", process=running.process)
     except RuntimeError as error:
         if attempts > 1 and "Address already in use" in running.output():
             (tmp_path / "gatehouse.log").rename(tmp_path / f"gatehouse-port-taken-{attempts}.log")
-            return start_gateway(tmp_path, mode, issuer=issuer, extra=extra, attempts=attempts - 1)
+            return start_gateway(tmp_path, mode, issuer=issuer, extra=extra, attempts=attempts - 1, environment=environment)
         running.stop()
         raise RuntimeError(f"{error}; the gateway said:\n{running.output()[-3000:]}") from error
     metrics_port = json.loads(config.read_text())["metrics"]["port"]

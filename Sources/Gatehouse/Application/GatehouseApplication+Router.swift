@@ -49,7 +49,7 @@ extension GatehouseApplication {
         }
         gateway.developmentProvider?.addRoutes(to: router)
         BackChannelLogoutController(
-            verifier: gateway.oidc.verifier, sessions: stores.sessions, logoutTokens: stores.logoutTokens, events: gateway.events
+            providers: gateway.providers, sessions: stores.sessions, logoutTokens: stores.logoutTokens, events: gateway.events
         ).addRoutes(to: router)
 
         // The gateway's own routes only (an unknown path stays a 404, which the stray-path middleware may send on).
@@ -59,7 +59,7 @@ extension GatehouseApplication {
                 audit: gateway.audit)
         ).add(middleware: KeptFormMiddleware(forms: gateway.keptForms, origins: gateway.access.origins))
         AuthController(
-            configuration: configuration, oidc: gateway.oidc, attempts: stores.attempts, sessions: stores.sessions,
+            configuration: configuration, providers: gateway.providers, attempts: stores.attempts, sessions: stores.sessions,
             registrations: ExistingRegistrations(
                 registrations: stores.registrations, chat: gateway.chatBackend, registeredClaim: configuration.registration.registeredClaim),
             events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,

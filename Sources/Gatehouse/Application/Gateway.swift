@@ -73,7 +73,7 @@ struct Gateway: Sendable {
             catalog: catalog, forwarder: Forwarder(clients: foundation.upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,
             configuration: configuration, metrics: metrics, renderer: renderer, keptForms: keptForms, tracer: tracer)
         let securityHeaders = SecurityHeaders(
-            identityProviderOrigin: URL(string: configuration.oidc.issuer).flatMap(Self.origin), isHTTPS: configuration.isHTTPS,
+            identityProviderOrigins: configuration.providers.compactMap { URL(string: $0.issuer).flatMap(Self.origin) }, isHTTPS: configuration.isHTTPS,
             appHosts: catalog.apps.contains { $0.mount == .host } ? catalog.appsDomain?.origin(of: "*") : nil)
         self.securityHeaders = securityHeaders
         frame = FrameController(

@@ -35,7 +35,8 @@ struct GatewayFoundation: Sendable {
     /// `registration.code_sender.tls`, `registration.provisioning.tls`), by key path; the others use `http`.
     let serviceClients: [String: HTTPClient]
     let upstreamClients: UpstreamClients
-    let oidc: OIDCClient
+    /// The identity providers (`oidc`, or each of its list).
+    let providers: IdentityProviders
     let refresher: TokenRefresher
     /// The keys that sign identity assertions (refreshed from the store every minute).
     let assertionKeys: AssertionKeyRing
@@ -116,19 +117,19 @@ struct GatewayFoundation: Sendable {
         self.serviceClients = serviceClients
         upstreamClients = UpstreamClients(
             plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
-        let oidc = OIDCClient(
-            configuration: configuration.oidc, http: serviceClients["oidc.tls"] ?? http,
-            breaker: ProviderBreaker(pause: .seconds(configuration.oidc.pauseAfterTimeoutsSeconds)))
-        self.oidc = oidc
+        let providers = IdentityProviders(configuration.providers) { keyPath in serviceClients[keyPath] ?? http }
+        self.providers = providers
         // Every refresh at the provider is counted and logged (never its tokens).
         let refresher = TokenRefresher(
             store: stores.sessions, window: TimeInterval(configuration.session.refreshWindowSeconds),
             interval: TimeInterval(configuration.oidc.refreshSeconds),
-            identify: { session, response throws(OIDCError) in try await oidc.refreshedIdentity(of: session, response: response) }
-        ) { token throws(OIDCError) in
+            identify: { session, response throws(OIDCError) in
+                try await providers.client(for: session).refreshedIdentity(of: session, response: response)
+            }
+        ) { session, token throws(OIDCError) in
             do throws(OIDCError) {
                 let response = try await tracer.span("token refresh", ofKind: .client) { () async throws(OIDCError) -> TokenResponse in
-                    try await oidc.refresh(refreshToken: token)
+                    try await providers.client(for: session).refresh(refreshToken: token)
                 }
                 metrics.tokenRefresh(failure: nil)
                 logger.info("tokens refreshed")

@@ -9,7 +9,11 @@ public struct GatehouseConfiguration: Sendable {
     public var developmentMode: Bool
     /// Development mode starts the demo apps on this loopback port (when the configuration names no apps).
     public var demoAppsPort: Int?
+    /// The identity provider members sign in at; with `oidc` as a list, the first of them (whose subjects are the
+    /// members' accounts as they are).
     public var oidc: OIDCConfiguration
+    /// The list's other providers (`oidc[1]`…), for organizations that merge realms: each with its own button.
+    public var otherProviders: [OIDCConfiguration] = []
     public var cookie: CookieConfiguration
     public var session: SessionConfiguration
     public var storage: StorageConfiguration
@@ -101,6 +105,9 @@ public struct GatehouseConfiguration: Sendable {
     public var cookieIsSecure: Bool { cookie.secure ?? isHTTPS }
 
     public var redirectURI: String { publicOrigin + oidc.redirectPath }
+
+    /// Every identity provider, the first one first.
+    public var providers: [OIDCConfiguration] { [oidc] + otherProviders }
     public var postLogoutRedirectURI: String { publicOrigin + Paths.signedOutPage }
 }
 
@@ -200,6 +207,11 @@ public struct RateLimitsConfiguration: Sendable, Equatable {
 }
 
 public struct OIDCConfiguration: Sendable {
+    /// The provider's name in the gateway (`oidc[].id`): on its sign-in button's link, in the sessions it starts, in
+    /// the accounts of all but the first (`<id>:<sub>`).
+    public var id: String
+    /// What its button says (`oidc[].name`), with several providers.
+    public var name: String?
     public var issuer: String
     public var clientID: String
     /// Only from the environment or a `_FILE`; absent for a public client using PKCE alone.
@@ -220,6 +232,8 @@ public struct OIDCConfiguration: Sendable {
     public static let defaultScopes = ["openid", "profile", "email", "phone", "roles", "groups"]
 
     public init(
+        id: String = "oidc",
+        name: String? = nil,
         issuer: String,
         clientID: String,
         clientSecret: String? = nil,
@@ -231,6 +245,8 @@ public struct OIDCConfiguration: Sendable {
         refreshSeconds: Int = 300,
         tls: AppTLSConfiguration? = nil
     ) {
+        self.id = id
+        self.name = name
         self.tls = tls
         self.refreshSeconds = refreshSeconds
         self.issuer = issuer

@@ -39,14 +39,78 @@ public struct ConfigurationLoader {
                 throw ConfigurationError(problems: [ConfigurationProblem("(file)", "\(path) is not valid JSON: \(error.localizedDescription)")])
             }
         }
+        // Several identity providers: the first read as `oidc` is, the others each on their own.
+        var otherProviders: [[String: Any]]?
+        if let list = file["oidc"] as? [Any] {
+            let objects = list.compactMap { $0 as? [String: Any] }
+            if objects.isEmpty || objects.count != list.count {
+                early.append(ConfigurationProblem("oidc", "must be an object, or a list of objects (one per identity provider)"))
+            }
+            file["oidc"] = objects.first ?? [:]
+            otherProviders = Array(objects.dropFirst())
+        }
         var reader = ConfigurationReader(file: file, environment: environment, readSecretFile: readFile)
-        let configuration = read(&reader, development: development)
+        var configuration = read(&reader, development: development)
         var problems = early + reader.problems
         problems += reader.unknownFileKeys().map { ConfigurationProblem($0, "unknown key") }
+        if let otherProviders {
+            let others = readOtherProviders(otherProviders)
+            configuration.otherProviders = others.providers
+            problems += others.problems
+        }
         problems += configuration.validate()
+        if otherProviders != nil { problems = Self.listed(problems, index: 0) }
         problems += Self.missingFolders(configuration.directories)
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
         return configuration
+    }
+
+    /// One identity provider, from `oidc` (the first of a list is read there too); `developmentIssuer` and `clientID`
+    /// stand in for what development mode's built-in provider needs and the file does not say.
+    static func readProvider(_ reader: inout ConfigurationReader, developmentIssuer: String?, clientID: String) -> OIDCConfiguration {
+        let defaults = OIDCConfiguration(issuer: "", clientID: "")
+        var provider = OIDCConfiguration(
+            issuer: reader.optionalString("oidc.issuer") ?? developmentIssuer ?? "",
+            clientID: reader.optionalString("oidc.client_id") ?? (developmentIssuer != nil ? clientID : ""),
+            clientSecret: reader.secret("oidc.client_secret"),
+            scopes: reader.stringList("oidc.scopes", default: defaults.scopes),
+            redirectPath: reader.string("oidc.redirect_path", default: defaults.redirectPath),
+            clockSkewSeconds: reader.int("oidc.clock_skew_seconds", default: defaults.clockSkewSeconds, range: 0...600),
+            timeoutSeconds: reader.int("oidc.timeout_seconds", default: defaults.timeoutSeconds, range: 1...120),
+            pauseAfterTimeoutsSeconds: reader.int("oidc.pause_after_timeouts_seconds", default: defaults.pauseAfterTimeoutsSeconds, range: 1...3600),
+            refreshSeconds: reader.int("oidc.refresh_seconds", default: defaults.refreshSeconds, range: 5...86400),
+            tls: Self.readServiceTLS(&reader, "oidc")
+        )
+        provider.id = reader.string("oidc.id", default: defaults.id).lowercased()
+        provider.name = reader.optionalString("oidc.name")
+        return provider
+    }
+
+    /// `oidc` as a list: the first provider is read as `oidc` is, each of the others by a reader of its own over its
+    /// object and its `GATEHOUSE_OIDC_<ID>_…` variables (`GATEHOUSE_OIDC_PARTNER_CLIENT_SECRET`); every problem named
+    /// by its place in the list (`oidc[1].issuer`).
+    func readOtherProviders(_ list: [[String: Any]]) -> (providers: [OIDCConfiguration], problems: [ConfigurationProblem]) {
+        var providers: [OIDCConfiguration] = []
+        var problems: [ConfigurationProblem] = []
+        for (offset, object) in list.enumerated() {
+            let variablePrefix = "GATEHOUSE_OIDC_" + ((object["id"] as? String) ?? "").uppercased().replacingOccurrences(of: "-", with: "_") + "_"
+            let variables = Dictionary(
+                environment.compactMap { name, value in
+                    name.hasPrefix(variablePrefix) ? ("GATEHOUSE_OIDC_" + name.dropFirst(variablePrefix.count), value) : nil
+                }) { first, _ in first }
+            var reader = ConfigurationReader(file: ["oidc": object], environment: variables, readSecretFile: readFile)
+            providers.append(Self.readProvider(&reader, developmentIssuer: nil, clientID: ""))
+            problems += Self.listed(reader.problems + reader.unknownFileKeys().map { ConfigurationProblem($0, "unknown key") }, index: offset + 1)
+        }
+        return (providers, problems)
+    }
+
+    /// `oidc.issuer` → `oidc[index].issuer`.
+    static func listed(_ problems: [ConfigurationProblem], index: Int) -> [ConfigurationProblem] {
+        problems.map { problem in
+            guard problem.keyPath == "oidc" || problem.keyPath.hasPrefix("oidc.") else { return problem }
+            return ConfigurationProblem("oidc[\(index)]" + problem.keyPath.dropFirst("oidc".count), problem.message)
+        }
     }
 
     /// Where a folder that ships with Gatehouse (`Templates`, `Public`, `Strings`) is, when the configuration does not
@@ -119,20 +183,7 @@ public struct ConfigurationLoader {
         for entry in ClientAddressResolver.invalidEntries(listen.trustedProxies) {
             reader.report("listen.trusted_proxies", "\"\(entry)\" is not an address or a CIDR block")
         }
-        let oidcDefaults = OIDCConfiguration(issuer: "", clientID: "")
-        let oidc = OIDCConfiguration(
-            issuer: reader.optionalString("oidc.issuer") ?? (development ? origin + defaults.issuerPath : ""),
-            clientID: reader.optionalString("oidc.client_id") ?? (development ? defaults.clientID : ""),
-            clientSecret: reader.secret("oidc.client_secret"),
-            scopes: reader.stringList("oidc.scopes", default: oidcDefaults.scopes),
-            redirectPath: reader.string("oidc.redirect_path", default: oidcDefaults.redirectPath),
-            clockSkewSeconds: reader.int("oidc.clock_skew_seconds", default: oidcDefaults.clockSkewSeconds, range: 0...600),
-            timeoutSeconds: reader.int("oidc.timeout_seconds", default: oidcDefaults.timeoutSeconds, range: 1...120),
-            pauseAfterTimeoutsSeconds: reader.int(
-                "oidc.pause_after_timeouts_seconds", default: oidcDefaults.pauseAfterTimeoutsSeconds, range: 1...3600),
-            refreshSeconds: reader.int("oidc.refresh_seconds", default: oidcDefaults.refreshSeconds, range: 5...86400),
-            tls: Self.readServiceTLS(&reader, "oidc")
-        )
+        let oidc = Self.readProvider(&reader, developmentIssuer: development ? origin + defaults.issuerPath : nil, clientID: defaults.clientID)
         let cookie = CookieConfiguration(
             name: reader.string("cookie.name", default: CookieConfiguration().name),
             secure: reader.optionalBool("cookie.secure"),

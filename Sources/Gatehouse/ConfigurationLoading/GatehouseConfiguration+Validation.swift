@@ -28,6 +28,7 @@ extension GatehouseConfiguration {
             ("oidc.tls", oidc.tls), ("registration.code_sender.tls", registration.codeSenderEndpoint?.tls),
             ("registration.provisioning.tls", registration.provisioning.endpoint?.tls), ("chat.tls", registration.chat.tls),
         ].compactMap { keyPath, tls in tls.map { (keyPath, $0) } }
+            + otherProviders.enumerated().compactMap { offset, provider in provider.tls.map { ("oidc[\(offset + 1)].tls", $0) } }
     }
 
     /// Every problem with the values themselves, each with its key path.
@@ -75,18 +76,7 @@ extension GatehouseConfiguration {
             check(metrics.port != demoAppsPort, "metrics.port", "must differ from development.demo_apps_port")
         }
 
-        if let issuer = URL(string: oidc.issuer), let host = issuer.host, !host.isEmpty {
-            let issuerScheme = issuer.scheme?.lowercased()
-            check(
-                issuerScheme == "https" || (issuerScheme == "http" && Self.isLoopback(host)), "oidc.issuer",
-                "must be https (http only for a loopback host)")
-        } else {
-            check(false, "oidc.issuer", oidc.issuer.isEmpty ? "is required" : "is not an absolute URL: \(oidc.issuer)")
-        }
-        check(!oidc.clientID.isEmpty, "oidc.client_id", "is required")
-        check(oidc.scopes.contains("openid"), "oidc.scopes", "must include openid")
-        check(
-            oidc.redirectPath.hasPrefix("/") && ReturnTarget.isAcceptable(oidc.redirectPath), "oidc.redirect_path", "must be a path starting with /")
+        problems += validateProviders()
 
         check(Self.isCookieName(cookie.name), "cookie.name", "must be a cookie token (letters, digits, - and _)")
         if cookie.name.hasPrefix("__Secure-") || cookie.name.hasPrefix("__Host-") {
@@ -152,6 +142,42 @@ extension GatehouseConfiguration {
             check(
                 Self.isLoopback(publicURL.host), "development.enabled",
                 "development mode (and its built-in identity provider) only runs on a loopback public_url")
+        }
+        return problems
+    }
+
+    /// Each identity provider's issuer, client and scopes; with several, each named apart (id and button) at an
+    /// issuer of its own, all answering at the one callback.
+    private func validateProviders() -> [ConfigurationProblem] {
+        var problems: [ConfigurationProblem] = []
+        func check(_ condition: Bool, _ keyPath: String, _ message: @autoclosure () -> String) {
+            if !condition { problems.append(ConfigurationProblem(keyPath, message())) }
+        }
+        var ids: Set<String> = []
+        var issuers: Set<String> = []
+        for (index, provider) in providers.enumerated() {
+            let path = index == 0 ? "oidc" : "oidc[\(index)]"
+            if let issuer = URL(string: provider.issuer), let host = issuer.host, !host.isEmpty {
+                let issuerScheme = issuer.scheme?.lowercased()
+                check(
+                    issuerScheme == "https" || (issuerScheme == "http" && Self.isLoopback(host)), "\(path).issuer",
+                    "must be https (http only for a loopback host)")
+            } else {
+                check(false, "\(path).issuer", provider.issuer.isEmpty ? "is required" : "is not an absolute URL: \(provider.issuer)")
+            }
+            check(!provider.clientID.isEmpty, "\(path).client_id", "is required")
+            check(provider.scopes.contains("openid"), "\(path).scopes", "must include openid")
+            check(
+                provider.redirectPath.hasPrefix("/") && ReturnTarget.isAcceptable(provider.redirectPath), "\(path).redirect_path",
+                "must be a path starting with /")
+            guard providers.count > 1 else { continue }
+            check(
+                (1...40).contains(provider.id.count) && provider.id.allSatisfy { ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" },
+                "\(path).id", "must be 1–40 characters of a–z, 0–9 and -")
+            check(ids.insert(provider.id).inserted, "\(path).id", "\"\(provider.id)\" names two providers")
+            check(provider.name?.isEmpty == false, "\(path).name", "is required with several providers: it is what the sign-in button says")
+            check(issuers.insert(provider.issuer).inserted, "\(path).issuer", "is another provider's too")
+            check(provider.redirectPath == oidc.redirectPath, "\(path).redirect_path", "must be the first provider's: one callback serves them all")
         }
         return problems
     }

@@ -9,7 +9,7 @@ import Logging
 /// Sign-in page, the start of the authorization-code flow, the callback and sign-out.
 public struct AuthController: Sendable {
     let configuration: GatehouseConfiguration
-    let oidc: OIDCClient
+    let providers: IdentityProviders
     let attempts: any LoginAttemptStore
     let sessions: any SessionStore
     let registrations: ExistingRegistrations
@@ -23,7 +23,7 @@ public struct AuthController: Sendable {
     let chainSignature: @Sendable (String) -> String
 
     public init(
-        configuration: GatehouseConfiguration, oidc: OIDCClient, attempts: any LoginAttemptStore, sessions: any SessionStore,
+        configuration: GatehouseConfiguration, providers: IdentityProviders, attempts: any LoginAttemptStore, sessions: any SessionStore,
         registrations: ExistingRegistrations, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter, catalog: AppCatalog,
         hostMounts: any HostMountStore, chainSignature: @escaping @Sendable (String) -> String
     ) {
@@ -31,7 +31,7 @@ public struct AuthController: Sendable {
         self.hostMounts = hostMounts
         self.catalog = catalog
         self.configuration = configuration
-        self.oidc = oidc
+        self.providers = providers
         self.attempts = attempts
         self.sessions = sessions
         self.registrations = registrations
@@ -71,6 +71,12 @@ public struct AuthController: Sendable {
         }
         var values: [String: Any] = [:]
         if let returnTo { values["returnTo"] = returnTo }
+        // Several providers: a button each, named as the organization names them.
+        if providers.all.count > 1 {
+            values["providers"] = providers.all.map { client in
+                ["id": client.configuration.id, "label": renderer.strings.text("signin_with", ["provider": client.configuration.name ?? client.configuration.id])]
+            }
+        }
         if request.uri.queryParameters.get("expired") == "1" {
             values["notice"] = renderer.strings["session_expired"]
         }
@@ -103,11 +109,17 @@ public struct AuthController: Sendable {
         // A sign-in again that a rule or an app asked for (`AccessError.signInAgain`); a link that asks for nothing
         // readable is a plain sign-in.
         let stepUp = StepUpRequest(parsing: query.get("max_age").map { String($0) }, acr: query.get("acr").map { String($0) })
+        // The provider the member chose; a step-up goes to the one they signed in at.
+        let named = query.get("provider").map { String($0) }
+        guard let oidc = named.map({ providers.client($0) }) ?? context.session.map(providers.client(for:)) ?? providers.primary else {
+            throw RequestError.badRequest("provider: no identity provider of the gateway's is named \(named ?? "")")
+        }
         let binding = RandomToken.make()
-        let attempt = LoginAttempt(
+        var attempt = LoginAttempt(
             state: RandomToken.make(), browserBindingHash: TokenHash.hex(binding), nonce: RandomToken.make(),
             codeVerifier: PKCE.generate().verifier, returnTo: returnTo, createdAt: Date(), stepUp: stepUp
         )
+        attempt.provider = providers.recorded(oidc)
         events.record(.ssoLoginAttempt)
         let location: String
         do {
@@ -133,12 +145,14 @@ public struct AuthController: Sendable {
             attempt = try await attempts.take(state: state)
         }
         let returnTo = attempt?.returnTo ?? Paths.portal
+        // The provider the attempt went to answers; without an attempt, nothing is exchanged anyway.
+        let oidc = providers.client(attempt?.provider) ?? providers.primary
         do {
             // One value per parameter: a second `code` or `state` is somebody splicing responses together.
             for name in ["code", "state", "error", "iss"] where query.getAll(name).count > 1 {
                 throw OIDCError.invalidProviderResponse("the callback repeats \(name)")
             }
-            try await checkResponseIssuer(query.get("iss"))
+            try await checkResponseIssuer(query.get("iss"), of: oidc)
             if let code = query.get("error") {
                 throw OIDCError.providerError(
                     code: String(code.prefix(64)), description: query.get("error_description").map { String($0.prefix(200)) })
@@ -153,7 +167,7 @@ public struct AuthController: Sendable {
             guard let idToken = tokens.idToken else { throw OIDCError.invalidIDToken("token response has no id_token") }
             let claims = try await oidc.verifier.verify(idToken, expectedNonce: attempt.nonce)
             let identity = try await oidc.memberIdentity(accessToken: tokens.accessToken, idToken: idToken)
-            guard identity.sub == claims.subject else { throw OIDCError.invalidUserinfo("userinfo sub differs from the ID token's") }
+            guard identity.sub == (try oidc.account(claims.subject)) else { throw OIDCError.invalidUserinfo("userinfo sub differs from the ID token's") }
             // The same member proving themselves again keeps their session (and the apps' cookies in its jar);
             // anybody else signing in on this browser starts a new one.
             let current = context.session.flatMap { $0.identity.sub == identity.sub ? $0 : nil }
@@ -163,7 +177,8 @@ public struct AuthController: Sendable {
                 return try await signedInAgain(current, identity: identity, tokens: tokens, idToken: idToken, assurance: assurance, returnTo: returnTo)
             }
             return try await startSession(
-                identity: identity, tokens: tokens, idToken: idToken, providerSessionID: claims.sessionID, assurance: assurance, returnTo: returnTo,
+                identity: identity, provider: providers.recorded(oidc), tokens: tokens, idToken: idToken,
+                providerSessionID: claims.sessionID.map { oidc.accountPrefix + $0 }, assurance: assurance, returnTo: returnTo,
                 replacing: context.session, device: SessionDevice(userAgent: request.headers[.userAgent], address: context.clientAddress),
                 logger: context.logger)
         } catch let error as OIDCError {
@@ -174,7 +189,7 @@ public struct AuthController: Sendable {
 
     /// RFC 9207 (mix-up defence): a provider that says it names itself in authorization responses must do so,
     /// exactly; an `iss` that is present must match whatever the provider says.
-    func checkResponseIssuer(_ iss: String?) async throws(OIDCError) {
+    func checkResponseIssuer(_ iss: String?, of oidc: OIDCClient) async throws(OIDCError) {
         let expected = oidc.configuration.issuer
         if let iss {
             guard iss == expected else { throw .invalidProviderResponse("the response's iss \(iss) is not \(expected)") }
@@ -206,7 +221,7 @@ public struct AuthController: Sendable {
     }
 
     func startSession(
-        identity: MemberIdentity, tokens: TokenResponse, idToken: String, providerSessionID: String?, assurance: Assurance? = nil,
+        identity: MemberIdentity, provider: String?, tokens: TokenResponse, idToken: String, providerSessionID: String?, assurance: Assurance? = nil,
         returnTo: String, replacing previous: Session?, device: SessionDevice, logger: Logger
     ) async throws -> Response {
         let standing = try await registrations.standing(identity, claims: MemberClaims.unverifiedClaims(of: idToken), logger: logger)
@@ -231,6 +246,7 @@ public struct AuthController: Sendable {
         session.network = device.address.flatMap(IPAddress.init).map(IPNetwork.of)
         session.chatUserID = standing.chatUserID
         session.assurance = assurance
+        session.provider = provider
         try await sessions.insert(session)
         events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
         // Nowhere in particular to go: a registered member starts in their chats (or where the organization says).
@@ -274,6 +290,7 @@ public struct AuthController: Sendable {
         // signed-out page says what happened instead.
         // (Absolute when the way out passes through app hosts, which then send the browser back.)
         let signedOut = (appHosts.isEmpty ? "" : configuration.publicOrigin) + Paths.signedOutPage
+        let oidc = providers.client(for: session)
         let end =
             oidc.breaker.isOpen
             ? signedOut + "?provider=down"

@@ -12,7 +12,7 @@ import Hummingbird
 /// OAuth-style JSON error for anything wrong with the request or the token (nothing changes then), `503` when the
 /// provider's keys or the store cannot be reached (the provider may try again).
 public struct BackChannelLogoutController: Sendable {
-    let verifier: IDTokenVerifier
+    let providers: IdentityProviders
     let sessions: any SessionStore
     let logoutTokens: any LogoutTokenStore
     let events: EventRecorder
@@ -25,8 +25,19 @@ public struct BackChannelLogoutController: Sendable {
 
     @Sendable func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let claims: LogoutTokenClaims
+        let subject: String?
+        let providerSessionID: String?
         do {
-            claims = try await verifier.verifyLogoutToken(Self.logoutToken(in: request))
+            let token = try await Self.logoutToken(in: request)
+            // The provider that says it sent the token verifies it (its keys, its issuer, its audience); the sessions it
+            // names are its own members' only.
+            let issuer = MemberClaims.unverifiedClaims(of: token)?["iss"] as? String
+            guard let provider = providers.all.first(where: { $0.configuration.issuer == issuer }) else {
+                throw OIDCError.invalidLogoutToken("no provider of the gateway's issues \(issuer ?? "tokens without iss")")
+            }
+            claims = try await provider.verifier.verifyLogoutToken(token)
+            subject = try claims.subject.map(provider.account)
+            providerSessionID = claims.sessionID.map { provider.accountPrefix + $0 }
         } catch let error as OIDCError {
             if error.isProviderDown { return Self.answer(.serviceUnavailable, error: "temporarily_unavailable", error.description) }
             return refuse(error.description, context: context)
@@ -38,7 +49,7 @@ public struct BackChannelLogoutController: Sendable {
         }
         let ended: [Session]
         do {
-            ended = try await sessions.deleteProviderSessions(subject: claims.subject, providerSessionID: claims.sessionID)
+            ended = try await sessions.deleteProviderSessions(subject: subject, providerSessionID: providerSessionID)
         } catch {
             // Nothing was ended: the token may be presented again.
             try? await logoutTokens.forget(issuer: claims.issuer, tokenID: claims.tokenID)
@@ -51,7 +62,7 @@ public struct BackChannelLogoutController: Sendable {
         context.logger.info(
             "back-channel logout",
             metadata: [
-                "sub": .string(claims.subject ?? "-"), "sid": .string(claims.sessionID ?? "-"), "sessions_ended": .stringConvertible(ended.count),
+                "sub": .string(subject ?? "-"), "sid": .string(claims.sessionID ?? "-"), "sessions_ended": .stringConvertible(ended.count),
             ])
         return Self.answer(.ok)
     }

@@ -6,7 +6,7 @@ import GatehouseStorage
 /// for its result instead of spending the single-use refresh token a second time. With `identify`, each refresh also
 /// takes the member's identity (roles, groups, email, phone) as the provider says it now.
 public actor TokenRefresher {
-    public typealias Refresh = @Sendable (String) async throws(OIDCError) -> TokenResponse
+    public typealias Refresh = @Sendable (Session, String) async throws(OIDCError) -> TokenResponse
     /// The member after a refresh: the new tokens checked and the identity read again (`OIDCClient.refreshedIdentity`).
     public typealias Identify = @Sendable (Session, TokenResponse) async throws(OIDCError) -> MemberIdentity
 
@@ -54,7 +54,7 @@ public actor TokenRefresher {
         try await store.withExclusiveRefresh(sessionID: session.id) { [store, refresh, identify] in
             guard var current = try await store.findStored(id: session.id) else { throw OIDCError.refreshFailed("session is gone") }
             guard evenIfFresh || self.needsRefresh(current), let refreshToken = current.tokens.refreshToken else { return current }
-            let response = try await refresh(refreshToken)
+            let response = try await refresh(current, refreshToken)
             if let identify { current.identity = try await identify(current, response) }
             let now = Date()
             current.tokens = TokenSet(

@@ -3,7 +3,7 @@ import HTTPTypes
 
 /// The headers every answer of the gateway carries unless it has its own (apps' answers have their own: `AnswerMapping`):
 /// a strict Content-Security-Policy with no inline code, no framing, no sniffing, no referrer leaks, a browsing context
-/// group of their own, no powerful features. Forms may only go to the gateway, the identity provider and the app
+/// group of their own, no powerful features. Forms may only go to the gateway, the identity providers and the app
 /// hosts (Chrome applies `form-action` to the redirects after a form too: sign-out's).
 struct SecurityHeaders: Sendable {
     /// The fields, made once: every answer gets them.
@@ -11,11 +11,12 @@ struct SecurityHeaders: Sendable {
 
     /// `appHosts`: the source of every app host (`https://*.apps.example.org`), when apps have hosts of their own:
     /// sign-out passes through them after its form.
-    init(identityProviderOrigin: String?, isHTTPS: Bool, appHosts: String? = nil) {
-        let formTargets = ["'self'", identityProviderOrigin, appHosts].compactMap { $0 }.joined(separator: " ")
+    init(identityProviderOrigins: [String], isHTTPS: Bool, appHosts: String? = nil) {
+        var formTargets = ["'self'"]
+        for origin in identityProviderOrigins + [appHosts].compactMap({ $0 }) where !formTargets.contains(origin) { formTargets.append(origin) }
         let contentSecurityPolicy =
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
-            + "base-uri 'none'; frame-ancestors 'none'; form-action \(formTargets)"
+            + "base-uri 'none'; frame-ancestors 'none'; form-action \(formTargets.joined(separator: " "))"
         fields =
             [
                 HTTPField(name: .contentSecurityPolicy, value: contentSecurityPolicy), HTTPField(name: .xContentTypeOptions, value: "nosniff"),

@@ -64,7 +64,7 @@ import Testing
             let refresher = TokenRefresher(
                 store: harness.sessions, window: 60, interval: 300,
                 identify: { session, _ throws(OIDCError) in MemberIdentity(sub: session.identity.sub, roles: ["user"]) }
-            ) { _ throws(OIDCError) in TokenResponse(accessToken: "access-1", idToken: nil, refreshToken: "refresh-1", expiresIn: 3600, tokenType: "Bearer") }
+            ) { _, _ throws(OIDCError) in TokenResponse(accessToken: "access-1", idToken: nil, refreshToken: "refresh-1", expiresIn: 3600, tokenType: "Bearer") }
             #expect(refresher.needsRefresh(session))
             var fresh = session
             fresh.tokens.obtainedAt = Date()
@@ -86,7 +86,7 @@ import Testing
             let refusing = TokenRefresher(
                 store: harness.sessions, window: 60, interval: 300,
                 identify: { _, _ throws(OIDCError) in throw .invalidIDToken("a refresh changed the subject") }
-            ) { _ throws(OIDCError) in TokenResponse(accessToken: "access-1", idToken: nil, refreshToken: "refresh-1", expiresIn: 3600, tokenType: "Bearer") }
+            ) { _, _ throws(OIDCError) in TokenResponse(accessToken: "access-1", idToken: nil, refreshToken: "refresh-1", expiresIn: 3600, tokenType: "Bearer") }
             let strict = SessionResolver(
                 store: harness.sessions, refresher: refusing, events: harness.recorder, configuration: SessionConfiguration(),
                 logger: SessionLifecycleTests.logger)

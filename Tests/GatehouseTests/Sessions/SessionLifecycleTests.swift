@@ -67,7 +67,7 @@ import Testing
         try await Harness.with(backend) { harness in
             try await harness.sessions.insert(Self.session(cookie: "idle", lastSeen: Date().addingTimeInterval(-3600)))
             try await harness.sessions.insert(Self.session(cookie: "old", expiresIn: -1))
-            let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("unused") }
+            let resolver = harness.resolver { _, _ throws(OIDCError) in throw .refreshFailed("unused") }
             #expect(try await resolver.resolve(cookie: "idle") == .expired(timedOutFor: "member-idle"))
             #expect(try await resolver.resolve(cookie: "old") == .expired(timedOutFor: "member-old"))
             // Gone, and remembered a while as run out of time (a form the member sends next may wait for them).
@@ -84,7 +84,7 @@ import Testing
         try await Harness.with(backend) { harness in
             try await harness.sessions.insert(Self.session(cookie: "busy", tokenExpiresIn: 60))
             let calls = Counter()
-            let resolver = harness.resolver { refreshToken throws(OIDCError) in
+            let resolver = harness.resolver { _, refreshToken throws(OIDCError) in
                 let count = await calls.increment()
                 guard refreshToken == "refresh-0" else { throw .refreshFailed("refresh token reused") }
                 try? await Task.sleep(for: .milliseconds(100))
@@ -111,7 +111,7 @@ import Testing
     @Test(arguments: StoreBackend.allCases) func aRefusedRefreshEndsTheSession(backend: StoreBackend) async throws {
         try await Harness.with(backend) { harness in
             try await harness.sessions.insert(Self.session(cookie: "revoked", tokenExpiresIn: 10))
-            let resolver = harness.resolver { _ throws(OIDCError) in throw .refreshFailed("invalid_grant") }
+            let resolver = harness.resolver { _, _ throws(OIDCError) in throw .refreshFailed("invalid_grant") }
             #expect(try await resolver.resolve(cookie: "revoked") == .expired(timedOutFor: nil))
             #expect(try await harness.sessions.find(id: SessionResolver.sessionID(forCookie: "revoked")) == nil)
             let events = try await harness.storedEvents()
@@ -125,7 +125,7 @@ import Testing
         try await Harness.with(backend) { harness in
             try await harness.sessions.insert(Self.session(cookie: "waiting", tokenExpiresIn: 10))
             let calls = Counter()
-            let resolver = harness.resolver { _ throws(OIDCError) in
+            let resolver = harness.resolver { _, _ throws(OIDCError) in
                 throw await calls.increment() == 1 ? .providerUnreachable("connection refused") : .providerNotAnswering("timeouts")
             }
             for _ in 0..<2 {
@@ -145,7 +145,7 @@ import Testing
         try await Harness.with(backend) { harness in
             try await harness.sessions.insert(Self.session(cookie: "fresh", tokenExpiresIn: 3600))
             let calls = Counter()
-            let resolver = harness.resolver { _ throws(OIDCError) in
+            let resolver = harness.resolver { _, _ throws(OIDCError) in
                 _ = await calls.increment()
                 throw .refreshFailed("should not be called")
             }

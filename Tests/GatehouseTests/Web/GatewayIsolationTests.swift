@@ -89,7 +89,7 @@ import Testing
         let wiki = try policy(configuration.apps[1], upstream: [.contentType: "text/html", SecurityHeaders.permissionsPolicy: "camera=*"])
         #expect(wiki.count == 2 && wiki[0] == "camera=*" && wiki[1].contains("camera=()") && wiki[1].contains("microphone=()"))
         var gateways = HTTPFields()
-        SecurityHeaders(identityProviderOrigin: nil, isHTTPS: false).apply(to: &gateways)
+        SecurityHeaders(identityProviderOrigins: [], isHTTPS: false).apply(to: &gateways)
         #expect(gateways[SecurityHeaders.permissionsPolicy]?.contains("camera=()") == true)
         #expect(gateways[SecurityHeaders.openerPolicy] == "same-origin")
     }

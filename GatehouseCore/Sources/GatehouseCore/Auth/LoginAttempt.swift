@@ -12,6 +12,8 @@ public struct LoginAttempt: Sendable, Codable, Equatable {
     public var createdAt: Date
     /// A step-up: the `max_age` and the `acr_values` the provider was asked for, which its answer must show.
     public var stepUp: StepUpRequest?
+    /// The identity provider asked (`oidc[].id`); `nil`: the first.
+    public var provider: String?
 
     public init(
         state: String, browserBindingHash: String, nonce: String, codeVerifier: String, returnTo: String, createdAt: Date,

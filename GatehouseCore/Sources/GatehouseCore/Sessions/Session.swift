@@ -77,6 +77,8 @@ public struct Session: Sendable, Codable, Equatable {
     /// The network the session was last used from (`IPNetwork.of`): a use from another one within minutes is flagged
     /// (`session.bind_to_network` ends the session instead).
     public var network: IPNetwork?
+    /// The identity provider the member signed in at (`oidc[].id`); `nil` for a session of the first (or only) one.
+    public var provider: String?
 
     public init(
         id: String, identity: MemberIdentity, tokens: TokenSet, level: AuthLevel, csrfToken: String,

@@ -13,13 +13,23 @@ public struct OIDCClient: Sendable {
     public let verifier: IDTokenVerifier
     /// Every call to the provider goes through it: a provider that stopped answering is not waited for on every one.
     public let breaker: ProviderBreaker
+    /// Before each subject of this provider's, to make the member's account (`IdentityProviders`): empty for the
+    /// first provider, `<id>:` for the others.
+    public let accountPrefix: String
+    /// Account prefixes of the other providers, which a subject of this one must not begin with.
+    let reservedPrefixes: [String]
 
     static let maximumResponseSize = 1 << 20
 
-    public init(configuration: OIDCConfiguration, http: HTTPClient, breaker: ProviderBreaker = ProviderBreaker()) {
+    public init(
+        configuration: OIDCConfiguration, http: HTTPClient, breaker: ProviderBreaker = ProviderBreaker(), accountPrefix: String = "",
+        reservedPrefixes: [String] = []
+    ) {
         self.configuration = configuration
         self.http = http
         self.breaker = breaker
+        self.accountPrefix = accountPrefix
+        self.reservedPrefixes = reservedPrefixes
         let timeout = TimeAmount.seconds(Int64(configuration.timeoutSeconds))
         let discovery = DiscoveryCache(issuer: configuration.issuer) {
             try await Self.get(
@@ -100,9 +110,24 @@ public struct OIDCClient: Sendable {
     /// ID token's claims and the access token's when it is a JWT (`MemberClaims.identity(userinfo:idToken:accessToken:clientID:)`).
     public func memberIdentity(accessToken: String, idToken: String?) async throws(OIDCError) -> MemberIdentity {
         let userinfo = try await userinfo(accessToken: accessToken)
-        return MemberClaims.identity(
+        var identity = MemberClaims.identity(
             userinfo: userinfo, idToken: idToken.flatMap(MemberClaims.unverifiedClaims(of:)),
             accessToken: MemberClaims.unverifiedClaims(of: accessToken), clientID: configuration.clientID)
+        identity.sub = try account(identity.sub)
+        return identity
+    }
+
+    /// The member's account for `subject`, a subject of this provider's.
+    public func account(_ subject: String) throws(OIDCError) -> String {
+        if reservedPrefixes.contains(where: subject.hasPrefix) {
+            throw .invalidUserinfo("the subject would read as another provider's account")
+        }
+        return accountPrefix + subject
+    }
+
+    /// The provider's subject of `account`, one of this provider's accounts.
+    public func subject(of account: String) -> String {
+        String(account.dropFirst(accountPrefix.count))
     }
 
     /// The member after a refresh of `session`'s tokens: a new ID token verified (same subject, the sign-in's nonce if
@@ -110,7 +135,7 @@ public struct OIDCClient: Sendable {
     public func refreshedIdentity(of session: Session, response: TokenResponse) async throws(OIDCError) -> MemberIdentity {
         if let idToken = response.idToken {
             let signInNonce = MemberClaims.unverifiedClaims(of: session.tokens.idToken)?["nonce"] as? String
-            _ = try await verifier.verifyRefreshed(idToken, subject: session.identity.sub, signInNonce: signInNonce)
+            _ = try await verifier.verifyRefreshed(idToken, subject: subject(of: session.identity.sub), signInNonce: signInNonce)
         }
         let identity = try await memberIdentity(accessToken: response.accessToken, idToken: response.idToken)
         guard identity.sub == session.identity.sub else { throw .invalidUserinfo("userinfo names another subject after a refresh") }
