@@ -7,8 +7,12 @@ import Logging
 /// gateway keeps from start to end. A reload (`ConfigurationReload`) makes a new one and new requests go to it; the
 /// requests already under way finish with the one they began with. `GatehouseApplication` turns it into a router
 /// (`buildRouter`); the foundation's parts are read through it (`gateway.stores`).
+///
+/// A class: the running gateway is looked up for every request and every exchange of the data plane, and a struct
+/// of this size (the configuration twice, every controller) would be copied there, a retain and a release for each
+/// of its hundreds of references.
 @dynamicMemberLookup
-struct Gateway: Sendable {
+final class Gateway: Sendable {
     /// What applies now: the foundation's configuration with what changed of the reloadable parts.
     let configuration: GatehouseConfiguration
     let foundation: GatewayFoundation
@@ -34,7 +38,7 @@ struct Gateway: Sendable {
     subscript<Part>(dynamicMember part: KeyPath<GatewayFoundation, Part>) -> Part { foundation[keyPath: part] }
 
     /// The gateway as the foundation started it, with its own configuration.
-    init(configuration: GatehouseConfiguration, stores: Stores, renderer: PageRenderer, logger: Logger, hostResolver: any HostResolver)
+    convenience init(configuration: GatehouseConfiguration, stores: Stores, renderer: PageRenderer, logger: Logger, hostResolver: any HostResolver)
         async throws
     {
         let foundation = try await GatewayFoundation(

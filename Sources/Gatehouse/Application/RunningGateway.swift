@@ -34,7 +34,8 @@ public struct ConfigurationSource: Sendable {
 /// The gateway new requests go to, with the router made for it. A reload replaces both at once; a request, an
 /// exchange of the data plane or a WebSocket keeps the one it began with to its end.
 final class RunningGateway: Sendable {
-    struct Generation: Sendable {
+    /// A class, so that a request's look-up copies one reference out of the lock.
+    final class Generation: Sendable {
         let gateway: Gateway
         let responder: HeadAsGetResponder
 
@@ -140,6 +141,8 @@ actor ConfigurationReloads {
     func reloadCatalog() async {
         await inTurn {
             do {
+                // Services start beside the server's own wait for the store (a new database's migrations).
+                try await self.running.foundation.stores.prepare()
                 let stored = try await self.running.foundation.storedCatalog.store.apps()
                 guard await stored != self.stored else { return }
                 _ = await self.applying(nil, stored: stored)
