@@ -90,17 +90,19 @@ extension GatehouseApplication {
             events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,
             languages: renderer.languages)
         funnel.addRoutes(to: signedIn)
+        // The console: operators only, before any of its pages runs.
+        let console = signedIn.group().add(middleware: OperatorOnlyMiddleware(configuration: configuration))
         let audit = OperatorAuditController(audit: stores.audit, queue: gateway.audit.queue, renderer: renderer, configuration: configuration)
-        audit.addRoutes(to: signedIn)
+        audit.addRoutes(to: console)
         OperatorController(
             funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: gateway.metrics, audit: audit, renderer: renderer,
             configuration: configuration
-        ).addRoutes(to: signedIn)
+        ).addRoutes(to: console)
         OperatorMembersController(
             registrations: stores.registrations, chat: gateway.chatBackend, events: gateway.events, renderer: renderer, configuration: configuration
-        ).addRoutes(to: signedIn)
+        ).addRoutes(to: console)
         OperatorCatalogController(catalog: gateway.storedCatalog, audit: gateway.audit, renderer: renderer, configuration: configuration)
-            .addRoutes(to: signedIn)
+            .addRoutes(to: console)
         gateway.frame.addRoutes(to: signedIn)
         KeptFormController(forms: gateway.keptForms, renderer: renderer, configuration: configuration).addRoutes(to: signedIn)
         SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(

@@ -17,29 +17,18 @@ struct OperatorCatalogController: Sendable {
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.operatorCatalog)) { request, context in
-            try configuration.requireOperator(context.session.identity)
-            return try await list(request, context, notice: Self.notice(request, strings: renderer.strings))
+            try await list(request, context, notice: Self.notice(request, strings: renderer.strings))
         }
-        group.get(RouterPath(stringLiteral: Paths.operatorCatalogNew)) { _, context in
-            try configuration.requireOperator(context.session.identity)
-            return try form(CatalogForm(), context: context)
-        }
+        group.get(RouterPath(stringLiteral: Paths.operatorCatalogNew)) { _, context in try form(CatalogForm(), context: context) }
         group.get(RouterPath(stringLiteral: Paths.operatorCatalogEdit)) { request, context in
-            try configuration.requireOperator(context.session.identity)
             guard let slug = request.uri.queryParameters.get("slug"), let stored = try await catalog.store.app(slug),
                 let entry = CatalogForm.parse(stored.entry) as? [String: Any]
             else { throw RequestError.notFound }
             let form = CatalogForm(entry: entry, enabled: stored.enabled, version: stored.version)
-            return try self.form(form, preview: read(form, stored: [stored.slug]), context: context)
+            return try self.form(form, preview: read(form, stored: [stored.slug]).map(\.app), context: context)
         }
-        group.post(RouterPath(stringLiteral: Paths.operatorCatalogSave)) { request, context in
-            try configuration.requireOperator(context.session.identity)
-            return try await save(request, context)
-        }
-        group.post(RouterPath(stringLiteral: Paths.operatorCatalogState)) { request, context in
-            try configuration.requireOperator(context.session.identity)
-            return try await changeState(request, context)
-        }
+        group.post(RouterPath(stringLiteral: Paths.operatorCatalogSave), use: save)
+        group.post(RouterPath(stringLiteral: Paths.operatorCatalogState), use: changeState)
     }
 
     // MARK: - The list
@@ -96,14 +85,10 @@ struct OperatorCatalogController: Sendable {
     // MARK: - The form
 
     /// The form's entry read beside the running apps (without the console's app of the same slug, which it replaces).
-    func read(_ form: CatalogForm, stored: Set<String>) -> Result<AppConfiguration, ConfigurationError> {
-        switch form.entry() {
-        case .failure(let error): return .failure(error)
-        case .success(let entry):
-            var beside = configuration
-            beside.apps.removeAll { $0.slug == form.slug && stored.contains($0.slug) }
-            return StoredAppsReader.read(entry, beside: beside)
-        }
+    func read(_ form: CatalogForm, stored: Set<String>) -> Result<(entry: [String: Any], app: AppConfiguration), ConfigurationError> {
+        var beside = configuration
+        beside.apps.removeAll { $0.slug == form.slug && stored.contains($0.slug) }
+        return form.entry().flatMap { entry in StoredAppsReader.read(entry, beside: beside).map { (entry, $0) } }
     }
 
     func form(
@@ -139,20 +124,23 @@ struct OperatorCatalogController: Sendable {
         let before = try await catalog.store.app(form.slug)
         // An edit replaces the console's app of its slug; a new app beside it would take its slug.
         let read = read(form, stored: before != nil && form.version != nil ? [form.slug] : [])
-        if posted["action"] == "preview" { return try self.form(form, preview: read, context: context) }
-        if case .failure(let error) = read {
+        let preview = read.map(\.app)
+        if posted["action"] == "preview" { return try self.form(form, preview: preview, context: context) }
+        let entry: [String: Any]
+        switch read {
+        case .failure(let error):
             if wantsJSON {
                 return try JSONResponse.make(
                     ["error": "invalid_app", "problems": error.problems.map { ["key": $0.keyPath, "message": $0.message] }], status: .badRequest)
             }
-            return try self.form(form, preview: read, status: .badRequest, context: context)
+            return try self.form(form, preview: preview, status: .badRequest, context: context)
+        case .success(let read): entry = read.entry
         }
-        guard case .success(let entry) = form.entry() else { throw RequestError.badRequest("the form's entry") }
         let app = StoredApp(slug: form.slug, entry: CatalogForm.text(entry), enabled: form.enabled, changedBy: context.session.identity.sub)
         guard let saved = try await catalog.store.save(app, expectedVersion: form.version) else {
             let notice = renderer.strings.text(form.version == nil ? "operator_apps_slug_taken" : "operator_apps_stale", ["app": form.slug])
             if wantsJSON { return try JSONResponse.make(["error": "stale_version", "message": notice], status: .conflict) }
-            return try self.form(form, preview: read, notice: notice, status: .conflict, context: context)
+            return try self.form(form, preview: preview, notice: notice, status: .conflict, context: context)
         }
         let done = before == nil ? "added" : "changed"
         try await applied(done, before: before, after: saved, context: context)

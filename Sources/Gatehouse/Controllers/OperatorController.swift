@@ -23,22 +23,13 @@ struct OperatorController: Sendable {
     static let days = 7
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
-        func operatorOnly(_ handler: @escaping @Sendable (Request) async throws -> Response)
-            -> @Sendable (Request, SignedInRequestContext)
-            async throws -> Response
-        {
-            { request, context in
-                try configuration.requireOperator(context.session.identity)
-                return try await handler(request)
-            }
-        }
-        group.get(RouterPath(stringLiteral: Paths.operatorPrefix), use: operatorOnly { _ in try await console() })
-        group.get(RouterPath(stringLiteral: Paths.operatorFunnel + "/days"), use: operatorOnly { _ in try JSONResponse.make(try await days().json) })
-        group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/sessions"), use: operatorOnly { _ in try JSONResponse.make(try await levels()) })
-        group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/apps"), use: operatorOnly { _ in try JSONResponse.make(apps().map(\.json)) })
-        group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/refusals"), use: operatorOnly { _ in try JSONResponse.make(try await recentRefusals().map(OperatorAuditController.json)) })
+        group.get(RouterPath(stringLiteral: Paths.operatorPrefix), use: { _, _ in try await console() })
+        group.get(RouterPath(stringLiteral: Paths.operatorFunnel + "/days"), use: { _, _ in try JSONResponse.make(try await days().json) })
+        group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/sessions"), use: { _, _ in try JSONResponse.make(try await levels()) })
+        group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/apps"), use: { _, _ in try JSONResponse.make(apps().map(\.json)) })
+        group.get(RouterPath(stringLiteral: Paths.operatorPrefix + "/refusals"), use: { _, _ in try JSONResponse.make(try await recentRefusals().map(OperatorAuditController.json)) })
         group.get(
-            RouterPath(stringLiteral: Paths.operatorPrefix + "/network-changes"), use: operatorOnly { _ in try JSONResponse.make(try await networkChanges().map(Self.json)) })
+            RouterPath(stringLiteral: Paths.operatorPrefix + "/network-changes"), use: { _, _ in try JSONResponse.make(try await networkChanges().map(Self.json)) })
     }
 
     /// Members per step and UTC day over the last `days` days, with each day's conversion from sign-in to registration.

@@ -22,14 +22,8 @@ struct OperatorMembersController: Sendable {
     }
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
-        group.get(RouterPath(stringLiteral: Paths.operatorMembers)) { request, context in
-            try configuration.requireOperator(context.session.identity)
-            return try await members(request, context)
-        }
-        group.post(RouterPath(stringLiteral: Paths.operatorMembersReset)) { request, context in
-            try configuration.requireOperator(context.session.identity)
-            return try await reset(request, context)
-        }
+        group.get(RouterPath(stringLiteral: Paths.operatorMembers), use: members)
+        group.post(RouterPath(stringLiteral: Paths.operatorMembersReset), use: reset)
     }
 
     /// `?q=` looks the member up; `?reset=` says what the last reset did. JSON for API callers.
