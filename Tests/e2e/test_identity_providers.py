@@ -51,6 +51,8 @@ def test_a_member_signs_in_at_either_provider(browser, tmp_path, mock_idp):
         assert forwarded_user(browser, gw) == "partner:" + KIM["sub"]
         browser.get(gw.url + "/")
         sign_out(browser)
+        # Signed out at the gateway, then at the partner's own provider (not the development one).
+        wait(browser, EC.url_contains(mock_idp + "/oauth2/end_session"))
 
         # The development provider's member, on the same browser.
         browser.get(gw.url + "/")
