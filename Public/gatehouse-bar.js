@@ -86,11 +86,17 @@
       if (space) { space.media = "not all"; }
       return;
     }
-    root.getElementById(collapsed ? "handle" : "collapse").focus();
+    // Expanded again: focus on the bar's own hide button, or on a phone (where it is in the switcher's menu) the switcher.
+    var collapse = root.getElementById("collapse");
+    (collapsed ? root.getElementById("handle") : getComputedStyle(collapse).display === "none" ? root.getElementById("switcher-button") : collapse).focus();
     // On an app with the bar off, opening it is for this page only.
     if (!overlay) { remember("bar", collapsed ? "collapsed" : "expanded"); }
   }
   root.getElementById("collapse").addEventListener("click", function () { setCollapsed(true); });
+  root.getElementById("collapse-menu").addEventListener("click", function () {
+    root.getElementById("switcher").open = false;
+    setCollapsed(true);
+  });
   root.getElementById("handle").addEventListener("click", function () { setCollapsed(false); });
 
   var dismiss = root.getElementById("gatehouse-banner-dismiss");

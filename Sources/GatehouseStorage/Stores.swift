@@ -18,6 +18,7 @@ public struct Stores: Sendable {
     public var keptForms: any KeptFormStore
     public var audit: any AuditStore
     public var catalog: any AppCatalogStore
+    public var members: any MemberStore
     /// Changes to `catalog` made by other replicas (PostgreSQL).
     public let catalogChanges = CatalogChanges()
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
@@ -51,7 +52,7 @@ public struct Stores: Sendable {
             events: SQLiteEventStore(database: database), logoutTokens: SQLiteLogoutTokenStore(database: database),
             rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database, keyring: keyring),
             keptForms: SQLiteKeptFormStore(database: database, keyring: keyring), audit: SQLiteAuditStore(database: database),
-            catalog: SQLiteAppCatalogStore(database: database),
+            catalog: SQLiteAppCatalogStore(database: database), members: SQLiteMemberStore(database: database, keyring: keyring),
             service: DatabaseService(database: database), preparation: Once { try await reseal(database, keyring) },
             answers: { await database.answers() }, statistics: database.statistics, sqlite: database, keyring: keyring)
     }
@@ -68,7 +69,7 @@ public struct Stores: Sendable {
             rateLimits: PostgresRateLimitStore(database: database),
             assertionKeys: PostgresAssertionKeyStore(database: database, keyring: keyring),
             keptForms: PostgresKeptFormStore(database: database, keyring: keyring), audit: PostgresAuditStore(database: database),
-            catalog: PostgresAppCatalogStore(database: database),
+            catalog: PostgresAppCatalogStore(database: database), members: PostgresMemberStore(database: database, keyring: keyring),
             service: database,
             preparation: Once {
                 try await database.migrate()

@@ -74,7 +74,10 @@ def test_an_app_added_in_the_console_is_served_by_every_replica_within_a_second(
     disabled = time.monotonic()
     wait(browser, lambda b: "done=disabled" in b.current_url)
     assert served_by_every_replica_within(replicas, cookie, 404, disabled)
+    # Remove asks first.
     browser.find_element(By.ID, f"app-remove-{SLUG}").click()
+    wait(browser, lambda b: b.find_elements(By.ID, "app-remove-confirm"))
+    browser.find_element(By.ID, "app-remove-confirm").click()
     wait(browser, lambda b: "done=removed" in b.current_url)
     assert browser.find_elements(By.ID, "no-console-apps")
 

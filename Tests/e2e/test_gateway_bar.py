@@ -41,6 +41,13 @@ def focused_in_bar(browser):
         "const a = document.activeElement; return a && a.id === 'gatehouse-bar' ? a.shadowRoot.activeElement?.id || null : null")
 
 
+def whole_name_shown(browser):
+    """Whether the switcher shows the current app's name whole: nothing of it cut off sideways or below."""
+    return browser.execute_script(
+        "const c = document.getElementById('gatehouse-bar').shadowRoot.querySelector('.current');"
+        "return c.textContent.length > 0 && c.scrollWidth <= c.clientWidth + 1 && c.scrollHeight <= c.clientHeight + 1")
+
+
 def open_app(browser, gw, slug):
     browser.get(gw.url + f"/apps/{slug}/")
     wait(browser, lambda b: b.execute_script("return document.readyState") == "complete")
@@ -68,6 +75,8 @@ def test_the_bar_on_every_demo_app(browser, dev_gateway, checker, scheme):
             assert in_bar(browser, "#switcher-button").get_attribute("aria-label").startswith("Switch app: ")
             current = bar(browser).find_elements(By.CSS_SELECTOR, "#switcher-menu a[aria-current=page]")
             assert [a.get_attribute("data-app") for a in current] == [slug]
+            # The app's whole name beside the banner, on a phone too (on two lines there if need be), never cut.
+            assert whole_name_shown(browser), (slug, width)
             # Chats, Calls and Stories in the bar on wide screens, in the switcher's menu on narrow ones; locked.
             assert shown(browser, "#bar-chats") == (width == 1280)
             assert bar_has(browser, "#bar-chats.locked[aria-describedby=locked-note]") and bar_has(browser, "#locked-note")
@@ -271,7 +280,8 @@ def test_keyboard_reaches_the_bar_first_and_skips_to_the_app(browser, dev_gatewa
             order.append(focused_in_bar(browser) or browser.switch_to.active_element.get_attribute("id"))
         expected = ["skip", "home"] + (["web-apps"] if width == 1280 else []) + ["switcher-button"]
         expected += ["bar-chats", "bar-calls", "bar-stories"] if width == 1280 else []
-        expected += ["gatehouse-banner-button", "gatehouse-banner-dismiss", "collapse", "about-link"]
+        # On a phone, hiding the bar is in the switcher's menu (for the app's name to have the room).
+        expected += ["gatehouse-banner-button", "gatehouse-banner-dismiss"] + (["collapse"] if width == 1280 else []) + ["about-link"]
         assert order[: len(expected)] == expected, order
         # The skip link shows when focused and moves focus to the app's main content.
         open_app(browser, gw, "links")
@@ -317,6 +327,19 @@ def test_collapsing_is_remembered_for_the_session(browser, dev_gateway, checker)
     assert browser.execute_script("return getComputedStyle(document.documentElement).paddingBottom") == "0px"
     open_app(browser, gw, "links")
     assert shown(browser, ".row")
+    # On a phone the bar is hidden from the switcher's menu, and opened again with the focus on the switcher.
+    browser.set_window_size(390, 900)
+    open_app(browser, gw, "links")
+    assert not shown(browser, "#collapse")
+    in_bar(browser, "#switcher-button").click()
+    wait(browser, lambda b: shown(b, "#collapse-menu"))
+    in_bar(browser, "#collapse-menu").click()
+    wait(browser, lambda b: shown(b, ".handle"))
+    assert not shown(browser, ".row") and focused_in_bar(browser) == "handle"
+    in_bar(browser, "#handle").click()
+    wait(browser, lambda b: shown(b, ".row"))
+    assert focused_in_bar(browser) == "switcher-button" and not shown(browser, "#switcher-menu")
+    browser.set_window_size(1280, 900)
 
 
 def test_dismissing_the_banner_leaves_a_small_add_features(browser, dev_gateway, checker):
@@ -346,16 +369,20 @@ def test_dismissing_the_banner_leaves_a_small_add_features(browser, dev_gateway,
 
 
 def test_an_apps_own_css_changes_nothing_in_the_bar(browser, dev_gateway):
-    """The Heavily Styled App restyles `*`, `div`, `button`, links and the root font size, all `!important`."""
+    """The Heavily Styled App restyles `*`, `div`, `button`, links and the root font size, all `!important`. The bar's
+    own styles and boxes stay as on a plain app; its row spans the viewport it is given, which on the styled page may
+    lose a scrollbar's width to the app's own overflow (with whatever fonts the machine has)."""
     gw = dev_gateway
     sign_in(browser, gw, "alice", "/apps/links/")
     fingerprint = """
         const root = document.getElementById('gatehouse-bar').shadowRoot;
         const host = document.getElementById('gatehouse-bar').getBoundingClientRect();
+        const viewport = document.documentElement.clientWidth;
         return [host.top, host.height, ...['.row', '#home', '.mark', '#web-apps', '#bar-chats', '.banner-text strong',
                 '#gatehouse-banner-button', '#gatehouse-banner-dismiss', '#collapse', '.mono'].map(selector => {
             const element = root.querySelector(selector), style = getComputedStyle(element), box = element.getBoundingClientRect();
-            return [selector, box.width, box.height, box.top, style.fontFamily, style.fontSize, style.color, style.backgroundColor,
+            const width = selector === '.row' ? 'viewport' + (box.width - viewport) : box.width;
+            return [selector, width, box.height, box.top, style.fontFamily, style.fontSize, style.color, style.backgroundColor,
                     style.letterSpacing, style.lineHeight, style.borderTopWidth, style.paddingTop, style.marginTop].join('|');
         })];"""
     for width, _ in WIDTHS:

@@ -11,6 +11,7 @@ from selenium.webdriver.common.by import By
 from conftest import start_browser
 from test_browser_journey import in_bar, open_development_sign_in, path_of, wait
 from test_upgrade_journey import Checker, error_text, latest_code, replaced, screenshots, submit
+from test_gateway_bar import open_app, whole_name_shown
 
 STRINGS = Path(__file__).resolve().parents[2] / "Strings"
 
@@ -147,6 +148,13 @@ def test_the_upgrade_journey_in_arabic_chosen_in_the_account_menu(browser, dev_g
     brand = browser.find_element(By.CSS_SELECTOR, ".topbar .brand").rect
     menu = browser.find_element(By.ID, "member-menu-button").rect
     assert menu["x"] < brand["x"]
+    # On a phone, beside the banner's button, each app's whole name in the bar.
+    browser.set_window_size(390, 900)
+    for slug in ["visits", "links", "gzip", "styled"]:
+        open_app(browser, dev_gateway, slug)
+        assert whole_name_shown(browser), slug
+    browser.set_window_size(1280, 900)
+    browser.get(dev_gateway.url + "/")
     upgrade(browser, dev_gateway, checker, "ar", phone="+971 4 123 4567")
     # The bar in an app, mirrored too: the way home at the right, the fold control at the left.
     home, collapse = in_bar(browser, "#home").rect, in_bar(browser, "#collapse").rect

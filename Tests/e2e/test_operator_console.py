@@ -77,3 +77,17 @@ def test_an_operator_reads_the_console(browser, dev_gateway, tmp_path):
     wait(browser, lambda b: "done=added" in b.current_url)
     assert browser.find_element(By.CSS_SELECTOR, '#console-apps tr[data-app="notes"]').get_attribute("data-status") == "served"
     checker.every_width_and_scheme("operator-catalog")
+    # The last change names the operator as people know her, beside the subject id.
+    assert "Olive Operator" in browser.find_element(By.CSS_SELECTOR, '#console-apps tr[data-app="notes"]').text
+    # Remove asks first; the list then offers the undo, which brings the app back.
+    browser.find_element(By.ID, "app-remove-notes").click()
+    wait(browser, lambda b: b.find_elements(By.ID, "app-remove-confirm"))
+    assert "Notes" in browser.find_element(By.ID, "app-remove-text").text
+    checker.every_width_and_scheme()
+    browser.find_element(By.ID, "app-remove-confirm").click()
+    wait(browser, lambda b: "done=removed" in b.current_url)
+    assert not browser.find_elements(By.CSS_SELECTOR, '#console-apps tr[data-app="notes"]')
+    checker.every_width_and_scheme()
+    browser.find_element(By.ID, "app-undo").click()
+    wait(browser, lambda b: "done=restored" in b.current_url)
+    assert browser.find_element(By.CSS_SELECTOR, '#console-apps tr[data-app="notes"]').get_attribute("data-status") == "served"

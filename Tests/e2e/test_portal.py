@@ -10,7 +10,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from test_browser_journey import path_of, wait
-from test_upgrade_journey import checker, sign_in  # noqa: F401 (checker: a fixture)
+from test_upgrade_journey import checker, sign_in, sign_out  # noqa: F401 (checker: a fixture)
 
 
 def visible_apps(browser):
@@ -50,6 +50,11 @@ def test_many_apps_filtered_by_typing_recent_first_and_a_grid_on_phones(browser,
     recent = [tile.get_attribute("data-app") for tile in browser.find_elements(By.CSS_SELECTOR, "#recent-apps .app")]
     assert recent == ["links"], recent
     assert sorted(visible_apps(browser)) == sorted(everything)
+    # Signing out clears the browser for the next person; the history is kept with the member, and is still there
+    # after the next sign-in.
+    sign_out(browser)
+    sign_in(browser, gw, "alice")
+    assert [tile.get_attribute("data-app") for tile in browser.find_elements(By.CSS_SELECTOR, "#recent-apps .app")] == ["links"]
     checker.page("portal-many" if scheme == "light" else "portal-many-dark")
 
     # On a phone: a grid of icons with their names (three or more to a row), tap targets of at least 44 px.

@@ -77,8 +77,8 @@ def test_demo_apps_share_one_jar_that_survives_restarts_but_not_sign_out(browser
     wait(browser, EC.presence_of_element_located((By.ID, "visits")))
     assert browser.find_element(By.ID, "app-user").text == "Alice in the app"
     assert visits(browser) == 1
-    # The gateway's own cookies only (the session, the apps recently opened): the app's stay in the jar.
-    assert {c["name"] for c in browser.get_cookies()} <= {"gatehouse_session", "gatehouse_recent"}
+    # The gateway's own cookie only (the session): the app's stay in the jar.
+    assert {c["name"] for c in browser.get_cookies()} <= {"gatehouse_session"}
 
     browser.refresh()
     wait(browser, lambda b: visits(b) == 2)

@@ -19,6 +19,22 @@ from test_browser_journey import sign_out as open_menu_and_sign_out
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
+def strays(browser):
+    """What no member should read on a gateway page (its own pages and the bar on app pages): a missing value shown
+    as `nil`, an `Optional(…)`, a template tag left over, or a notice box with nothing in it."""
+    return browser.execute_script(r"""
+        const bar = document.getElementById('gatehouse-bar')?.shadowRoot;
+        const own = !location.pathname.startsWith('/apps/');
+        const text = (own ? document.body.innerText : '') + '\n' + (bar ? bar.textContent : '');
+        const found = [];
+        if (/\bnil\b/.test(text)) found.push('the text nil');
+        if (text.includes('Optional(')) found.push('Optional(…)');
+        if (/\{\{[#^\/&>!{]?\s*[A-Za-z_.]/.test(text)) found.push('a template tag');
+        if (own) for (const notice of document.querySelectorAll('.notice'))
+            if (notice.checkVisibility() && !notice.textContent.trim()) found.push('an empty notice #' + notice.id);
+        return found;""")
+
+
 class Checker:
     """Runs axe on every page visited on the gateway's host (its own pages, and the demo apps' pages with the bar)
     and keeps screenshots for docs/."""
@@ -39,6 +55,7 @@ class Checker:
                 f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}" for v in results["violations"]
             ]
             assert not problems, f"axe violations on {url}:\n" + "\n".join(problems)
+            assert not strays(self.browser), f"{url} shows {strays(self.browser)}"
             self.checked.append(path_of(self.browser))
         if name:
             self.browser.save_screenshot(str(self.folder / f"{name}.png"))
@@ -190,7 +207,8 @@ def test_member_with_a_phone_claim_upgrades_from_the_banner(browser, dev_gateway
 
     # Step 1: the phone number comes from the organization account, with a note saying so.
     wait(browser, lambda b: path_of(b) == "/upgrade/phone")
-    assert browser.find_element(By.ID, "phone").get_attribute("value") == "+15550100001"
+    # Grouped as the hint, step 2 and the account menu show it.
+    assert browser.find_element(By.ID, "phone").get_attribute("value") == "+1 555 010 0001"
     assert browser.find_element(By.ID, "phone-from-sso").is_displayed()
     checker.page("step-1-phone")
     submit(browser, "phone", "5550100001", "send-code")

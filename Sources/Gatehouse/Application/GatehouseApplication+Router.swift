@@ -63,7 +63,7 @@ extension GatehouseApplication {
             registrations: ExistingRegistrations(
                 registrations: stores.registrations, chat: gateway.chatBackend, registeredClaim: configuration.registration.registeredClaim),
             events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
-            catalog: gateway.catalog, hostMounts: stores.hostMounts, chainSignature: gateway.hostMounts.signature
+            catalog: gateway.catalog, hostMounts: stores.hostMounts, members: stores.members, chainSignature: gateway.hostMounts.signature
         ).addRoutes(to: withSession)
         LeavingController(renderer: renderer, leaving: configuration.proxy.leaving, publicOrigin: configuration.publicOrigin).addRoutes(
             to: withSession)
@@ -75,7 +75,7 @@ extension GatehouseApplication {
         PortalController(
             catalog: gateway.catalog, renderer: renderer, features: configuration.features, registration: configuration.registration,
             registrations: stores.registrations,
-            cookiesAreSecure: configuration.cookieIsSecure, isOperator: configuration.isOperator
+            members: stores.members, isOperator: configuration.isOperator
         ).addRoutes(to: signedIn)
         let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,
@@ -92,7 +92,8 @@ extension GatehouseApplication {
         funnel.addRoutes(to: signedIn)
         // The console: operators only, before any of its pages runs.
         let console = signedIn.group().add(middleware: OperatorOnlyMiddleware(configuration: configuration))
-        let audit = OperatorAuditController(audit: stores.audit, queue: gateway.audit.queue, renderer: renderer, configuration: configuration)
+        let audit = OperatorAuditController(
+            audit: stores.audit, members: stores.members, queue: gateway.audit.queue, renderer: renderer, configuration: configuration)
         audit.addRoutes(to: console)
         OperatorController(
             funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: gateway.metrics, audit: audit, renderer: renderer,
@@ -101,8 +102,10 @@ extension GatehouseApplication {
         OperatorMembersController(
             registrations: stores.registrations, chat: gateway.chatBackend, events: gateway.events, renderer: renderer, configuration: configuration
         ).addRoutes(to: console)
-        OperatorCatalogController(catalog: gateway.storedCatalog, audit: gateway.audit, renderer: renderer, configuration: configuration)
-            .addRoutes(to: console)
+        OperatorCatalogController(
+            catalog: gateway.storedCatalog, audit: gateway.audit, trail: audit,
+            probe: UpstreamProbe(policy: gateway.access.policy, clients: gateway.upstreamClients), renderer: renderer, configuration: configuration
+        ).addRoutes(to: console)
         gateway.frame.addRoutes(to: signedIn)
         KeptFormController(forms: gateway.keptForms, renderer: renderer, configuration: configuration).addRoutes(to: signedIn)
         SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(

@@ -111,7 +111,7 @@ public enum GatehouseApplication {
             ExpirySweeper(
                 sessions: stores.sessions, attempts: stores.attempts, handoffs: stores.hostMounts, flows: stores.flows,
                 logoutTokens: stores.logoutTokens, rateLimits: stores.rateLimits, keptForms: stores.keptForms, audit: stores.audit,
-                auditRetention: TimeInterval(configuration.audit.retentionDays) * 86_400, rules: configuration.registration.rules,
+                members: stores.members, auditRetention: TimeInterval(configuration.audit.retentionDays) * 86_400, rules: configuration.registration.rules,
                 configuration: configuration.session,
                 logger: gateway.logger),
         ]

@@ -53,8 +53,8 @@ struct DrainingService: Service {
 }
 
 /// Removes ended sessions (their jars and app grants go with them), abandoned sign-ins, unused app handoffs,
-/// logout tokens that can no longer be replayed, rate-limit keys whose allowance is whole again every few minutes and
-/// forms kept for a sign-in that never came.
+/// logout tokens that can no longer be replayed, rate-limit keys whose allowance is whole again every few minutes,
+/// forms kept for a sign-in that never came, and what is remembered of members not seen for a year.
 struct ExpirySweeper: Service {
     let sessions: any SessionStore
     let attempts: any LoginAttemptStore
@@ -64,6 +64,7 @@ struct ExpirySweeper: Service {
     let rateLimits: any RateLimitStore
     let keptForms: any KeptFormStore
     let audit: any AuditStore
+    let members: any MemberStore
     /// How long the audit trail's records are kept (`audit.retention_days`).
     let auditRetention: TimeInterval
     let rules: VerificationRules
@@ -90,8 +91,9 @@ struct ExpirySweeper: Service {
             let rateLimitKeysRemoved = try await rateLimits.deleteExpired(now: now)
             let keptFormsRemoved = try await keptForms.deleteExpired(now: now)
             let auditRemoved = try await audit.removeRecords(before: now.addingTimeInterval(-auditRetention))
+            let membersForgotten = try await members.forgetUnseen(before: now.addingTimeInterval(-RecentApps.lifetime))
             if sessionsRemoved + attemptsRemoved + handoffsRemoved + registrationRemoved + logoutTokensRemoved + rateLimitKeysRemoved
-                + keptFormsRemoved + auditRemoved > 0
+                + keptFormsRemoved + auditRemoved + membersForgotten > 0
             {
                 logger.info(
                     "swept",
@@ -99,6 +101,7 @@ struct ExpirySweeper: Service {
                         "sessions": "\(sessionsRemoved)", "login_attempts": "\(attemptsRemoved)", "app_handoffs": "\(handoffsRemoved)",
                         "registration_rows": "\(registrationRemoved)", "logout_tokens": "\(logoutTokensRemoved)",
                         "rate_limit_keys": "\(rateLimitKeysRemoved)", "kept_forms": "\(keptFormsRemoved)", "audit_records": "\(auditRemoved)",
+                        "members": "\(membersForgotten)",
                     ])
             }
         } catch {

@@ -5,7 +5,8 @@ import HTTPTypes
 public enum AccessError: PresentableError, Equatable {
     /// `returnTo`: the gateway path the member asked for, reached after the upgrade.
     case registrationRequired(returnTo: String?)
-    case appNotAllowed(String)
+    /// The app's roles or groups: the first role the member lacks, else the groups they are in none of.
+    case appNotAllowed(String, missing: PathRules.Lack?)
     /// The app's rules per path refuse this path: closed to everyone, or the member lacks what its rule requires.
     case pathNotAllowed(String, PathRules.Lack?)
     /// The operator console, for members with `operator.role` only.
@@ -45,7 +46,7 @@ public enum AccessError: PresentableError, Equatable {
     public var reason: String {
         switch self {
         case .registrationRequired: "registration_required"
-        case .appNotAllowed(let slug): "app_not_allowed:\(slug)"
+        case .appNotAllowed(let slug, _): "app_not_allowed:\(slug)"
         case .operatorOnly: "operator_only"
         case .pathNotAllowed(let slug, nil): "path_denied:\(slug)"
         case .pathNotAllowed(let slug, .some(let lack)): "path_not_allowed:\(slug):\(Self.kind(lack))"
@@ -59,6 +60,8 @@ public enum AccessError: PresentableError, Equatable {
     public var messageKey: String {
         switch self {
         case .registrationRequired: "feature_locked"
+        case .appNotAllowed(_, .role?): "error_app_role"
+        case .appNotAllowed(_, .group?): "error_app_group"
         case .appNotAllowed: "error_app_not_allowed"
         case .operatorOnly: "error_operator_only"
         case .pathNotAllowed(_, nil): "error_path_denied"
@@ -71,8 +74,8 @@ public enum AccessError: PresentableError, Equatable {
     /// What fills the page's text: the role, the groups or the claim the member lacks.
     public var messageArguments: [String: String] {
         switch self {
-        case .pathNotAllowed(_, .role(let role)): ["role": role]
-        case .pathNotAllowed(_, .group(let groups)): ["groups": groups.joined(separator: ", ")]
+        case .pathNotAllowed(_, .role(let role)), .appNotAllowed(_, .role(let role)?): ["role": role]
+        case .pathNotAllowed(_, .group(let groups)), .appNotAllowed(_, .group(let groups)?): ["groups": groups.joined(separator: ", ")]
         case .pathNotAllowed(_, .claim(let claim)): ["claim": claim]
         default: [:]
         }

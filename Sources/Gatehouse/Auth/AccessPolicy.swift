@@ -8,6 +8,16 @@ public enum AccessPolicy {
         return app.requiredGroups.isEmpty || app.requiredGroups.contains { PathRules.Requirement.isMember(groups, of: $0) }
     }
 
+    /// What the member lacks of the app's roles and groups, for the refusal to name: the first required role they do
+    /// not have, else the groups of which they are in none; `nil` when they lack neither.
+    public static func missing(_ app: AppConfiguration, roles: [String], groups: [String]) -> PathRules.Lack? {
+        if let role = app.requiredRoles.first(where: { !roles.contains($0) }) { return .role(role) }
+        if !app.requiredGroups.isEmpty, !app.requiredGroups.contains(where: { PathRules.Requirement.isMember(groups, of: $0) }) {
+            return .group(app.requiredGroups)
+        }
+        return nil
+    }
+
     /// Whether the upgrade is offered to the member (`registration.enabled`, then every one of
     /// `registration.required_roles` and at least one of `required_groups`, as an app's requirements read). Members
     /// it is not offered to see no banner and no prompt, and the flow's pages send them back.

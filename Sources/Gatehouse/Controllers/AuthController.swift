@@ -20,13 +20,16 @@ public struct AuthController: Sendable {
     let returns: SignInReturns
     let catalog: AppCatalog
     let hostMounts: any HostMountStore
+    /// Who signed in, remembered beyond the session (the console names members by it).
+    let members: any MemberStore
     let chainSignature: @Sendable (String) -> String
 
     public init(
         configuration: GatehouseConfiguration, providers: IdentityProviders, attempts: any LoginAttemptStore, sessions: any SessionStore,
         registrations: ExistingRegistrations, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter, catalog: AppCatalog,
-        hostMounts: any HostMountStore, chainSignature: @escaping @Sendable (String) -> String
+        hostMounts: any HostMountStore, members: any MemberStore, chainSignature: @escaping @Sendable (String) -> String
     ) {
+        self.members = members
         self.chainSignature = chainSignature
         self.hostMounts = hostMounts
         self.catalog = catalog
@@ -248,6 +251,7 @@ public struct AuthController: Sendable {
         session.assurance = assurance
         session.provider = provider
         try await sessions.insert(session)
+        try await members.signedIn(account: identity.sub, name: identity.name ?? identity.preferredUsername ?? identity.email, at: now)
         events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
         // Nowhere in particular to go: a registered member starts in their chats (or where the organization says).
         let landing = level == .registered && returnTo == Paths.portal ? configuration.registration.registeredLandingPath : returnTo

@@ -27,7 +27,6 @@ struct LeavingController: Sendable {
             "continueLabel": strings.text("leaving_continue", ["host": ascii ?? host]), "continueHint": strings["leaving_continue_hint"],
         ]
         if let ascii {
-            values["ascii"] = ascii
             values["idnNote"] = strings.text("leaving_idn", ["ascii": ascii])
         }
         if leaving == .block {

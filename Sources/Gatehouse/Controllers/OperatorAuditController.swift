@@ -9,6 +9,8 @@ import Hummingbird
 /// "Recent refusals" are its last refusals (`recentRefusals`).
 struct OperatorAuditController: Sendable {
     let audit: any AuditStore
+    /// Who the records' members are.
+    let members: any MemberStore
     /// What waits for the store: written before a read, so the operator sees what just happened on this replica.
     let queue: WriteQueue<AuditRecord>
     let renderer: PageRenderer
@@ -70,7 +72,7 @@ struct OperatorAuditController: Sendable {
         let found = problem == nil ? try await records(query) : []
         if wantsJSON { return try JSONResponse.make(found.map(Self.json)) }
         var values: [String: Any] = [
-            "records": found.map { Self.row($0, strings: strings) }, "hasRecords": !found.isEmpty,
+            "records": try await rows(found, strings: strings), "hasRecords": !found.isEmpty,
             "member": query.member ?? "", "app": query.app ?? "", "day": query.window.map { OperatorController.Days.dayText($0.start) } ?? "",
             "actions": AuditRecord.Action.allCases.map { action in
                 ["value": action.rawValue, "label": strings["audit_action_\(action.rawValue)"], "selected": action == query.action]
@@ -86,6 +88,12 @@ struct OperatorAuditController: Sendable {
         var object: [String: Any] = ["at": record.at.formatted(.iso8601), "action": record.action.rawValue]
         for (key, value) in record.presentFields { object[key] = value }
         return object
+    }
+
+    /// The table's rows of `records`, each member named.
+    func rows(_ records: [AuditRecord], strings: StringsTable) async throws -> [[String: Any]] {
+        let names = try await ConsoleMemberNames.load(records.map(\.member), from: members)
+        return records.map { names.adding(to: Self.row($0, strings: strings), subject: $0.member) }
     }
 
     /// As a table row: the time as people read it (UTC), the action and the reason in words, the codes beside them.

@@ -7,10 +7,15 @@ import Hummingbird
 /// console's own, which operators add, edit, disable and remove. A form is checked as `check-config` checks the file
 /// (`StoredAppsReader`), shows the tile as the portal will, and is saved only at the version it was read at; the
 /// change applies on this replica before the next page and on the others through the store. Each change is an
-/// `operator_change` record of the audit trail, with the entry before and after. JSON for API callers.
+/// `operator_change` record of the audit trail, with the entry before and after. JSON for API callers. Before a new
+/// upstream is saved it is asked once (`UpstreamProbe`); one that does not answer is a warning the operator saves past
+/// or not. A removal is confirmed first and can be undone from the list (`+Removal`).
 struct OperatorCatalogController: Sendable {
     let catalog: StoredCatalog
     let audit: AuditTrail
+    /// The trail's records (a removed app's entry, for its undo) and who changed the apps last.
+    let trail: OperatorAuditController
+    let probe: UpstreamProbe
     let renderer: PageRenderer
     /// The running gateway's: the file's apps and the console's served beside them.
     let configuration: GatehouseConfiguration
@@ -29,6 +34,7 @@ struct OperatorCatalogController: Sendable {
         }
         group.post(RouterPath(stringLiteral: Paths.operatorCatalogSave), use: save)
         group.post(RouterPath(stringLiteral: Paths.operatorCatalogState), use: changeState)
+        group.post(RouterPath(stringLiteral: Paths.operatorCatalogRestore), use: restore)
     }
 
     // MARK: - The list
@@ -44,12 +50,17 @@ struct OperatorCatalogController: Sendable {
                 ], status: status)
         }
         let strings = renderer.strings
-        let values: [String: Any] = [
-            "nav": OperatorNavigation.items(current: .catalog, strings: strings), "notice": notice as Any, "csrf": context.session.csrfToken,
+        let names = try await ConsoleMemberNames.load(stored.map(\.changedBy), from: trail.members)
+        var values: [String: Any] = [
+            "nav": OperatorNavigation.items(current: .catalog, strings: strings), "csrf": context.session.csrfToken,
             "fileApps": state.fileApps.map { ["slug": $0.slug, "name": $0.name, "upstream": $0.upstream.absoluteString, "mount": $0.mount.rawValue] },
-            "consoleApps": stored.map { row($0, setAside: state.setAside[$0.slug], strings: strings) },
+            "consoleApps": stored.map { names.adding(to: row($0, setAside: state.setAside[$0.slug], strings: strings), subject: $0.changedBy) },
             "hasConsoleApps": !stored.isEmpty,
         ]
+        values["notice"] = notice
+        // Just removed: the way to take it back.
+        let query = request.uri.queryParameters
+        if query.get("done") == "removed", let slug = query.get("app"), RecentApps.isSlug(slug) { values["undo"] = ["slug": slug] }
         return try renderer.page("operator-catalog", title: strings["operator_apps_title"], status: status, values)
     }
 
@@ -76,7 +87,7 @@ struct OperatorCatalogController: Sendable {
     /// What the last change did (`?done=added&app=wiki`), in words.
     static func notice(_ request: Request, strings: StringsTable) -> String? {
         let query = request.uri.queryParameters
-        guard let done = query.get("done"), ["added", "changed", "enabled", "disabled", "removed"].contains(done), let app = query.get("app") else {
+        guard let done = query.get("done"), ["added", "changed", "enabled", "disabled", "removed", "restored"].contains(done), let app = query.get("app") else {
             return nil
         }
         return strings.text("operator_apps_done_\(done)", ["app": String(app.prefix(40))])
@@ -92,16 +103,18 @@ struct OperatorCatalogController: Sendable {
     }
 
     func form(
-        _ form: CatalogForm, preview: Result<AppConfiguration, ConfigurationError>? = nil, notice: String? = nil,
+        _ form: CatalogForm, preview: Result<AppConfiguration, ConfigurationError>? = nil, notice: String? = nil, upstreamWarning: String? = nil,
         status: HTTPResponse.Status = .ok, context: SignedInRequestContext
     ) throws -> Response {
         let strings = renderer.strings
         var values: [String: Any] = [
             "nav": OperatorNavigation.items(current: .catalog, strings: strings), "csrf": context.session.csrfToken,
-            "isNew": form.version == nil, "version": form.version.map(String.init) ?? "", "enabled": form.enabled, "notice": notice as Any,
+            "isNew": form.version == nil, "version": form.version.map(String.init) ?? "", "enabled": form.enabled,
             "mounts": AppConfiguration.Mount.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == form.values["mount"]] },
             "levels": [AuthLevel.sso, .registered].map { ["value": $0.rawValue, "selected": $0.rawValue == form.values["minimum_level"]] },
         ]
+        values["notice"] = notice
+        values["upstreamWarning"] = upstreamWarning
         for field in CatalogForm.fields { values[field.replacingOccurrences(of: "_", with: "")] = form.values[field] ?? "" }
         switch preview {
         case .success(let app)?:
@@ -136,6 +149,15 @@ struct OperatorCatalogController: Sendable {
             return try self.form(form, preview: preview, status: .badRequest, context: context)
         case .success(let read): entry = read.entry
         }
+        // A new upstream is asked once; one that members would find no page at is saved only when the operator says so.
+        if posted["action"] != "save_anyway", let upstream = (try? read.get().app)?.upstream, before.map({ Self.upstream(of: $0) != upstream }) ?? true {
+            let outcome = await probe.probe(upstream)
+            if !outcome.isServed {
+                let warning = Self.warning(outcome, upstream: upstream, app: form.values["name"] ?? form.slug, strings: renderer.strings)
+                if wantsJSON { return try JSONResponse.make(["error": "upstream_not_serving", "message": warning], status: .unprocessableContent) }
+                return try self.form(form, preview: preview, upstreamWarning: warning, status: .unprocessableContent, context: context)
+            }
+        }
         let app = StoredApp(slug: form.slug, entry: CatalogForm.text(entry), enabled: form.enabled, changedBy: context.session.identity.sub)
         guard let saved = try await catalog.store.save(app, expectedVersion: form.version) else {
             let notice = renderer.strings.text(form.version == nil ? "operator_apps_slug_taken" : "operator_apps_stale", ["app": form.slug])
@@ -155,6 +177,9 @@ struct OperatorCatalogController: Sendable {
             ["enable", "disable", "remove"].contains(action)
         else { throw RequestError.badRequest("slug, version and action (enable, disable or remove) are required") }
         guard let before = try await catalog.store.app(slug) else { throw RequestError.notFound }
+        let wantsJSON = ErrorAnswer.wantsJSON(accept: request.headers[.accept])
+        // A browser's Remove asks first; the confirmation posts again with `confirmed`.
+        if action == "remove", !wantsJSON, posted["confirmed"] != "1" { return try removalPage(before, context: context) }
         var after: StoredApp?
         var changed = false
         if action == "remove" {
@@ -172,7 +197,7 @@ struct OperatorCatalogController: Sendable {
         }
         let done = action == "remove" ? "removed" : action + "d"
         try await applied(done, before: before, after: after, context: context)
-        if ErrorAnswer.wantsJSON(accept: request.headers[.accept]) {
+        if wantsJSON {
             return try JSONResponse.make(after.map { Self.json($0, setAside: catalog.state.setAside[$0.slug]) } ?? ["slug": slug, "removed": true])
         }
         return Self.done(done, slug: slug)

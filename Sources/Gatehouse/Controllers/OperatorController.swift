@@ -110,10 +110,13 @@ struct OperatorController: Sendable {
             "apps": apps().map(\.page), "nav": OperatorNavigation.items(current: .overview, strings: strings),
         ]
         let refusals = try await recentRefusals()
-        values["refusals"] = refusals.map { OperatorAuditController.row($0, strings: strings) }
+        values["refusals"] = try await audit.rows(refusals, strings: strings)
         values["hasRefusals"] = !refusals.isEmpty
         let changes = try await networkChanges()
-        values["networkChanges"] = changes.map { event in Self.json(event).merging(["shown": OperatorAuditController.shownTime(event.at)]) { own, _ in own } }
+        let names = try await ConsoleMemberNames.load(changes.map(\.sub), from: audit.members)
+        values["networkChanges"] = changes.map { event in
+            names.adding(to: Self.json(event).merging(["shown": OperatorAuditController.shownTime(event.at)]) { own, _ in own }, subject: event.sub)
+        }
         values["hasNetworkChanges"] = !changes.isEmpty
         return try renderer.page("operator", title: strings["operator_title"], values)
     }

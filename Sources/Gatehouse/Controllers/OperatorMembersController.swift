@@ -42,10 +42,9 @@ struct OperatorMembersController: Sendable {
             "nav": OperatorNavigation.items(current: .members, strings: strings),
         ]
         if let found {
-            values["member"] = [
-                "sub": found.sub, "username": found.username, "chatUserID": found.chatUserID as Any,
-                "registeredAt": found.registeredAt.formatted(.iso8601),
-            ]
+            var member: [String: Any] = ["sub": found.sub, "username": found.username, "registeredAt": found.registeredAt.formatted(.iso8601)]
+            member["chatUserID"] = found.chatUserID
+            values["member"] = member
         } else if !text.isEmpty {
             values["notFound"] = strings.text("operator_members_not_found", ["query": text])
         }

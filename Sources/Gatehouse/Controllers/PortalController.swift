@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 import GatehouseStorage
 import HTTPTypes
@@ -12,14 +13,14 @@ public struct PortalController: Sendable {
     let registration: RegistrationConfiguration
     /// What a registered member chose (their username and phone number), for the account menu.
     let registrations: any RegistrationStore
-    /// Whether the gateway's cookies carry `Secure` (the recently used apps').
-    let cookiesAreSecure: Bool
+    /// What is remembered of members between sessions: the apps they opened last.
+    let members: any MemberStore
     /// Whether a member may open the operator console (`GatehouseConfiguration.isOperator`): they find it in their menu.
     let isOperator: @Sendable (MemberIdentity) -> Bool
 
     public init(
         catalog: AppCatalog, renderer: PageRenderer, features: FeaturesConfiguration, registration: RegistrationConfiguration = .init(),
-        registrations: any RegistrationStore, cookiesAreSecure: Bool, isOperator: @escaping @Sendable (MemberIdentity) -> Bool = { _ in false }
+        registrations: any RegistrationStore, members: any MemberStore, isOperator: @escaping @Sendable (MemberIdentity) -> Bool = { _ in false }
     ) {
         self.isOperator = isOperator
         self.catalog = catalog
@@ -27,7 +28,7 @@ public struct PortalController: Sendable {
         self.features = features
         self.registration = registration
         self.registrations = registrations
-        self.cookiesAreSecure = cookiesAreSecure
+        self.members = members
     }
 
     /// From this many apps on, the web apps can be filtered by typing and list the recently used first.
@@ -41,12 +42,10 @@ public struct PortalController: Sendable {
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.portal)) { request, context in
             let query = request.uri.queryParameters
-            let recent = RecentApps(request, member: context.session.identity)
-            return try await self.webApps(context, recent: recent, toast: query.get("toast"), reason: query.get("reason"))
+            return try await self.webApps(context, toast: query.get("toast"), reason: query.get("reason"))
         }
-        group.get(RouterPath(stringLiteral: Paths.openPrefix + "/:slug")) { request, context in
-            let recent = RecentApps(request, member: context.session.identity)
-            return try self.loading(context.parameters.require("slug"), context, recent: recent)
+        group.get(RouterPath(stringLiteral: Paths.openPrefix + "/:slug")) { _, context in
+            try await self.loading(context.parameters.require("slug"), context)
         }
         for tab in [FeatureTab.chats, .calls, .stories] {
             group.get(RouterPath(stringLiteral: tab.path)) { request, context in
@@ -55,14 +54,13 @@ public struct PortalController: Sendable {
         }
     }
 
-    func webApps(_ context: SignedInRequestContext, recent: RecentApps = .init(), toast: String? = nil, reason: String? = nil) async throws
-        -> Response
-    {
+    func webApps(_ context: SignedInRequestContext, toast: String? = nil, reason: String? = nil) async throws -> Response {
         let session = context.session
         let listed = catalog.listedApps(for: session.identity, level: session.level)
         let isMany = listed.count >= Self.manyApps
         // Many apps: the recently used first (those the member may still see), then the others in the catalog's order.
-        let recentApps = isMany ? recent.slugs.compactMap { slug in listed.first { $0.slug == slug } } : []
+        let recent = isMany ? try await RecentApps(slugs: members.recentApps(account: session.identity.sub)) : RecentApps()
+        let recentApps = recent.slugs.compactMap { slug in listed.first { $0.slug == slug } }
         let otherApps = listed.filter { app in !recentApps.contains { $0.slug == app.slug } }
         return try renderer.page(
             "portal", title: renderer.strings["portal_title"],
@@ -106,23 +104,21 @@ public struct PortalController: Sendable {
     /// the app is slow, the offer to keep waiting or go back. Only for an app the member's roles and groups let them
     /// see (a registered-only app too: its own address then answers with the onboarding prompt); others do not
     /// exist here, so that guessing slugs learns no app's name. The app goes to the front of the member's recently
-    /// used apps on this browser.
-    func loading(_ slug: String, _ context: SignedInRequestContext, recent: RecentApps = .init()) throws -> Response {
+    /// used apps.
+    func loading(_ slug: String, _ context: SignedInRequestContext) async throws -> Response {
         let identity = context.session.identity
         guard let app = catalog.app(slug), !AccessPolicy.visibleApps([app], for: identity, level: context.session.level).isEmpty else {
             throw RequestError.notFound
         }
         let title = renderer.strings.text("loading_app", ["name": app.name])
-        var response = try renderer.page(
+        let recent = try await RecentApps(slugs: members.recentApps(account: identity.sub))
+        try await members.setRecentApps(recent.opening(app.slug).slugs, account: identity.sub, at: Date())
+        return try renderer.page(
             "loading", title: title,
             [
                 "loadingTitle": title, "target": catalog.entryURL(for: app),
                 "slowText": renderer.strings.text("loading_slow_text", ["name": app.name]),
             ])
-        let cookie = SessionCookie(name: RecentApps.cookieName, isSecure: cookiesAreSecure)
-        response.headers.append(
-            HTTPField(name: .setCookie, value: cookie.setting(recent.opening(app.slug).cookieValue(member: identity), maxAge: RecentApps.lifetime)))
-        return response
     }
 
     /// Chats, Calls and Stories: the onboarding prompt at level `sso`; the configured app once registered (Calls

@@ -45,8 +45,7 @@ extension RegistrationController {
         displayName: String? = nil, discoverability: Discoverability? = nil, phone: String? = nil, httpStatus: HTTPResponse.Status? = nil
     ) throws -> Response {
         var values: [String: Any] = [
-            "csrf": context.session.csrfToken, "username": account.username, "chatUserID": account.chatUserID as Any,
-            "phone": account.phoneNumber?.display as Any, "displayName": displayName ?? account.displayName ?? context.session.identity.displayName,
+            "csrf": context.session.csrfToken, "username": account.username, "displayName": displayName ?? account.displayName ?? context.session.identity.displayName,
             "newPhone": phone ?? "", "hasPIN": account.discoverability != nil,
             "errors": errors.map { ["field": $0.field, "message": $0.message] }, "hasErrors": !errors.isEmpty,
         ]
@@ -54,6 +53,8 @@ extension RegistrationController {
         values["everybody"] = chosen == .everybody
         values["nobody"] = chosen == .nobody
         values["status"] = status
+        values["chatUserID"] = account.chatUserID
+        values["phone"] = account.phoneNumber?.display
         for error in errors { values["\(error.key)Error"] = error.message }
         return try renderer.page(
             "account", title: strings["account_title"], status: httpStatus ?? (errors.isEmpty ? .ok : .unprocessableContent), values)

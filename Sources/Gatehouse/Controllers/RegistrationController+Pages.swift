@@ -42,8 +42,9 @@ extension RegistrationController {
     func phonePage(
         _ flow: RegistrationFlow, _ context: SignedInRequestContext, entered: String? = nil, error: String? = nil, status: String? = nil
     ) throws -> Response {
-        let claim = context.session.identity.phoneNumber
-        let shown = entered ?? flow.phoneNumber?.e164 ?? claim ?? ""
+        // A number is shown grouped as every other page shows it (the claim too, when it is one).
+        let claim = context.session.identity.phoneNumber.map { claim in (try? PhoneNumber.parse(claim).get())?.display ?? claim }
+        let shown = entered ?? flow.phoneNumber?.display ?? claim ?? ""
         var values: [String: Any] = ["phone": shown, "fromSSO": claim != nil && shown == claim]
         values["status"] = status
         return try page(.phone, flow, context, errors: error.map { [FieldError("phone", $0)] } ?? [], values)
@@ -82,12 +83,12 @@ extension RegistrationController {
         let fromSSO = context.session.identity.name != nil && displayName == context.session.identity.name
         let nameError = errors.contains { $0.field == "display-name" }
         let describedBy = [fromSSO ? "name-from-sso" : nil, nameError ? "display-name-error" : nil].compactMap { $0 }.joined(separator: " ")
-        return try page(
-            .profile, flow, context, errors: errors,
-            [
-                "displayName": displayName, "nameFromSSO": fromSSO, "describedBy": describedBy,
-                "everybody": discoverability == .everybody, "nobody": discoverability == .nobody, "status": notice as Any,
-            ], status: status)
+        var values: [String: Any] = [
+            "displayName": displayName, "nameFromSSO": fromSSO, "describedBy": describedBy,
+            "everybody": discoverability == .everybody, "nobody": discoverability == .nobody,
+        ]
+        values["status"] = notice
+        return try page(.profile, flow, context, errors: errors, values, status: status)
     }
 
     func developmentInbox(_ inbox: DevelopmentInbox, _ context: SignedInRequestContext) throws -> Response {

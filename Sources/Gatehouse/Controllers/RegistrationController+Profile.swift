@@ -191,19 +191,18 @@ extension RegistrationController {
         guard context.session.level == .registered else { return redirect(Paths.upgrade) }
         let next = request.uri.queryParameters.get("next").flatMap(ReturnTarget.init)?.path ?? Paths.chats
         let account = try await registrations.account(sub: context.session.identity.sub)
-        return try renderer.page(
-            "upgrade-done", title: strings["upgrade_done_heading"],
-            [
-                "heading": strings["upgrade_done_heading"], "next": next,
-                // Other tabs of this browser are told, their bars and tabs being at `sso` still.
-                "broadcast": "upgraded",
-                "text": account.map { strings.text("upgrade_done_text", ["username": $0.username]) } ?? strings["feature_unlocked_note"],
-                // The Matrix ID, kept unbroken in right-to-left text.
-                "chatAccount": account?.chatUserID.map { strings.text("upgrade_done_chat_account", ["id": "\u{2068}\($0)\u{2069}"]) } as Any,
-                // Besides the way back, the features the member just unlocked.
-                "features": FeatureTab.allCases.filter { $0 != .webApps }.map { tab in
-                    ["id": tab.rawValue, "href": tab.path, "label": strings["tab_\(tab.rawValue)"]]
-                },
-            ])
+        var values: [String: Any] = [
+            "heading": strings["upgrade_done_heading"], "next": next,
+            // Other tabs of this browser are told, their bars and tabs being at `sso` still.
+            "broadcast": "upgraded",
+            "text": account.map { strings.text("upgrade_done_text", ["username": $0.username]) } ?? strings["feature_unlocked_note"],
+            // Besides the way back, the features the member just unlocked.
+            "features": FeatureTab.allCases.filter { $0 != .webApps }.map { tab in
+                ["id": tab.rawValue, "href": tab.path, "label": strings["tab_\(tab.rawValue)"]]
+            },
+        ]
+        // The Matrix ID, kept unbroken in right-to-left text.
+        values["chatAccount"] = account?.chatUserID.map { strings.text("upgrade_done_chat_account", ["id": "\u{2068}\($0)\u{2069}"]) }
+        return try renderer.page("upgrade-done", title: strings["upgrade_done_heading"], values)
     }
 }

@@ -81,7 +81,7 @@ public struct RegistrationController: Sendable {
             try await checkUsername(request.uri.queryParameters.get("username") ?? "", request, context)
         }
         group.get(RouterPath(stringLiteral: Paths.upgrade(.pin))) { request, context in
-            try await step(.pin, context) { flow in try page(.pin, flow, context, ["status": arrivalNotice(request) as Any]) }
+            try await step(.pin, context) { flow in try page(.pin, flow, context, arrivalNotice(request).map { ["status": $0] } ?? [:]) }
         }
         group.post(RouterPath(stringLiteral: Paths.upgrade(.pin))) { request, context in try await submitPIN(request, context) }
         group.get(RouterPath(stringLiteral: Paths.upgrade(.profile))) { request, context in

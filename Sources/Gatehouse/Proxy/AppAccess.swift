@@ -120,7 +120,7 @@ struct AppAccess: Sendable {
     func mayOpen(_ app: AppConfiguration, session: Session, returnTo: String) throws {
         guard session.level >= app.minimumLevel else { throw AccessError.registrationRequired(returnTo: returnTo) }
         guard AccessPolicy.mayOpen(app, level: session.level, roles: session.identity.roles, groups: session.identity.groups) else {
-            throw AccessError.appNotAllowed(app.slug)
+            throw AccessError.appNotAllowed(app.slug, missing: AccessPolicy.missing(app, roles: session.identity.roles, groups: session.identity.groups))
         }
     }
 

@@ -41,7 +41,7 @@ public struct PageRenderer: Sendable {
     /// The HTML of `template` with `values`, or a `PageRenderingError` when the template is missing.
     public func html(_ template: String, title: String, _ values: [String: Any] = [:]) throws -> String {
         let strings = strings
-        var context = values
+        var context = TemplateValues.present(values)
         context["s"] = strings.values
         context["assets"] = assetURLs
         context["title"] = title

@@ -31,8 +31,9 @@ struct SealedColumn: Sendable {
     static let assertionKeys = SealedColumn(table: "assertion_keys", key: "generation", column: "private_key", kind: .sealed)
     static let sentPhoneNumbers = SealedColumn(table: "verification_sends", key: "id", column: "phone_number", kind: .lookupHash)
     static let keptForms = SealedColumn(table: "kept_forms", key: "id_hash", column: "body", kind: .sealed)
+    static let memberNames = SealedColumn(table: "members", key: "account", column: "name", kind: .sealed)
 
-    static let all = [sessions, jars, loginAttempts, flows, phoneNumbers, displayNames, assertionKeys, sentPhoneNumbers, keptForms]
+    static let all = [sessions, jars, loginAttempts, flows, phoneNumbers, displayNames, assertionKeys, sentPhoneNumbers, keptForms, memberNames]
 
     func seal(_ plaintext: String, key: String, with keyring: StorageKeyring) throws -> String {
         try keyring.seal(plaintext, context: context(key))

@@ -218,5 +218,10 @@ extension PostgresDatabase {
             """,
             "CREATE TRIGGER apps_changed AFTER INSERT OR UPDATE OR DELETE ON apps FOR EACH STATEMENT EXECUTE FUNCTION apps_changed()",
         ],
+        // What is remembered of a member between sessions (`MemberStore`).
+        [
+            "CREATE TABLE members (account text PRIMARY KEY, name text, recent_apps text NOT NULL DEFAULT '', seen_at timestamptz NOT NULL)",
+            "CREATE INDEX members_seen_at ON members(seen_at)",
+        ],
     ]
 }

@@ -326,6 +326,11 @@ public final class SQLiteDatabase: Sendable {
             changed_at REAL NOT NULL, created_at REAL NOT NULL
         );
         """,
+        // What is remembered of a member between sessions (`MemberStore`).
+        """
+        CREATE TABLE members (account TEXT PRIMARY KEY, name TEXT, recent_apps TEXT NOT NULL DEFAULT '', seen_at REAL NOT NULL);
+        CREATE INDEX members_seen_at ON members(seen_at);
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

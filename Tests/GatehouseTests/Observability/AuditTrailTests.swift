@@ -63,6 +63,8 @@ import Testing
             let today = OperatorController.Days.dayText(Date())
             let page = try await gateway.get("\(Paths.operatorAudit)?app=admin&day=\(today)", cookies: olive)
             #expect(page.status == 200 && page.body.contains(#"<td title="app_not_allowed:admin">The member"#))
+            // The member as people know her (the name she signed in with), beside the subject id.
+            #expect(page.body.contains(#"<bdi class="member-name">Alice Archer</bdi><bdi class="member-subject">\#(Self.alice)</bdi>"#))
             #expect(page.body.contains(#"<tr data-action="refused">"#) && !page.body.contains(#"data-action="app_opened""#))
             let yesterday = OperatorController.Days.dayText(Date().addingTimeInterval(-86_400))
             #expect(try await gateway.get("\(Paths.operatorAudit)?app=admin&day=\(yesterday)", cookies: olive).body.contains(#"id="no-audit-records""#))

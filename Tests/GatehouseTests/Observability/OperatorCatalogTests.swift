@@ -14,7 +14,7 @@ import Testing
     static func form(_ upstream: EchoUpstream, slug: String = "wiki", version: Int? = nil, _ extra: [(String, String)] = []) -> [(String, String)] {
         let fields: [(String, String)] = [
             ("slug", slug), ("name", "Team Wiki"), ("description", "Where the team writes things down"), ("icon", ""),
-            ("upstream", upstream.origin + "/"), ("mount", "path"), ("minimum_level", "sso"), ("required_roles", ""), ("required_groups", ""),
+            ("upstream", upstream.origin + "/echo/"), ("mount", "path"), ("minimum_level", "sso"), ("required_roles", ""), ("required_groups", ""),
             ("rules", #"[{"paths": ["/secret/*"], "action": "deny"}]"#), ("settings", ""), ("enabled", "on"), ("version", version.map(String.init) ?? ""),
         ]
         return fields.filter { field in !extra.contains { $0.0 == field.0 } } + extra
@@ -97,8 +97,13 @@ import Testing
             let wiki = try #require((listed["console_apps"] as? [[String: Any]])?.first)
             #expect(wiki["served"] as? Bool == false && "\(wiki["problems"] ?? "")".contains("outside the allowlist"))
 
-            // Removed, and every change in the audit trail with the operator, the app and the entry before and after.
-            #expect(try await olive.post(Paths.operatorCatalogState, [("slug", "wiki"), ("version", "4"), ("action", "remove")]).status == 303)
+            // The list names who changed it last, beside the subject id.
+            let named = try await olive.get(Paths.operatorCatalog)
+            #expect(named.body.contains(#"<bdi class="member-name">Olive Operator</bdi>"#))
+
+            // Removed (confirmed), and every change in the audit trail with the operator, the app and the entry before and after.
+            let removal = [("slug", "wiki"), ("version", "4"), ("action", "remove")]
+            #expect(try await olive.post(Paths.operatorCatalogState, removal + [("confirmed", "1")]).status == 303)
             #expect(try await gateway.built.stores.catalog.apps().isEmpty)
             await gateway.built.running.foundation.audit.queue.flush()
             let records = try await gateway.built.stores.audit.records(AuditQuery(app: "wiki", action: .operatorChange, limit: 20))
@@ -107,6 +112,66 @@ import Testing
             #expect(records.allSatisfy { $0.member == oliveSub })
             #expect(records.last?.detail?.hasPrefix("before: none; after: enabled {") == true)
             #expect(records[1].detail?.contains(#""name":"Wiki""#) == true)
+        }
+    }
+
+    @Test func removingIsAskedFirstAndCanBeUndone() async throws {
+        try await ProxyTests.withProxy { gateway, upstream in
+            let olive = try await Member.signIn(gateway, as: "olive")
+            let alice = try await Member.signIn(gateway, as: "alice")
+            #expect(try await olive.post(Paths.operatorCatalogSave, Self.form(upstream)).status == 303)
+            let removal = [("slug", "wiki"), ("version", "1"), ("action", "remove")]
+
+            // A browser's Remove asks first, saying what members lose; nothing is removed yet.
+            let asked = try await olive.post(Paths.operatorCatalogState, removal)
+            #expect(asked.status == 200 && asked.body.contains("Remove Team Wiki?") && asked.body.contains(#"name="confirmed" value="1""#))
+            #expect(asked.body.contains(#"href="/operator/catalog" id="app-remove-keep""#))
+            #expect(try await alice.get("/apps/wiki/echo/x").status == 200)
+
+            // Confirmed: gone, and the list offers the undo.
+            let removed = try await olive.post(Paths.operatorCatalogState, removal + [("confirmed", "1")])
+            #expect(removed.location == Paths.operatorCatalog + "?done=removed&app=wiki")
+            #expect(try await alice.get("/apps/wiki/echo/x").status == 404)
+            let list = try await olive.get(try #require(removed.location))
+            #expect(list.body.contains("wiki was removed.") && list.body.contains(#"id="app-undo""#))
+
+            // Undone: served again as it was, and in the audit trail; a second undo has nothing to restore.
+            let undone = try await olive.post(Paths.operatorCatalogRestore, [("slug", "wiki")])
+            #expect(undone.location == Paths.operatorCatalog + "?done=restored&app=wiki")
+            #expect(try await alice.get("/apps/wiki/echo/x").status == 200)
+            #expect(try await alice.get("/apps/wiki/secret/x").status == 403)
+            #expect(try await olive.post(Paths.operatorCatalogRestore, [("slug", "wiki")]).status == 409)
+            // Neither a member who is not an operator, nor a forged form, restores anything.
+            #expect(try await alice.post(Paths.operatorCatalogRestore, [("slug", "wiki")]).status == 403)
+            #expect(try await olive.post(Paths.operatorCatalogRestore, [("slug", "wiki")], csrf: "forged").status == 403)
+            await gateway.built.running.foundation.audit.queue.flush()
+            let records = try await gateway.built.stores.audit.records(AuditQuery(app: "wiki", action: .operatorChange, limit: 20))
+            #expect(records.map(\.reason) == ["app_restored", "app_removed", "app_added"])
+
+            // API callers remove at once (they asked for it by name).
+            let json = try await gateway.post(
+                Paths.operatorCatalogState, form: [("csrf", try await olive.csrf()), ("slug", "wiki"), ("version", "1"), ("action", "remove")],
+                cookies: olive.cookies.values, headers: [("Accept", "application/json"), ("Origin", gateway.origin)])
+            #expect(json.status == 200 && json.body.contains(#""removed":true"#))
+        }
+    }
+
+    @Test func anUpstreamThatServesNoPageIsAWarningBeforeItIsSaved() async throws {
+        try await ProxyTests.withProxy { gateway, upstream in
+            let olive = try await Member.signIn(gateway, as: "olive")
+            // Its root answers 404, and a port where nothing listens: each a warning, nothing stored.
+            for (address, what) in [(upstream.origin + "/", "it answered 404"), ("http://127.0.0.1:9/", "no answer")] {
+                let warned = try await olive.post(Paths.operatorCatalogSave, Self.form(upstream, [("upstream", address)]))
+                #expect(warned.status == 422 && warned.body.contains(#"id="upstream-warning""#) && warned.body.contains(what), "\(address)")
+                #expect(warned.body.contains(#"id="app-save-anyway""#) && warned.body.contains("value=\"\(address)\""))
+                #expect(try await gateway.built.stores.catalog.apps().isEmpty)
+            }
+            // The operator saves anyway: stored.
+            let saved = try await olive.post(Paths.operatorCatalogSave, Self.form(upstream, [("upstream", upstream.origin + "/"), ("action", "save_anyway")]))
+            #expect(saved.status == 303)
+            #expect(try await gateway.built.stores.catalog.app("wiki") != nil)
+            // An edit that keeps the upstream is not asked again.
+            #expect(try await olive.post(Paths.operatorCatalogSave, Self.form(upstream, version: 1, [("upstream", upstream.origin + "/"), ("name", "W")])).status == 303)
         }
     }
 }

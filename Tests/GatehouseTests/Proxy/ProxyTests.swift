@@ -334,7 +334,8 @@ import Testing
             let chat = try await gateway.get("/apps/chat/", cookies: cookies)
             #expect(chat.status == 403 && chat.body.contains("features are not set up for you yet"))
             let admin = try await gateway.get("/apps/admin/echo/", cookies: cookies)
-            #expect(admin.status == 403 && admin.body.contains("This app is not available to you"))
+            // The refusal names what she lacks.
+            #expect(admin.status == 403 && admin.body.contains("This app is not available to you") && admin.body.contains("It needs the role admin,"))
             let unknown = try await gateway.get("/apps/nope/", cookies: cookies)
             #expect(unknown.status == 404)
         }

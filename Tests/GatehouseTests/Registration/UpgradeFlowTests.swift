@@ -123,7 +123,8 @@ import Testing
 
             // Phone: prefilled from the claim with the note; bad numbers are refused inline with the entry kept (escaped).
             let phone = try await alice.get(Paths.upgrade(.phone))
-            #expect(phone.body.contains("value=\"+15550100001\"") && phone.body.contains("id=\"phone-from-sso\""))
+            // Grouped as every other page shows a number.
+            #expect(phone.body.contains("value=\"+1 555 010 0001\"") && phone.body.contains("id=\"phone-from-sso\""))
             let refused = try await alice.post(Paths.upgrade(.phone), [("phone", "<b>555</b>")])
             #expect(refused.status == 422)
             #expect(refused.body.contains("value=\"&lt;b&gt;555&lt;/b&gt;\"") && refused.body.contains("aria-invalid=\"true\""))
@@ -246,6 +247,31 @@ import Testing
 
     /// Cancel forgets the flow, records where the member left it, and lands where they started it (the web apps or a
     /// tab say so in a toast; an app page they came from is simply theirs again).
+    /// The walk's findings on the upgrade's and the account's pages: a way back at the top of each (the brand, and
+    /// "Finish later" that keeps the steps where Cancel discards them), no `nil` where a value is missing, and the
+    /// phone number grouped as everywhere else.
+    @Test func everyPageHasAWayBackAndNoMissingValueShows() async throws {
+        try await Self.live { gateway in
+            let bob = try await Member.signIn(gateway, as: "bob")
+            #expect(try await bob.get("/upgrade?from=portal").location == Paths.upgrade(.phone))
+            let phone = try await bob.get(Paths.upgrade(.phone)).body
+            #expect(phone.contains(#"<a class="brand" href="/" id="brand-home">"#) && phone.contains(#"id="upgrade-later""#))
+            let alice = try await Member.signIn(gateway, as: "alice")
+            let done = try await alice.register(username: "alice.w")
+            #expect(done.location?.hasPrefix(Paths.upgradeDone) == true)
+            let pages = [Paths.upgradeDone, Paths.account, Paths.sessions, Paths.portal]
+            for path in pages {
+                let page = try await alice.get(path)
+                #expect(page.status == 200, "\(path)")
+                #expect(TemplateRenderingTests.strays(in: page.body) == [], "\(path)")
+            }
+            let account = try await alice.get(Paths.account).body
+            let back = try #require(account.range(of: #"id="topbar-back""#))
+            #expect(back.lowerBound < (try #require(account.range(of: #"id="account-title""#))).lowerBound)
+            #expect(account.contains(#"<bdi dir="ltr" class="phone-number">+1 555 010 0001</bdi>"#))
+        }
+    }
+
     @Test func cancelReturnsWhereTheMemberStartedAndForgetsTheFlow() async throws {
         try await Self.live { gateway in
             let bob = try await Member.signIn(gateway, as: "bob")
@@ -300,7 +326,7 @@ import Testing
             let restarted = try await alice.get("/upgrade?from=portal")
             #expect(restarted.location == Paths.upgrade(.phone) + "?restarted=1")
             let page = try await alice.get(try #require(restarted.location)).body
-            #expect(page.contains("more than 30 minutes ago") && page.contains("value=\"+15550100001\""))
+            #expect(page.contains("more than 30 minutes ago") && page.contains("value=\"+1 555 010 0001\""))
             #expect(try await Self.events(gateway).filter { $0.name == .registrationStarted }.count == 2)
         }
     }

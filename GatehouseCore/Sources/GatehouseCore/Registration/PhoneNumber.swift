@@ -47,9 +47,9 @@ public struct PhoneNumber: Sendable, Equatable, Hashable, Codable, CustomStringC
         return national.isEmpty ? "+" + code : "+\(code) \(String(national))"
     }
 
-    /// `display` isolated left to right (LRI … PDI), for a number set into a sentence: in right-to-left text it stays
-    /// one unbroken number with the `+` in front.
-    public var displayInText: String { "\u{2066}" + display + "\u{2069}" }
+    /// `display` isolated left to right (LRI … PDI) with no-break spaces, for a number set into a sentence: in
+    /// right-to-left text it stays one number with the `+` in front, and no line breaks inside it on a narrow screen.
+    public var displayInText: String { "\u{2066}" + display.replacingOccurrences(of: " ", with: "\u{00A0}") + "\u{2069}" }
 
     /// ITU-T E.164 country codes are prefix-free: 1 and 7 alone, these two-digit ones, and three digits otherwise.
     static func countryCodeLength(_ digits: [Character]) -> Int {

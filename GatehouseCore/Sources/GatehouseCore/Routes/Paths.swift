@@ -63,6 +63,7 @@ public enum Paths {
     public static let operatorCatalogEdit = operatorCatalog + "/edit"
     public static let operatorCatalogSave = operatorCatalog + "/save"
     public static let operatorCatalogState = operatorCatalog + "/state"
+    public static let operatorCatalogRestore = operatorCatalog + "/restore"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     /// "Loading <app>" at once, then the app: what the portal's tiles open.
