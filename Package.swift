@@ -66,6 +66,21 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // The Matrix client: the client-server API as the member's device, the sync loop and the room model (the
+        // chat features). The gateway reaches it through `ChatSessions`.
+        .target(
+            name: "GatehouseMatrix",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "GatehouseMatrixTests",
+            dependencies: ["GatehouseMatrix"]
+        ),
         // The stores: the only target that imports a database driver.
         .target(
             name: "GatehouseStorage",
@@ -86,6 +101,7 @@ let package = Package(
                 .product(name: "GatehouseCore", package: "GatehouseCore"),
                 "GatehouseStorage",
                 "GatehouseDataPlane",
+                "GatehouseMatrix",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -132,6 +148,7 @@ let package = Package(
                 "Gatehouse",
                 "AllocationCounter",
                 "GatehouseStorage",
+                "GatehouseMatrix",
                 .product(name: "GatehouseCore", package: "GatehouseCore"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -306,4 +306,31 @@
     };
   }
   placeClearOfTheApp();
+  // The unread count on Chats, asked every 15 seconds while the page is in view (asking keeps the member's chat
+  // session listening for a minute).
+  var unreadLinks = Array.prototype.slice.call(root.querySelectorAll("[data-unread]"));
+  function showUnread(count) {
+    unreadLinks.forEach(function (link) {
+      var badge = link.querySelector(".bar-badge");
+      if (!count) { if (badge) { badge.remove(); } return; }
+      if (!badge) {
+        badge = document.createElement("span");
+        badge.className = "bar-badge";
+        link.appendChild(badge);
+      }
+      badge.textContent = String(count);
+    });
+  }
+  function askUnread() {
+    if (!unreadLinks.length || document.visibilityState !== "visible") { return; }
+    fetch(unreadLinks[0].getAttribute("data-unread"), { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (answer) { if (answer) { showUnread(answer.unread); } })
+      .catch(function () {});
+  }
+  if (unreadLinks.length) {
+    askUnread();
+    window.setInterval(askUnread, 15000);
+    document.addEventListener("visibilitychange", askUnread);
+  }
 })();

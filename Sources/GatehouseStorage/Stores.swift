@@ -19,6 +19,7 @@ public struct Stores: Sendable {
     public var audit: any AuditStore
     public var catalog: any AppCatalogStore
     public var members: any MemberStore
+    public var matrixDevices: any MatrixDeviceStore
     /// Changes to `catalog` made by other replicas (PostgreSQL).
     public let catalogChanges = CatalogChanges()
     /// Runs while the gateway serves and closes the backend when it stops (first in the service list, so it stops
@@ -53,6 +54,7 @@ public struct Stores: Sendable {
             rateLimits: MemoryRateLimitStore(), assertionKeys: SQLiteAssertionKeyStore(database: database, keyring: keyring),
             keptForms: SQLiteKeptFormStore(database: database, keyring: keyring), audit: SQLiteAuditStore(database: database),
             catalog: SQLiteAppCatalogStore(database: database), members: SQLiteMemberStore(database: database, keyring: keyring),
+            matrixDevices: SQLiteMatrixDeviceStore(database: database, keyring: keyring),
             service: DatabaseService(database: database), preparation: Once { try await reseal(database, keyring) },
             answers: { await database.answers() }, statistics: database.statistics, sqlite: database, keyring: keyring)
     }
@@ -70,6 +72,7 @@ public struct Stores: Sendable {
             assertionKeys: PostgresAssertionKeyStore(database: database, keyring: keyring),
             keptForms: PostgresKeptFormStore(database: database, keyring: keyring), audit: PostgresAuditStore(database: database),
             catalog: PostgresAppCatalogStore(database: database), members: PostgresMemberStore(database: database, keyring: keyring),
+            matrixDevices: PostgresMatrixDeviceStore(database: database, keyring: keyring),
             service: database,
             preparation: Once {
                 try await database.migrate()

@@ -63,7 +63,8 @@ extension GatehouseApplication {
             registrations: ExistingRegistrations(
                 registrations: stores.registrations, chat: gateway.chatBackend, registeredClaim: configuration.registration.registeredClaim),
             events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
-            catalog: gateway.catalog, hostMounts: stores.hostMounts, members: stores.members, chainSignature: gateway.hostMounts.signature
+            catalog: gateway.catalog, hostMounts: stores.hostMounts, members: stores.members, chats: gateway.chats,
+            chainSignature: gateway.hostMounts.signature
         ).addRoutes(to: withSession)
         LeavingController(renderer: renderer, leaving: configuration.proxy.leaving, publicOrigin: configuration.publicOrigin).addRoutes(
             to: withSession)
@@ -72,11 +73,15 @@ extension GatehouseApplication {
         ).addRoutes(to: withSession)
 
         let signedIn = withSession.group(context: SignedInRequestContext.self)
-        PortalController(
+        let portal = PortalController(
             catalog: gateway.catalog, renderer: renderer, features: configuration.features, registration: configuration.registration,
-            registrations: stores.registrations,
-            members: stores.members, isOperator: configuration.isOperator
-        ).addRoutes(to: signedIn)
+            registrations: stores.registrations, members: stores.members, servesChat: gateway.chats != nil, isOperator: configuration.isOperator)
+        portal.addRoutes(to: signedIn)
+        if let chats = gateway.chats {
+            ChatController(chats: chats, portal: portal, registrations: stores.registrations, renderer: renderer, publicOrigin: configuration.publicOrigin,
+                draining: gateway.draining
+            ).addRoutes(to: signedIn)
+        }
         let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,
             hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,

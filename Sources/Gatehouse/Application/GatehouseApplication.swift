@@ -105,7 +105,7 @@ public enum GatehouseApplication {
             gateway.eventQueue,
             gateway.audit,
             HTTPClientService(
-                clients: [gateway.http] + gateway.serviceClients.values, upstreamClients: gateway.upstreamClients,
+                clients: [gateway.http] + gateway.serviceClients.values + [gateway.matrixHTTP].compactMap { $0 }, upstreamClients: gateway.upstreamClients,
                 upstreamPools: gateway.upstreamPools),
             JarWriteBehind(jars: gateway.jars, cache: gateway.cache, metrics: gateway.metrics, logger: gateway.logger),
             ExpirySweeper(
@@ -121,6 +121,7 @@ public enum GatehouseApplication {
                 maximumProvisioningAttempts: configuration.registration.provisioning.maximumAttempts, metrics: gateway.metrics,
                 logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }
+        if let chats = gateway.chats { services.append(MatrixDeviceReaper(chats: chats, logger: gateway.logger)) }
         services.append(ConfigurationReloader(reloads: reloads, file: file, tls: gateway.listenerTLS))
         if let tls = gateway.listenerTLS { services.append(TLSReloader(tls: tls)) }
         if let tracer = gateway.tracer { services.append(tracer.service) }

@@ -71,7 +71,7 @@ final class Gateway: Sendable {
         cookieDomains = CookieDomainPolicy(allowlist: allowlist, boundaries: proxy.cookieBoundaries)
         let bar = GatewayBar(
             renderer: renderer, catalog: catalog, features: configuration.features, registration: configuration.registration, events: events,
-            session: configuration.session)
+            session: configuration.session, servesChat: foundation.chats != nil)
         keptForms = KeptForms(store: stores.keptForms, catalog: catalog, maximumBytes: proxy.maximumRequestBodyBytes)
         self.proxy = ProxyController(
             catalog: catalog, forwarder: Forwarder(clients: foundation.upstreamClients, configuration: proxy), access: access, jars: jars, bar: bar,

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import GatehouseMatrix
 import GatehouseDataPlane
 import GatehouseStorage
 import Logging
@@ -35,6 +36,10 @@ struct GatewayFoundation: Sendable {
     /// `registration.code_sender.tls`, `registration.provisioning.tls`), by key path; the others use `http`.
     let serviceClients: [String: HTTPClient]
     let upstreamClients: UpstreamClients
+    /// The members' Matrix sessions, when the gateway serves its own chat (`chat.jwt_secret_file`), and the client
+    /// their long-polling `/sync`s use (no read timeout of its own, as many connections as members listening).
+    let chats: ChatSessions?
+    let matrixHTTP: HTTPClient?
     /// The identity providers (`oidc`, or each of its list).
     let providers: IdentityProviders
     let refresher: TokenRefresher
@@ -115,6 +120,23 @@ struct GatewayFoundation: Sendable {
             serviceClients[keyPath] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: own)
         }
         self.serviceClients = serviceClients
+        let chat = configuration.registration.chat
+        if chat.servesChat, let homeserver = chat.homeserverURL, let serverName = chat.serverName, let secret = chat.jwtSecret {
+            var own = clientConfiguration
+            own.timeout = .init(connect: .seconds(Int64(chat.timeoutSeconds)), read: nil)
+            own.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 4096
+            if let tls = chat.tls { own.tlsConfiguration = try UpstreamTLS.load(tls, keyPath: "chat.tls").get() }
+            let matrixHTTP = HTTPClient(eventLoopGroupProvider: .singleton, configuration: own)
+            self.matrixHTTP = matrixHTTP
+            let features = configuration.features
+            chats = ChatSessions(
+                client: MatrixClient(http: matrixHTTP, homeserver: homeserver, timeoutSeconds: chat.timeoutSeconds),
+                login: LoginToken(secret: secret), serverName: serverName, devices: stores.matrixDevices, sessions: stores.sessions,
+                mayChat: { session in features.mayUse(.chats, session) }, logger: logger)
+        } else {
+            matrixHTTP = nil
+            chats = nil
+        }
         upstreamClients = UpstreamClients(
             plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
         let providers = IdentityProviders(configuration.providers) { keyPath in serviceClients[keyPath] ?? http }

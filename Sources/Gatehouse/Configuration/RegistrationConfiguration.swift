@@ -63,14 +63,22 @@ public struct ChatConfiguration: Sendable {
     public var timeoutSeconds: Int
     /// The authorities the homeserver's certificate must chain to instead of the system's (`chat.tls`).
     public var tls: AppTLSConfiguration?
+    /// The secret of the homeserver's JWT login (`jwt_config`), with which the gateway holds each registered member's
+    /// Matrix session; only from a file (`chat.jwt_secret_file`) or the environment. Without it the gateway serves
+    /// no chat of its own.
+    public var jwtSecret: String?
+
+    /// Whether the gateway holds members' Matrix sessions and serves its own chat.
+    public var servesChat: Bool { backend == .synapse && homeserverURL != nil && serverName != nil && jwtSecret != nil }
 
     public static let defaultAuthProvider = "oidc"
 
     public init(
         backend: Backend = .none, homeserverURL: URL? = nil, serverName: String? = nil, adminToken: String? = nil,
         authProvider: String = defaultAuthProvider, timeoutSeconds: Int = HTTPEndpointConfiguration.defaultTimeoutSeconds,
-        tls: AppTLSConfiguration? = nil
+        tls: AppTLSConfiguration? = nil, jwtSecret: String? = nil
     ) {
+        self.jwtSecret = jwtSecret
         self.backend = backend
         self.homeserverURL = homeserverURL
         self.serverName = serverName
@@ -145,6 +153,11 @@ public struct FeaturesConfiguration: Sendable, Equatable {
         self.chats = chats
         self.calls = calls
         self.stories = stories
+    }
+
+    /// Whether the member of `session` may use `tab`'s feature: registered, with a chat account.
+    public func mayUse(_ tab: FeatureTab, _ session: Session) -> Bool {
+        tab == .webApps || (session.level == .registered && session.chatUserID != nil)
     }
 
     /// The app behind a chat feature's tab (none behind Web Apps).

@@ -51,11 +51,16 @@ extension ConfigurationLoader {
         }
         let token = (reader.text(ofFileNamedBy: "chat.admin_token_file") ?? reader.secret("chat.admin_token"))?
             .trimmingCharacters(in: .whitespacesAndNewlines)
+        let jwtSecret = (reader.text(ofFileNamedBy: "chat.jwt_secret_file") ?? reader.secret("chat.jwt_secret"))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         var chat = ChatConfiguration(
             backend: backend, serverName: reader.optionalString("chat.server_name"), adminToken: token?.isEmpty == false ? token : nil,
             authProvider: reader.string("chat.auth_provider", default: defaults.authProvider),
             timeoutSeconds: reader.int("chat.timeout_seconds", default: defaults.timeoutSeconds, range: 1...120),
-            tls: Self.readServiceTLS(&reader, "chat"))
+            tls: Self.readServiceTLS(&reader, "chat"), jwtSecret: jwtSecret?.isEmpty == false ? jwtSecret : nil)
+        if let secret = chat.jwtSecret, secret.utf8.count < 32 {
+            reader.report("chat.jwt_secret_file", "must hold at least 32 characters (the homeserver's jwt_config secret), got \(secret.utf8.count)")
+        }
         if let text = reader.optionalString("chat.homeserver_url") {
             if let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host?.isEmpty == false,
                 scheme == "https" || (scheme == "http" && GatehouseConfiguration.isLoopback(url.host))

@@ -22,14 +22,18 @@ public struct AuthController: Sendable {
     let hostMounts: any HostMountStore
     /// Who signed in, remembered beyond the session (the console names members by it).
     let members: any MemberStore
+    /// The members' Matrix sessions, when the gateway serves its own chat: made at sign-in, ended at sign-out.
+    let chats: ChatSessions?
     let chainSignature: @Sendable (String) -> String
 
     public init(
         configuration: GatehouseConfiguration, providers: IdentityProviders, attempts: any LoginAttemptStore, sessions: any SessionStore,
         registrations: ExistingRegistrations, events: EventRecorder, renderer: PageRenderer, limiter: RateLimiter, catalog: AppCatalog,
-        hostMounts: any HostMountStore, members: any MemberStore, chainSignature: @escaping @Sendable (String) -> String
+        hostMounts: any HostMountStore, members: any MemberStore, chats: ChatSessions? = nil,
+        chainSignature: @escaping @Sendable (String) -> String
     ) {
         self.members = members
+        self.chats = chats
         self.chainSignature = chainSignature
         self.hostMounts = hostMounts
         self.catalog = catalog
@@ -252,6 +256,7 @@ public struct AuthController: Sendable {
         session.provider = provider
         try await sessions.insert(session)
         try await members.signedIn(account: identity.sub, name: identity.name ?? identity.preferredUsername ?? identity.email, at: now)
+        chats?.prepare(session)
         events.record(.ssoLoginSuccess, sub: identity.sub, detail: level.rawValue)
         // Nowhere in particular to go: a registered member starts in their chats (or where the organization says).
         let landing = level == .registered && returnTo == Paths.portal ? configuration.registration.registeredLandingPath : returnTo
@@ -290,6 +295,8 @@ public struct AuthController: Sendable {
         let appHosts = (try? await hostMounts.grantedSlugs(sessionID: session.id)) ?? []
         try await sessions.delete(id: session.id)
         events.record(.ssoLogout, sub: session.identity.sub, detail: "signed_out")
+        // The session's Matrix device goes with it, now (the reaper would, within seconds).
+        await chats?.end(sessionID: session.id)
         // A provider that stopped answering would leave the browser on a page that never loads: the gateway's own
         // signed-out page says what happened instead.
         // (Absolute when the way out passes through app hosts, which then send the browser back.)

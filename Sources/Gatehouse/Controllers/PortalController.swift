@@ -15,12 +15,14 @@ public struct PortalController: Sendable {
     let registrations: any RegistrationStore
     /// What is remembered of members between sessions: the apps they opened last.
     let members: any MemberStore
+    /// Whether the gateway serves its own chat at Chats (`ChatController` has the route then).
+    let servesChat: Bool
     /// Whether a member may open the operator console (`GatehouseConfiguration.isOperator`): they find it in their menu.
     let isOperator: @Sendable (MemberIdentity) -> Bool
 
     public init(
         catalog: AppCatalog, renderer: PageRenderer, features: FeaturesConfiguration, registration: RegistrationConfiguration = .init(),
-        registrations: any RegistrationStore, members: any MemberStore, isOperator: @escaping @Sendable (MemberIdentity) -> Bool = { _ in false }
+        registrations: any RegistrationStore, members: any MemberStore, servesChat: Bool = false, isOperator: @escaping @Sendable (MemberIdentity) -> Bool = { _ in false }
     ) {
         self.isOperator = isOperator
         self.catalog = catalog
@@ -29,6 +31,7 @@ public struct PortalController: Sendable {
         self.registration = registration
         self.registrations = registrations
         self.members = members
+        self.servesChat = servesChat
     }
 
     /// From this many apps on, the web apps can be filtered by typing and list the recently used first.
@@ -47,7 +50,7 @@ public struct PortalController: Sendable {
         group.get(RouterPath(stringLiteral: Paths.openPrefix + "/:slug")) { _, context in
             try await self.loading(context.parameters.require("slug"), context)
         }
-        for tab in [FeatureTab.chats, .calls, .stories] {
+        for tab in [FeatureTab.chats, .calls, .stories] where !(tab == .chats && servesChat) {
             group.get(RouterPath(stringLiteral: tab.path)) { request, context in
                 try await self.feature(tab, context, toast: request.uri.queryParameters.get("toast"))
             }
@@ -188,10 +191,13 @@ public struct PortalController: Sendable {
             "languages": renderer.languages.choices,
             "languageReturnTo": current.path,
             "tabs": FeatureTab.allCases.map { tab -> [String: Any] in
-                [
+                var values: [String: Any] = [
                     "id": "tab-" + tab.rawValue.replacingOccurrences(of: "_", with: "-"), "href": tab.path,
                     "label": renderer.strings["tab_\(tab.rawValue)"], "current": tab == current,
                 ]
+                // The gateway's own chat: its unread count on the tab, kept current by the page's script.
+                if tab == .chats, servesChat, session.level == .registered { values["unread"] = Paths.chatUnread }
+                return values
             },
         ]
         if let email = session.identity.emailBesideName { values["email"] = email }

@@ -14,6 +14,8 @@ public struct GatewayBar: Sendable {
     let catalog: AppCatalog
     /// Which apps are the chat features' (the bar marks the section the member is in).
     let features: FeaturesConfiguration
+    /// Whether Chats is the gateway's own chat, whose unread count the bar shows (on the gateway's own host).
+    let servesChat: Bool
     /// Who is offered the upgrade (the banner).
     let registration: RegistrationConfiguration
     let events: EventRecorder
@@ -29,8 +31,9 @@ public struct GatewayBar: Sendable {
 
     public init(
         renderer: PageRenderer, catalog: AppCatalog, features: FeaturesConfiguration, registration: RegistrationConfiguration, events: EventRecorder,
-        session: SessionConfiguration = .init()
+        session: SessionConfiguration = .init(), servesChat: Bool = false
     ) {
+        self.servesChat = servesChat
         self.session = session
         self.renderer = renderer
         self.catalog = catalog
@@ -183,10 +186,13 @@ public struct GatewayBar: Sendable {
             },
             // The section the member is in: the chat feature whose app this is.
             "features": [FeatureTab.chats, .calls, .stories].map { tab -> [String: Any] in
-                [
+                var values: [String: Any] = [
                     "id": tab.rawValue, "href": gatewayBase + tab.path, "label": strings["tab_\(tab.rawValue)"], "locked": level == .sso,
                     "current": features.slug(for: tab) == app.slug,
                 ]
+                // The unread count, asked by the bar's script of the gateway's own host (where the session's cookie goes).
+                if tab == .chats, servesChat, level == .registered, gatewayBase.isEmpty { values["unread"] = Paths.chatUnread }
+                return values
             },
             "sso": level == .sso, "level": level.rawValue,
         ]

@@ -15,10 +15,14 @@ struct AppIcon {
         let configured = app.icon?.trimmingCharacters(in: .whitespaces) ?? ""
         image = configured.hasPrefix("/") && !configured.hasPrefix("//") ? configured : nil
         monogram = configured.isEmpty || image != nil ? Self.monogram(app.name) : String(configured.prefix(2))
-        // A stable hash (Swift's own is seeded per process): FNV-1a over the slug.
+        tone = Self.tone(of: app.slug)
+    }
+
+    /// A colour that stays with a name: a stable hash (Swift's own is seeded per process), FNV-1a over its bytes.
+    static func tone(of name: String) -> Int {
         var hash: UInt32 = 2_166_136_261
-        for byte in app.slug.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        tone = Int(hash % UInt32(Self.tones))
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return Int(hash % UInt32(tones))
     }
 
     /// The initials of the first two words (`Visit Counter` → `VC`), skipping small words written in lower case

@@ -128,6 +128,8 @@ public struct CachedCookieJarStore: CookieJarStore {
 /// Registrations whose completion evicts the member's cached sessions (the store raised their level).
 public struct CachedRegistrationStore: RegistrationStore {
     let store: any RegistrationStore
+
+    public func directoryEntries(limit: Int) async throws -> [DirectoryEntry] { try await store.directoryEntries(limit: limit) }
     let cache: StateCache
 
     public func account(sub: String) async throws -> RegisteredAccount? { try await store.account(sub: sub) }

@@ -32,8 +32,11 @@ struct SealedColumn: Sendable {
     static let sentPhoneNumbers = SealedColumn(table: "verification_sends", key: "id", column: "phone_number", kind: .lookupHash)
     static let keptForms = SealedColumn(table: "kept_forms", key: "id_hash", column: "body", kind: .sealed)
     static let memberNames = SealedColumn(table: "members", key: "account", column: "name", kind: .sealed)
+    static let matrixTokens = SealedColumn(table: "matrix_devices", key: "session_id", column: "access_token", kind: .sealed)
 
-    static let all = [sessions, jars, loginAttempts, flows, phoneNumbers, displayNames, assertionKeys, sentPhoneNumbers, keptForms, memberNames]
+    static let all = [
+        sessions, jars, loginAttempts, flows, phoneNumbers, displayNames, assertionKeys, sentPhoneNumbers, keptForms, memberNames, matrixTokens,
+    ]
 
     func seal(_ plaintext: String, key: String, with keyring: StorageKeyring) throws -> String {
         try keyring.seal(plaintext, context: context(key))

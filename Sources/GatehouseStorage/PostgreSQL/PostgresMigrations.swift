@@ -223,5 +223,13 @@ extension PostgresDatabase {
             "CREATE TABLE members (account text PRIMARY KEY, name text, recent_apps text NOT NULL DEFAULT '', seen_at timestamptz NOT NULL)",
             "CREATE INDEX members_seen_at ON members(seen_at)",
         ],
+        // The Matrix devices held for sessions (`MatrixDeviceStore`).
+        [
+            """
+            CREATE TABLE matrix_devices (
+                session_id text PRIMARY KEY, sub text NOT NULL, user_id text NOT NULL, device_id text NOT NULL, access_token text NOT NULL,
+                created_at timestamptz NOT NULL)
+            """
+        ],
     ]
 }

@@ -106,6 +106,24 @@ public struct PostgresRegistrationStore: RegistrationStore {
         }
     }
 
+    public func directoryEntries(limit: Int) async throws -> [DirectoryEntry] {
+        try await database.query(
+            """
+            SELECT sub, username, chat_user_id, display_name, phone_number, discoverability, pin_hash IS NOT NULL FROM registrations
+            WHERE chat_user_id IS NOT NULL ORDER BY lower(username) LIMIT \(limit)
+            """
+        ).map { row in
+            let (sub, username, chatUserID, sealedName, sealedPhone, discoverability, fromFlow) = try PostgresDatabase.decoding {
+                try row.decode((String, String, String?, String?, String?, String, Bool).self)
+            }
+            let phone = try sealedPhone.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
+            let name = try sealedName.map { try SealedColumn.displayNames.open($0, key: sub, with: keyring) }
+            return DirectoryEntry(
+                sub: sub, username: username, chatUserID: chatUserID, displayName: name, phoneNumber: phone.flatMap(PhoneNumber.stored),
+                discoverability: fromFlow ? Discoverability(rawValue: discoverability) : nil)
+        }
+    }
+
     public func lookup(_ text: String) async throws -> MemberRegistration? {
         guard
             let row = try await database.query(

@@ -76,6 +76,8 @@ public protocol RegistrationStore: Sendable {
     func updateAccount(sub: String, displayName: String?, discoverability: Discoverability?, phoneNumber: PhoneNumber?) async throws
     /// The registration whose subject, username (in any letter case) or Matrix ID is `text`.
     func lookup(_ text: String) async throws -> MemberRegistration?
+    /// Every member with a chat account, their sealed profile opened, by username (the chat's directory searches them).
+    func directoryEntries(limit: Int) async throws -> [DirectoryEntry]
     /// Removes the member's registration and lowers their live sessions to `sso` in one statement; whether there was one.
     func unregister(sub: String) async throws -> Bool
 

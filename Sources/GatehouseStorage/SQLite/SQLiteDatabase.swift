@@ -331,6 +331,14 @@ public final class SQLiteDatabase: Sendable {
         CREATE TABLE members (account TEXT PRIMARY KEY, name TEXT, recent_apps TEXT NOT NULL DEFAULT '', seen_at REAL NOT NULL);
         CREATE INDEX members_seen_at ON members(seen_at);
         """,
+        // The Matrix devices held for sessions (`MatrixDeviceStore`): no cascade from `sessions`, so that a device
+        // whose session ended is found and logged out.
+        """
+        CREATE TABLE matrix_devices (
+            session_id TEXT PRIMARY KEY, sub TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL, access_token TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

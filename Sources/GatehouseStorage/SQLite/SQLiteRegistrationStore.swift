@@ -107,6 +107,24 @@ public struct SQLiteRegistrationStore: RegistrationStore {
         }
     }
 
+    public func directoryEntries(limit: Int) async throws -> [DirectoryEntry] {
+        try await database.query(
+            """
+            SELECT sub, username, chat_user_id, display_name, phone_number, discoverability, pin_hash FROM registrations
+            WHERE chat_user_id IS NOT NULL ORDER BY username COLLATE NOCASE LIMIT ?
+            """, [.integer(limit)]
+        ).compactMap { row in
+            guard let sub = row.column("sub")?.string, let username = row.column("username")?.string else { return nil }
+            let phone = try row.column("phone_number")?.string.map { try SealedColumn.phoneNumbers.open($0, key: sub, with: keyring) }
+            let name = try row.column("display_name")?.string.map { try SealedColumn.displayNames.open($0, key: sub, with: keyring) }
+            let fromFlow = row.column("pin_hash")?.string != nil
+            return DirectoryEntry(
+                sub: sub, username: username, chatUserID: row.column("chat_user_id")?.string, displayName: name,
+                phoneNumber: phone.flatMap(PhoneNumber.stored),
+                discoverability: fromFlow ? row.column("discoverability")?.string.flatMap(Discoverability.init(rawValue:)) : nil)
+        }
+    }
+
     public func lookup(_ text: String) async throws -> MemberRegistration? {
         guard
             let row = try await database.query(

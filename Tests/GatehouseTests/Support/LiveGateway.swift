@@ -100,8 +100,8 @@ struct LiveGateway {
             tasks.addTask { try await group.run() }
             let gateway = LiveGateway(
                 port: port, configuration: configuration, built: built, client: client, beginShutdown: { await group.triggerGracefulShutdown() })
-            try await gateway.waitUntilListening()
             do {
+                try await gateway.waitUntilListening()
                 let result = try await body(gateway)
                 try await client.shutdown()
                 await group.triggerGracefulShutdown()
@@ -116,8 +116,9 @@ struct LiveGateway {
         }
     }
 
+    /// Up to 30 seconds: a busy machine's PostgreSQL can take seconds to answer the start's first queries.
     func waitUntilListening() async throws {
-        for _ in 0..<100 {
+        for _ in 0..<600 {
             if (try? await get("/healthz", cookies: [:])) != nil { return }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -15,6 +15,8 @@ struct TestSynapse: Sendable {
     let directory: String
     let url: URL
     let adminToken: String
+    /// The secret of its JWT login (`jwt_config`), for the gateway's own chat.
+    let jwtSecret: String
 
     static let serverName = "chat.test"
 
@@ -35,7 +37,8 @@ struct TestSynapse: Sendable {
             throw TestSynapseError.notStarted(started.output)
         }
         let token = try String(contentsOfFile: directory + "/admin_token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        return TestSynapse(directory: directory, url: url, adminToken: token)
+        let secret = try String(contentsOfFile: directory + "/jwt_secret", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return TestSynapse(directory: directory, url: url, adminToken: token, jwtSecret: secret)
     }
 
     /// Every homeserver the process started, stopped and removed at its exit.
@@ -75,6 +78,13 @@ struct TestSynapse: Sendable {
     /// The gateway's settings for this homeserver.
     var chat: ChatConfiguration {
         ChatConfiguration(backend: .synapse, homeserverURL: url, serverName: Self.serverName, adminToken: adminToken)
+    }
+
+    /// The same, with the JWT login: the gateway holds members' Matrix sessions and serves its own chat.
+    var chatWithSessions: ChatConfiguration {
+        var chat = chat
+        chat.jwtSecret = jwtSecret
+        return chat
     }
 
     /// An admin API call of the test's own (to prepare or read what the homeserver holds): the status and JSON answer.

@@ -64,6 +64,18 @@ public enum Paths {
     public static let operatorCatalogSave = operatorCatalog + "/save"
     public static let operatorCatalogState = operatorCatalog + "/state"
     public static let operatorCatalogRestore = operatorCatalog + "/restore"
+
+    // The gateway's own chat (`ChatController`): rooms by query (`?id=!room:server`), never in the path.
+    public static let chatRoom = chats + "/room"
+    public static let chatHistory = chats + "/history"
+    public static let chatNew = chats + "/new"
+    public static let chatEvents = chats + "/events"
+    public static let chatUnread = chats + "/unread"
+    public static let chatSend = chats + "/send"
+    public static let chatRead = chats + "/read"
+    public static let chatMembership = chats + "/membership"
+    public static let chatDirect = chats + "/direct"
+    public static let chatGroup = chats + "/group"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     /// "Loading <app>" at once, then the app: what the portal's tiles open.

@@ -1,0 +1,308 @@
+// The chat's live parts: the room list and a room's timeline kept current through the page's event stream, sending
+// without a reload (pending, then sent, or failed with Retry), Enter to send and Shift+Enter for a new line, older
+// messages loaded at the top, read markers as the member reads. Every form works without this file. Text from the
+// homeserver is only ever set as text (textContent), never as markup.
+(function () {
+  "use strict";
+  var main = document.querySelector("main[data-chat]");
+  if (!main) { return; }
+  var csrf = (document.querySelector("input[name=csrf]") || {}).value || "";
+  var roomID = main.getAttribute("data-room");
+  var lang = document.documentElement.lang || undefined;
+  var timeFormat = new Intl.DateTimeFormat(lang, { hour: "2-digit", minute: "2-digit" });
+  var dayFormat = new Intl.DateTimeFormat(lang, { weekday: "long", day: "numeric", month: "long" });
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) { node.className = className; }
+    if (text !== undefined && text !== null) { node.textContent = text; }
+    return node;
+  }
+
+  // Times in the member's own time zone and language.
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime]").forEach(function (time) {
+      var value = time.getAttribute("datetime");
+      var date = new Date(value);
+      if (isNaN(date.getTime())) { return; }
+      time.textContent = value.length === 10 ? dayFormat.format(date) : timeFormat.format(date);
+    });
+  }
+
+  // The unread count on the Chats tab.
+  function showUnread(count) {
+    var tab = document.getElementById("tab-chats");
+    if (!tab) { return; }
+    var badge = tab.querySelector(".tab-badge");
+    if (!count) {
+      if (badge) { badge.remove(); }
+      return;
+    }
+    if (!badge) {
+      badge = element("span", "tab-badge");
+      tab.appendChild(badge);
+    }
+    badge.textContent = String(count);
+  }
+
+  function post(url, fields) {
+    var body = new URLSearchParams();
+    body.set("csrf", csrf);
+    Object.keys(fields).forEach(function (key) { body.set(key, fields[key]); });
+    return fetch(url, {
+      method: "POST", credentials: "same-origin", body: body,
+      headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded" }
+    }).then(function (response) {
+      if (!response.ok) { throw new Error("status " + response.status); }
+      return response.json();
+    });
+  }
+
+  // MARK: the room list
+
+  function roomItem(room) {
+    var item = element("li", "room" + (room.invite ? " invite" : ""));
+    item.setAttribute("data-room", room.id);
+    var mono = element("span", "mono tone-" + room.tone, room.initials);
+    mono.setAttribute("aria-hidden", "true");
+    item.appendChild(mono);
+    var text = element("div", "room-text");
+    var name;
+    if (room.invite) {
+      name = element("span", "room-name", room.name);
+    } else {
+      name = element("a", "room-name", room.name);
+      name.href = room.href;
+    }
+    text.appendChild(name);
+    if (room.last) { text.appendChild(element("span", "room-last", room.last)); }
+    if (room.inviteText) { text.appendChild(element("span", "room-last", room.inviteText)); }
+    item.appendChild(text);
+    if (room.at) {
+      var time = element("time", "room-time");
+      time.setAttribute("datetime", room.at);
+      item.appendChild(time);
+    }
+    if (room.hasUnread) {
+      var count = element("span", "unread-count");
+      count.title = room.unreadLabel;
+      var shown = element("span", null, String(room.unread));
+      shown.setAttribute("aria-hidden", "true");
+      count.appendChild(shown);
+      count.appendChild(element("span", "visually-hidden", room.unreadLabel));
+      item.appendChild(count);
+    }
+    if (room.invite) {
+      // The server-rendered forms are kept where they exist (they carry the buttons' words).
+      var existing = document.querySelector('.room[data-room="' + CSS.escape(room.id) + '"] .invite-actions');
+      if (existing) { item.appendChild(existing.cloneNode(true)); }
+    }
+    return item;
+  }
+
+  function showRooms(rooms) {
+    var list = document.getElementById("room-list");
+    if (!list) { return; }
+    var items = rooms.map(roomItem);
+    list.replaceChildren.apply(list, items);
+    localTimes(list);
+    var none = document.getElementById("no-rooms");
+    if (none) { none.hidden = rooms.length > 0; }
+  }
+
+  // MARK: a room
+
+  var timeline = document.getElementById("timeline");
+  var lastDay = null;
+  if (timeline) {
+    var days = timeline.querySelectorAll("li.day");
+    if (days.length) { lastDay = days[days.length - 1].getAttribute("data-day"); }
+  }
+
+  function messageItem(message) {
+    var item = element("li", "message kind-" + message.kind + (message.mine ? " mine" : ""));
+    item.setAttribute("data-id", message.id || "");
+    var sender = element("span", "sender");
+    sender.appendChild(element("bdi", null, message.senderName));
+    item.appendChild(sender);
+    if (message.body !== undefined) {
+      var body = element("p", "body", message.body);
+      body.dir = "auto";
+      item.appendChild(body);
+    }
+    if (message.note) { item.appendChild(element("p", "note", message.note)); }
+    var meta = element("span", "meta");
+    var time = element("time");
+    time.setAttribute("datetime", message.at);
+    meta.appendChild(time);
+    if (message.edited) {
+      meta.appendChild(document.createTextNode(" · "));
+      meta.appendChild(element("span", "edited", main.getAttribute("data-edited")));
+    }
+    item.appendChild(meta);
+    return item;
+  }
+
+  function dayItem(day) {
+    var item = element("li", "day");
+    item.setAttribute("data-day", day);
+    var time = element("time");
+    time.setAttribute("datetime", day);
+    item.appendChild(time);
+    return item;
+  }
+
+  function nearBottom() {
+    return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
+  }
+
+  function scrollToEnd() { window.scrollTo(0, document.documentElement.scrollHeight); }
+
+  function markRead(eventID) {
+    if (!eventID || document.visibilityState !== "visible") { return; }
+    post("/chats/read", { room: roomID, event: eventID }).catch(function () {});
+  }
+
+  function addMessage(message) {
+    if (!timeline) { return; }
+    var none = document.getElementById("no-messages");
+    if (none) { none.hidden = true; }
+    if (message.replaces) {
+      var original = timeline.querySelector('li[data-id="' + CSS.escape(message.replaces) + '"] .body');
+      if (original) {
+        original.textContent = message.body;
+        var meta = original.parentNode.querySelector(".meta");
+        if (meta && !meta.querySelector(".edited")) {
+          meta.appendChild(document.createTextNode(" · "));
+          meta.appendChild(element("span", "edited", main.getAttribute("data-edited")));
+        }
+      }
+      return;
+    }
+    if (timeline.querySelector('li[data-id="' + CSS.escape(message.id) + '"]')) { return; }
+    var follow = nearBottom();
+    // The echo of a message this page sent: the pending line becomes the message.
+    var pending = message.txn ? timeline.querySelector('li[data-txn="' + CSS.escape(message.txn) + '"]') : null;
+    var item = messageItem(message);
+    localTimes(item);
+    if (pending) {
+      pending.replaceWith(item);
+    } else {
+      var day = message.at.slice(0, 10);
+      if (day !== lastDay) {
+        var separator = dayItem(day);
+        localTimes(separator);
+        timeline.appendChild(separator);
+        lastDay = day;
+      }
+      timeline.appendChild(item);
+    }
+    if (follow || message.mine) { scrollToEnd(); }
+    if (!message.mine) { markRead(message.id); }
+  }
+
+  // Sending: shown at once as pending; sent, or failed with Retry.
+  var composer = document.getElementById("composer");
+  var text = document.getElementById("composer-text");
+  function send(body, existing) {
+    var txn = "g" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
+    var item = existing || messageItem({ kind: "text", mine: true, senderName: main.getAttribute("data-you") || "", body: body, at: new Date().toISOString() });
+    item.classList.add("pending");
+    item.classList.remove("failed");
+    item.setAttribute("data-txn", txn);
+    var status = item.querySelector(".status") || element("span", "status");
+    status.setAttribute("role", "status");
+    status.textContent = main.getAttribute("data-pending");
+    item.appendChild(status);
+    if (!existing) {
+      localTimes(item);
+      timeline.appendChild(item);
+      var none = document.getElementById("no-messages");
+      if (none) { none.hidden = true; }
+      scrollToEnd();
+    }
+    post("/chats/send", { room: roomID, text: body, txn: txn }).then(function (answer) {
+      item.classList.remove("pending");
+      if (!item.getAttribute("data-id")) { item.setAttribute("data-id", answer.event_id); }
+      status.textContent = main.getAttribute("data-sent");
+    }, function () {
+      item.classList.remove("pending");
+      item.classList.add("failed");
+      status.textContent = main.getAttribute("data-failed") + " ";
+      var retry = element("button", "link-button", main.getAttribute("data-retry"));
+      retry.type = "button";
+      retry.addEventListener("click", function () {
+        retry.remove();
+        send(body, item);
+      });
+      status.appendChild(retry);
+    });
+  }
+
+  if (composer && text && timeline) {
+    composer.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var body = text.value.trim();
+      if (!body) { return; }
+      text.value = "";
+      send(body, null);
+    });
+    text.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        composer.requestSubmit();
+      }
+    });
+  }
+
+  // Older messages when the timeline's top is reached.
+  var loadingOlder = false;
+  function loadOlder() {
+    var older = timeline && timeline.getAttribute("data-older");
+    if (!older || loadingOlder) { return; }
+    loadingOlder = true;
+    var url = "/chats/history?id=" + encodeURIComponent(roomID) + "&from=" + encodeURIComponent(older);
+    fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } }).then(function (response) {
+      return response.ok ? response.json() : Promise.reject(new Error("status " + response.status));
+    }).then(function (page) {
+      var height = document.documentElement.scrollHeight;
+      var first = timeline.firstChild;
+      page.messages.forEach(function (message) {
+        if (timeline.querySelector('li[data-id="' + CSS.escape(message.id) + '"]')) { return; }
+        if (message.day) { timeline.insertBefore(dayItem(message.day), first); }
+        timeline.insertBefore(messageItem(message), first);
+      });
+      localTimes(timeline);
+      window.scrollTo(0, window.scrollY + document.documentElement.scrollHeight - height);
+      if (page.older) { timeline.setAttribute("data-older", page.older); } else { timeline.removeAttribute("data-older"); }
+    }).catch(function () {}).then(function () { loadingOlder = false; });
+  }
+
+  if (timeline) {
+    window.addEventListener("scroll", function () { if (window.scrollY < 80) { loadOlder(); } }, { passive: true });
+    scrollToEnd();
+    var last = timeline.querySelector("li.message:not(.mine):last-of-type");
+    if (last) { markRead(last.getAttribute("data-id")); }
+  }
+
+  localTimes(document);
+
+  // MARK: live
+
+  if (window.EventSource) {
+    var url = main.getAttribute("data-events") + (roomID ? "?room=" + encodeURIComponent(roomID) : "");
+    var events = new EventSource(url, { withCredentials: true });
+    events.addEventListener("rooms", function (event) {
+      var data = JSON.parse(event.data);
+      showUnread(data.unread);
+      if (main.getAttribute("data-chat") === "list") { showRooms(data.rooms); }
+    });
+    events.addEventListener("message", function (event) { addMessage(JSON.parse(event.data)); });
+    events.addEventListener("gone", function () { window.location.assign("/chats"); });
+    events.addEventListener("ended", function () {
+      events.close();
+      if (window.gatehouseToast) { window.gatehouseToast(main.getAttribute("data-ended")); }
+      if (composer) { composer.querySelectorAll("textarea, button").forEach(function (control) { control.disabled = true; }); }
+    });
+  }
+})();

@@ -1,0 +1,40 @@
+import GatehouseMatrix
+import HTTPTypes
+
+/// Why the chat could not do what a member asked.
+public enum ChatError: PresentableError, Equatable {
+    /// The member has no Matrix session to have: not registered, no chat account, or the chat feature not theirs.
+    case notAllowed
+    /// The homeserver refused or did not answer.
+    case homeserver(MatrixError)
+    /// The room is not one of the member's (an id changed in a URL or a form).
+    case notInRoom
+    /// What the member sent cannot be sent (empty, too long).
+    case invalidMessage(String)
+
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .notAllowed, .notInRoom: .forbidden
+        case .homeserver(let error): error.isTransient ? .serviceUnavailable : .badGateway
+        case .invalidMessage: .badRequest
+        }
+    }
+
+    public var reason: String {
+        switch self {
+        case .notAllowed: "chat_not_allowed"
+        case .homeserver(let error): "chat_homeserver:\(error.reason)"
+        case .notInRoom: "chat_not_in_room"
+        case .invalidMessage: "chat_invalid_message"
+        }
+    }
+
+    public var messageKey: String {
+        switch self {
+        case .notAllowed: "error_chat_not_allowed"
+        case .homeserver: "error_chat_unavailable"
+        case .notInRoom: "error_chat_not_in_room"
+        case .invalidMessage: "error_chat_invalid"
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import GatehouseCore
+import GatehouseMatrix
+import Hummingbird
+
+/// What a member does in the chat: send, mark read, accept or decline an invite, leave, start a direct chat, make a
+/// group. Each is a form of the gateway's own pages (its origin, the session's CSRF token); the script posts the
+/// same forms and asks for JSON.
+extension ChatController {
+    /// The longest message the composer sends (the homeserver takes events up to 64 KB, the envelope included).
+    static let messageLimit = 32 * 1024
+
+    func send(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin, limit: 128 * 1024)
+        let wantsJSON = ErrorAnswer.wantsJSON(accept: request.headers[.accept])
+        let roomID = try Self.roomID(form["room"])
+        let text = (form["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw ChatError.invalidMessage("empty") }
+        guard text.utf8.count <= Self.messageLimit else { throw ChatError.invalidMessage("longer than \(Self.messageLimit) bytes") }
+        // The page's own id for the message makes a retry of it arrive once.
+        let transaction = form["txn"].flatMap { $0.utf8.count <= 64 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) } ? $0 : nil }
+            ?? RandomToken.make()
+        let loop = try await loop(context.session)
+        guard try await current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        let eventID = try await homeserver {
+            try await chats.client.send(loop.credentials, room: roomID, text: text, transactionID: transaction)
+        }
+        if wantsJSON { return try JSONResponse.make(["event_id": eventID, "txn": transaction]) }
+        return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+    }
+
+    /// The member has read a room up to an event (the page saw it).
+    func markRead(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
+        let roomID = try Self.roomID(form["room"])
+        guard let event = form["event"], event.hasPrefix("$"), event.utf8.count <= 255 else { throw RequestError.badRequest("event is required") }
+        let loop = try await loop(context.session)
+        guard try await current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        try await homeserver { try await chats.client.markRead(loop.credentials, room: roomID, event: event) }
+        return try JSONResponse.make(["ok": true])
+    }
+
+    /// `action=join` (accept an invite), `decline` or `leave`.
+    func membership(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
+        let roomID = try Self.roomID(form["room"])
+        guard let action = form["action"], ["join", "decline", "leave"].contains(action) else {
+            throw RequestError.badRequest("action: join, decline or leave")
+        }
+        let loop = try await loop(context.session)
+        let rooms = try await current(loop)
+        guard let room = rooms.rooms[roomID], (action == "leave") == (room.membership == .joined) else { throw ChatError.notInRoom }
+        if action == "join" {
+            try await homeserver { try await chats.client.join(loop.credentials, room: roomID) }
+            // An invite to a direct chat joins the member's direct chats too.
+            if rooms.isDirect(room), let inviter = room.inviter { try? await addDirect(loop.credentials, room: roomID, with: inviter) }
+            return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+        }
+        try await homeserver { try await chats.client.leave(loop.credentials, room: roomID) }
+        return Self.redirect(FormEncoding.url(Paths.chats, adding: [("done", action == "leave" ? "left" : "declined")]))
+    }
+
+    /// Opens the direct chat with a member found in the directory, making it (and inviting them) the first time.
+    func direct(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
+        guard let username = form["username"], let other = try await registrations.directory(search: username, limit: 5).first(where: {
+            $0.username.lowercased() == username.lowercased()
+        }), let userID = other.chatUserID, userID != context.session.chatUserID
+        else { throw RequestError.badRequest("username: a registered member's username is required") }
+        let loop = try await loop(context.session)
+        if let existing = try await current(loop).directRoom(with: userID) {
+            return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", existing)]))
+        }
+        let roomID = try await homeserver { try await chats.client.createRoom(loop.credentials, name: nil, invite: [userID], direct: true) }
+        try? await addDirect(loop.credentials, room: roomID, with: userID)
+        _ = try? await loop.current()
+        return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+    }
+
+    /// A group: its name, and the members invited by their usernames (commas between them).
+    func newGroup(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
+        let name = (form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(name.count) else { throw ChatError.invalidMessage("a group's name: 1 to 100 characters") }
+        let usernames = (form["members"] ?? "").split(whereSeparator: { $0 == "," || $0 == "\n" }).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        guard (1...50).contains(usernames.count) else { throw ChatError.invalidMessage("1 to 50 members' usernames") }
+        var invited: [String] = []
+        for username in usernames {
+            guard let found = try await registrations.directory(search: username, limit: 5).first(where: { $0.username.lowercased() == username.lowercased() }),
+                let userID = found.chatUserID
+            else { throw ChatError.invalidMessage("no member with the username \(username)") }
+            if userID != context.session.chatUserID, !invited.contains(userID) { invited.append(userID) }
+        }
+        let loop = try await loop(context.session)
+        let roomID = try await homeserver { try await chats.client.createRoom(loop.credentials, name: name, invite: invited, direct: false) }
+        _ = try? await loop.current()
+        return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+    }
+
+    /// Adds a room to the member's direct chats (`m.direct`), as other Matrix clients list them.
+    func addDirect(_ credentials: MatrixCredentials, room: String, with user: String) async throws {
+        var direct = try await chats.client.directRooms(credentials)
+        guard direct[user]?.contains(room) != true else { return }
+        direct[user, default: []].append(room)
+        try await chats.client.setDirectRooms(credentials, direct)
+    }
+}

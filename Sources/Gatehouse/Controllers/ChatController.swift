@@ -1,0 +1,166 @@
+import Foundation
+import GatehouseCore
+import GatehouseMatrix
+import GatehouseStorage
+import Hummingbird
+
+/// The gateway's own chat (`/chats`), on the member's Matrix session that the gateway holds (`ChatSessions`): the
+/// room list with invites, a room's timeline and composer, starting a direct chat or a group, live through one
+/// event stream per page. Server-rendered, with `gatehouse-chat.js` for what changes without a reload; every form
+/// works without it. A member who may not chat gets the portal's Chats page (the onboarding prompt at `sso`).
+struct ChatController: Sendable {
+    let chats: ChatSessions
+    let portal: PortalController
+    let registrations: any RegistrationStore
+    let renderer: PageRenderer
+    let publicOrigin: String
+    /// The gateway's drain, which ends the pages' event streams before the server stops.
+    let draining: Draining
+
+    func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
+        group.get(RouterPath(stringLiteral: Paths.chats)) { request, context in try await list(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.chatRoom)) { request, context in try await room(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.chatHistory)) { request, context in try await history(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.chatNew)) { request, context in try await newChat(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.chatEvents)) { request, context in try await events(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.chatUnread)) { _, context in try await unread(context) }
+        group.post(RouterPath(stringLiteral: Paths.chatSend)) { request, context in try await send(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.chatRead)) { request, context in try await markRead(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.chatMembership)) { request, context in try await membership(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.chatDirect)) { request, context in try await direct(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.chatGroup)) { request, context in try await newGroup(request, context) }
+    }
+
+    // MARK: - Pages
+
+    /// The room list: invites first, then the rooms by their latest message.
+    func list(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { return try await portal.feature(.chats, context) }
+        let rooms = try await roomList(context.session)
+        let strings = renderer.strings
+        let title = strings["feature_chats_title"]
+        return try renderer.page(
+            "chats", title: title,
+            try await portal.values(.chats, context.session) { values in
+                values["rooms"] = rooms.ordered.map { ChatViews.summary($0, in: rooms, strings: strings) }
+                values["hasRooms"] = !rooms.rooms.isEmpty
+                values["chatData"] = ChatViews.pageData(room: nil, strings: strings)
+                values["notice"] = Self.notice(request, strings: strings)
+            })
+    }
+
+    /// One room: its latest messages, the composer, its members and the note on encryption.
+    func room(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { return try await portal.feature(.chats, context) }
+        let roomID = try Self.roomID(request.uri.queryParameters.get("id"))
+        let loop = try await loop(context.session)
+        let rooms = try await current(loop)
+        guard let room = rooms.rooms[roomID] else { throw ChatError.notInRoom }
+        let strings = renderer.strings
+        var values: [String: Any] = [:]
+        if room.membership == .joined {
+            let page = try await homeserver { try await chats.client.messages(loop.credentials, room: roomID, from: nil, limit: 40) }
+            let messages = ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: strings)
+            values["messages"] = messages
+            values["hasMessages"] = !messages.isEmpty
+            values["older"] = page.end
+            if let last = page.events.first(where: { $0.eventID != nil && $0.sender != rooms.me })?.eventID {
+                Task { try? await chats.client.markRead(loop.credentials, room: roomID, event: last) }
+            }
+        }
+        let name = rooms.displayName(of: room)
+        return try renderer.page(
+            "chat-room", title: name.isEmpty ? strings["chat_unnamed"] : name,
+            try await portal.values(.chats, context.session) { page in
+                page.merge(values) { _, new in new }
+                page.merge(ChatViews.details(room, in: rooms, strings: strings)) { _, new in new }
+                page["chatData"] = ChatViews.pageData(room: room.id, strings: strings)
+                page["notice"] = Self.notice(request, strings: strings)
+            })
+    }
+
+    /// Older messages of a room, for the timeline scrolled to its top (JSON).
+    func history(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
+        let query = request.uri.queryParameters
+        let roomID = try Self.roomID(query.get("id"))
+        let loop = try await loop(context.session)
+        let rooms = try await current(loop)
+        guard let room = rooms.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        let page = try await homeserver { try await chats.client.messages(loop.credentials, room: roomID, from: query.get("from"), limit: 40) }
+        return try JSONResponse.make([
+            "messages": ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings), "older": page.end as Any,
+        ])
+    }
+
+    /// Find a member to chat with, and make a group.
+    func newChat(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { return try await portal.feature(.chats, context) }
+        let strings = renderer.strings
+        let text = String((request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces).prefix(100))
+        let found = text.isEmpty ? [] : try await registrations.directory(search: text, limit: 20)
+        let me = context.session.identity.sub
+        let people = found.filter { $0.sub != me && $0.chatUserID != nil }
+        return try renderer.page(
+            "chat-new", title: strings["chat_new_title"],
+            try await portal.values(.chats, context.session) { values in
+                values["query"] = text
+                values["searched"] = !text.isEmpty
+                values["people"] = people.map { ChatViews.person($0) }
+                values["hasPeople"] = !people.isEmpty
+                values["noneFound"] = !text.isEmpty && people.isEmpty ? strings.text("chat_search_none", ["query": text]) : nil
+                values["notice"] = Self.notice(request, strings: strings)
+            })
+    }
+
+    /// The bar's count: unread messages over the member's rooms (JSON). Asking keeps the sync loop up a minute.
+    func unread(_ context: SignedInRequestContext) async throws -> Response {
+        guard chats.mayChat(context.session) else { return try JSONResponse.make(["unread": 0, "chat": false]) }
+        let loop = try await loop(context.session)
+        await loop.lease(seconds: 60)
+        return try JSONResponse.make(["unread": try await current(loop).unreadTotal, "chat": true])
+    }
+
+    // MARK: - Helpers
+
+    func loop(_ session: Session) async throws -> SyncLoop {
+        try await chats.loop(for: session)
+    }
+
+    func roomList(_ session: Session) async throws -> RoomList {
+        try await current(loop(session))
+    }
+
+    func current(_ loop: SyncLoop) async throws -> RoomList {
+        try await homeserver { try await loop.current() }
+    }
+
+    /// A homeserver call whose failure is the chat's error (a refused token ends the session's device).
+    func homeserver<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch MatrixError.refused(403, _, _) {
+            throw ChatError.notInRoom
+        } catch let error as MatrixError {
+            throw ChatError.homeserver(error)
+        }
+    }
+
+    /// A room id as Matrix writes them (`!opaque:server`, or `!opaque` from room version 12 on), or a `400`.
+    static func roomID(_ text: String?) throws -> String {
+        guard let text, text.hasPrefix("!"), text.utf8.count > 1, text.utf8.count <= 255,
+            text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0 != "/" && $0 != "?" && $0 != "#" })
+        else { throw RequestError.badRequest("id: a room id (!…:server) is required") }
+        return text
+    }
+
+    /// What the last action did, from the redirect's `done=`.
+    static func notice(_ request: Request, strings: StringsTable) -> String? {
+        guard let done = request.uri.queryParameters.get("done"), ["left", "declined", "joined", "group"].contains(done) else { return nil }
+        return strings["chat_done_\(done)"]
+    }
+
+    static func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import GatehouseCore
+import GatehouseMatrix
+import GatehouseStorage
+
+/// The chat's rooms and messages as the pages and the event stream show them: plain values (text, numbers, flags)
+/// for the templates and for JSON alike. Every text is the sender's own, escaped by the template or set as text by
+/// the script: never markup.
+enum ChatViews {
+    static func summary(_ room: Room, in list: RoomList, strings: StringsTable) -> [String: Any] {
+        let name = list.displayName(of: room)
+        let shownName = name.isEmpty ? strings["chat_unnamed"] : name
+        var values: [String: Any] = [
+            "id": room.id, "href": FormEncoding.url(Paths.chatRoom, adding: [("id", room.id)]), "name": shownName,
+            "initials": AppIcon.monogram(shownName), "tone": AppIcon.tone(of: room.id), "unread": room.unread, "hasUnread": room.unread > 0,
+            "invite": room.membership == .invited, "direct": list.isDirect(room), "encrypted": room.isEncrypted,
+            "unreadLabel": strings.text("chat_unread", ["count": String(room.unread)]),
+        ]
+        if room.membership == .invited {
+            let inviter = room.inviter.map { room.members[$0]?.displayName ?? $0 } ?? ""
+            values["inviteText"] = strings.text(list.isDirect(room) ? "chat_invite_direct" : "chat_invite_group", ["name": inviter])
+        }
+        if let last = room.lastMessage {
+            values["last"] = preview(last, room: room, me: list.me, strings: strings)
+            values["at"] = iso(last.timestamp)
+        }
+        return values
+    }
+
+    /// One line under a room's name: who said what (a deleted or encrypted message said so).
+    static func preview(_ message: Message, room: Room, me: String, strings: StringsTable) -> String {
+        let who = message.sender == me ? strings["chat_you"] : (message.senderName ?? message.sender)
+        let what: String
+        switch message.kind {
+        case .deleted: what = strings["chat_deleted"]
+        case .encrypted: what = strings["chat_encrypted_message"]
+        case .membership: return line(message, room: room, strings: strings)
+        case .other: what = strings["chat_other_message"]
+        default: what = String(message.body.prefix(140))
+        }
+        return "\(who): \(what)"
+    }
+
+    /// The timeline's lines, oldest first: edits folded into what they edit, a day's first line marked.
+    static func timeline(_ events: some Sequence<MatrixEvent>, room: Room, me: String, strings: StringsTable) -> [[String: Any]] {
+        var messages: [Message] = []
+        for event in events {
+            guard let message = Message(event, in: room) else { continue }
+            if let original = message.replaces {
+                if let index = messages.firstIndex(where: { $0.id == original }), messages[index].kind == .text || messages[index].kind == .emote {
+                    messages[index].body = message.body
+                    messages[index].isEdited = true
+                }
+                continue
+            }
+            messages.append(message)
+        }
+        var day = ""
+        return messages.map { message in
+            var values = self.message(message, room: room, me: me, strings: strings)
+            let thisDay = String(iso(message.timestamp).prefix(10))
+            if thisDay != day {
+                values["day"] = thisDay
+                day = thisDay
+            }
+            return values
+        }
+    }
+
+    static func message(_ message: Message, room: Room, me: String, strings: StringsTable) -> [String: Any] {
+        var values: [String: Any] = [
+            "id": message.id, "sender": message.sender, "senderName": message.senderName ?? message.sender, "mine": message.sender == me,
+            "at": iso(message.timestamp), "shownAt": shownTime(message.timestamp), "kind": message.kind.rawValue, "edited": message.isEdited,
+        ]
+        switch message.kind {
+        case .text, .notice: values["body"] = message.body
+        case .emote: values["body"] = "* \(message.senderName ?? message.sender) \(message.body)"
+        case .deleted: values["note"] = strings["chat_deleted"]
+        case .encrypted: values["note"] = strings["chat_encrypted_message"]
+        case .other: values["note"] = strings["chat_other_message"]
+        case .membership: values["note"] = line(message, room: room, strings: strings)
+        }
+        if let replaces = message.replaces { values["replaces"] = replaces }
+        return values
+    }
+
+    /// "Bob joined", "Alice invited Carol", "Bob left"…
+    static func line(_ message: Message, room: Room, strings: StringsTable) -> String {
+        let name = message.senderName ?? message.sender
+        let target = message.target.map { room.members[$0]?.displayName ?? $0 } ?? ""
+        return strings.text("chat_member_\(message.membership ?? "join")", ["name": name, "target": target])
+    }
+
+    /// The room's page: its name, members, whether it is direct, encrypted elsewhere, or an invite.
+    static func details(_ room: Room, in list: RoomList, strings: StringsTable) -> [String: Any] {
+        let name = list.displayName(of: room)
+        var values: [String: Any] = [
+            "roomID": room.id, "roomName": name.isEmpty ? strings["chat_unnamed"] : name, "direct": list.isDirect(room),
+            "encrypted": room.isEncrypted, "joined": room.membership == .joined, "invited": room.membership == .invited,
+            "members": room.joinedMembers.map { ["name": room.members[$0]?.displayName ?? $0, "id": $0] },
+        ]
+        if room.membership == .invited { values["inviteText"] = summary(room, in: list, strings: strings)["inviteText"] }
+        return values
+    }
+
+    static func person(_ entry: DirectoryEntry) -> [String: Any] {
+        var values: [String: Any] = ["username": entry.username, "initials": AppIcon.monogram(entry.displayName ?? entry.username)]
+        values["displayName"] = entry.displayName
+        values["chatUserID"] = entry.chatUserID
+        return values
+    }
+
+    /// What the page's script needs: which room it shows, and its words.
+    static func pageData(room: String?, strings: StringsTable) -> [String: Any] {
+        var values: [String: Any] = [:]
+        for key in ["chat_pending", "chat_sent", "chat_failed", "chat_retry", "chat_edited", "chat_you", "chat_ended", "chat_new_messages"] {
+            values[key] = strings[key]
+        }
+        values["room"] = room
+        return values
+    }
+
+    static func iso(_ milliseconds: Int) -> String {
+        Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000).formatted(.iso8601)
+    }
+
+    /// `14:03` (UTC; the script shows the browser's own time).
+    static func shownTime(_ milliseconds: Int) -> String {
+        String(iso(milliseconds).dropFirst(11).prefix(5))
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// An event of a room as the client-server API gives it (`ClientEvent`): in a timeline, in a room's state, or
+/// stripped in an invite (no id, no time).
+public struct MatrixEvent: Sendable, Equatable, Codable {
+    public var type: String
+    public var eventID: String?
+    public var sender: String
+    public var timestamp: Int?
+    public var stateKey: String?
+    public var content: JSONValue
+    public var unsigned: JSONValue?
+
+    enum CodingKeys: String, CodingKey {
+        case type, sender, content, unsigned
+        case eventID = "event_id"
+        case timestamp = "origin_server_ts"
+        case stateKey = "state_key"
+    }
+
+    public init(
+        type: String, eventID: String? = nil, sender: String, timestamp: Int? = nil, stateKey: String? = nil, content: JSONValue = .object([:]),
+        unsigned: JSONValue? = nil
+    ) {
+        self.type = type
+        self.eventID = eventID
+        self.sender = sender
+        self.timestamp = timestamp
+        self.stateKey = stateKey
+        self.content = content
+        self.unsigned = unsigned
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        sender = try container.decodeIfPresent(String.self, forKey: .sender) ?? ""
+        eventID = try container.decodeIfPresent(String.self, forKey: .eventID)
+        timestamp = try container.decodeIfPresent(Int.self, forKey: .timestamp)
+        stateKey = try container.decodeIfPresent(String.self, forKey: .stateKey)
+        content = try container.decodeIfPresent(JSONValue.self, forKey: .content) ?? .object([:])
+        unsigned = try container.decodeIfPresent(JSONValue.self, forKey: .unsigned)
+    }
+
+    /// Whether the event was redacted (deleted) since it was sent: its content is gone.
+    public var isRedacted: Bool { unsigned?["redacted_because"] != nil }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// A timeline event as the chat shows it: a message (text, its edits and deletion shown as such), a line about the
+/// room (who joined, left, was invited), or a message another client encrypted, which cannot be read here. The body
+/// is kept as the sender's text, always shown as text, never as markup.
+public struct Message: Sendable, Equatable, Identifiable {
+    public enum Kind: String, Sendable, Equatable {
+        case text
+        /// `m.emote`: "* Bob waves".
+        case emote
+        case notice
+        /// Deleted (redacted) since it was sent.
+        case deleted
+        /// `m.room.encrypted`: sent by a client with end-to-end encryption.
+        case encrypted
+        /// Someone joined, left, was invited or declined (the body says who, for the page to word).
+        case membership
+        /// A kind of message the gateway does not show (an image, a file): its description.
+        case other
+    }
+
+    public var id: String
+    public var sender: String
+    public var senderName: String?
+    public var body: String
+    public var timestamp: Int
+    public var kind: Kind
+    /// The text was edited after it was sent (the body is the newest text).
+    public var isEdited = false
+    /// This event only edits `replaces`: it is not a line of its own.
+    public var replaces: String?
+    /// For a membership line: what happened (`join`, `leave`, `invite`, `decline`) and to whom.
+    public var membership: String?
+    public var target: String?
+    /// The id the sending device gave it (`unsigned.transaction_id`): only the sender's own device sees it, and its
+    /// page matches the message it showed as pending.
+    public var transactionID: String?
+
+    public var isEdit: Bool { replaces != nil }
+
+    public init(
+        id: String, sender: String, senderName: String? = nil, body: String, timestamp: Int, kind: Kind, isEdited: Bool = false, replaces: String? = nil
+    ) {
+        self.id = id
+        self.sender = sender
+        self.senderName = senderName
+        self.body = body
+        self.timestamp = timestamp
+        self.kind = kind
+        self.isEdited = isEdited
+        self.replaces = replaces
+    }
+
+    /// The most a body is kept to: a 64 KB message is shown cut, never refused, and never allowed to grow a page
+    /// without bound.
+    public static let bodyLimit = 16 * 1024
+
+    /// The message `event` shows in `room`, or `nil` for events that are not lines of the timeline (state the list
+    /// keeps, reactions, receipts).
+    public init?(_ event: MatrixEvent, in room: Room) {
+        guard let id = event.eventID else { return nil }
+        self.init(lineOf: event, id: id, in: room)
+        transactionID = event.unsigned?["transaction_id"]?.string
+    }
+
+    private init?(lineOf event: MatrixEvent, id: String, in room: Room) {
+        let name = room.members[event.sender]?.displayName
+        let timestamp = event.timestamp ?? 0
+        switch event.type {
+        case "m.room.message":
+            if event.isRedacted || event.content.object?.isEmpty == true {
+                self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .deleted)
+                return
+            }
+            let relation = event.content["m.relates_to"]
+            if relation?["rel_type"]?.string == "m.replace", let original = relation?["event_id"]?.string {
+                let newest = event.content["m.new_content"]?["body"]?.string ?? event.content["body"]?.string ?? ""
+                self.init(id: id, sender: event.sender, senderName: name, body: Self.kept(newest), timestamp: timestamp, kind: .text, isEdited: true,
+                    replaces: original)
+                return
+            }
+            let body = Self.kept(event.content["body"]?.string ?? "")
+            switch event.content["msgtype"]?.string {
+            case "m.text": self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .text)
+            case "m.emote": self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .emote)
+            case "m.notice": self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .notice)
+            default: self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .other)
+            }
+        case "m.room.encrypted":
+            self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .encrypted)
+        case "m.room.member":
+            guard let target = event.stateKey, let membership = event.content["membership"]?.string else { return nil }
+            // A change of name or avatar is not a line.
+            let previous = event.unsigned?["prev_content"]?["membership"]?.string
+            if previous == membership, membership == "join" { return nil }
+            self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .membership)
+            self.membership = membership == "leave" && target != event.sender ? "removed" : membership == "leave" && previous == "invite" ? "decline" : membership
+            self.target = target
+        default:
+            return nil
+        }
+    }
+
+    static func kept(_ text: String) -> String {
+        text.utf8.count <= bodyLimit ? text : String(decoding: Array(text.utf8.prefix(bodyLimit)), as: UTF8.self) + "…"
+    }
+}

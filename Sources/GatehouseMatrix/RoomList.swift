@@ -1,0 +1,158 @@
+import Foundation
+
+/// The member's rooms as `/sync` describes them, kept up to date one answer at a time: names, members, the last
+/// message, unread counts, invites. A value: `apply` takes an answer and says which rooms changed and what arrived,
+/// tested without a homeserver.
+public struct RoomList: Sendable, Equatable {
+    public private(set) var rooms: [String: Room] = [:]
+    /// Rooms the member's account data marks as direct chats (`m.direct`): room id → the other member.
+    public private(set) var directRooms: [String: String] = [:]
+    public let me: String
+
+    public init(me: String) { self.me = me }
+
+    /// What one answer changed.
+    public struct Changes: Sendable, Equatable {
+        /// Rooms whose summary changed (new, renamed, a message, an unread count, an invite), in no order.
+        public var rooms: Set<String> = []
+        /// Rooms the member is no longer in (left, declined, kicked).
+        public var gone: Set<String> = []
+        /// New timeline events per room, oldest first, as messages.
+        public var messages: [String: [Message]] = [:]
+
+        public var isEmpty: Bool { rooms.isEmpty && gone.isEmpty && messages.isEmpty }
+    }
+
+    public mutating func apply(_ sync: SyncResponse) -> Changes {
+        var changes = Changes()
+        for event in sync.accountData where event.type == "m.direct" {
+            var direct: [String: String] = [:]
+            for (user, rooms) in event.content.object ?? [:] {
+                for room in rooms.array ?? [] { if let id = room.string { direct[id] = user } }
+            }
+            for id in Set(direct.keys).symmetricDifference(directRooms.keys) where rooms[id] != nil { changes.rooms.insert(id) }
+            directRooms = direct
+        }
+        for (id, joined) in sync.rooms.join {
+            var room = rooms[id] ?? Room(id: id)
+            let before = room
+            room.membership = .joined
+            room.inviter = nil
+            for event in joined.state { room.applyState(event) }
+            var arrived: [Message] = []
+            for event in joined.timeline {
+                if event.stateKey != nil { room.applyState(event) }
+                if let message = Message(event, in: room) {
+                    arrived.append(message)
+                    if !message.isEdit { room.lastMessage = message }
+                    room.lastActivity = max(room.lastActivity, message.timestamp)
+                }
+            }
+            if let count = joined.notificationCount { room.unread = count }
+            rooms[id] = room
+            if !arrived.isEmpty { changes.messages[id] = arrived }
+            if room != before { changes.rooms.insert(id) }
+        }
+        for (id, invited) in sync.rooms.invite {
+            var room = rooms[id] ?? Room(id: id)
+            room.membership = .invited
+            for event in invited.state {
+                room.applyState(event)
+                if event.type == "m.room.member", event.stateKey == me {
+                    room.inviter = event.sender
+                    if event.content["is_direct"]?.bool == true { room.invitedAsDirect = true }
+                    if let ts = event.timestamp { room.lastActivity = max(room.lastActivity, ts) }
+                }
+            }
+            rooms[id] = room
+            changes.rooms.insert(id)
+        }
+        for id in sync.rooms.leave.keys where rooms.removeValue(forKey: id) != nil {
+            changes.gone.insert(id)
+            changes.rooms.remove(id)
+        }
+        return changes
+    }
+
+    /// The member's rooms as listed: invites first, then by the latest activity, newest first.
+    public var ordered: [Room] {
+        rooms.values.sorted { a, b in
+            if (a.membership == .invited) != (b.membership == .invited) { return a.membership == .invited }
+            if a.lastActivity != b.lastActivity { return a.lastActivity > b.lastActivity }
+            return a.id < b.id
+        }
+    }
+
+    /// Unread messages over every joined room (the bar's count).
+    public var unreadTotal: Int { rooms.values.reduce(0) { $0 + ($1.membership == .joined ? $1.unread : 0) } }
+
+    /// Whether the member is in `roomID` (joined or invited).
+    public func contains(_ roomID: String) -> Bool { rooms[roomID] != nil }
+
+    /// The direct chat with `userID` the member is in, if any (the account data's, else a room of two marked direct
+    /// when it was made).
+    public func directRoom(with userID: String) -> String? {
+        if let id = directRooms.first(where: { $0.value == userID && rooms[$0.key]?.membership == .joined })?.key { return id }
+        return rooms.values.first { room in
+            room.membership == .joined && room.isDirect && room.joinedMembers.count <= 2 && room.members[userID]?.membership == "join"
+        }?.id
+    }
+
+    /// The room's name as the member reads it: its own name, else the other members' names.
+    public func displayName(of room: Room) -> String {
+        if let name = room.name, !name.isEmpty { return name }
+        let others = room.members.filter { $0.key != me && ($0.value.membership == "join" || $0.value.membership == "invite") }
+            .map { $0.value.displayName ?? $0.key }.sorted()
+        if !others.isEmpty { return others.joined(separator: ", ") }
+        if let inviter = room.inviter { return room.members[inviter]?.displayName ?? inviter }
+        return ""
+    }
+
+    /// Whether `room` is a direct chat: marked so in the account data, or made as one.
+    public func isDirect(_ room: Room) -> Bool { directRooms[room.id] != nil || room.isDirect || room.invitedAsDirect }
+}
+
+/// One room as the list shows it.
+public struct Room: Sendable, Equatable, Identifiable {
+    public enum Membership: String, Sendable { case joined, invited }
+
+    public struct Member: Sendable, Equatable {
+        public var membership: String
+        public var displayName: String?
+    }
+
+    public let id: String
+    public var membership: Membership = .joined
+    public var name: String?
+    public var topic: String?
+    public var members: [String: Member] = [:]
+    /// Made as a direct chat (`is_direct` on the creator's invite, or the creation's preset).
+    public var isDirect = false
+    public var invitedAsDirect = false
+    /// Another client turned encryption on (`m.room.encryption`): its messages cannot be read here.
+    public var isEncrypted = false
+    public var inviter: String?
+    public var lastMessage: Message?
+    public var unread = 0
+    public var lastActivity = 0
+
+    public init(id: String) { self.id = id }
+
+    public var joinedMembers: [String] { members.filter { $0.value.membership == "join" }.map(\.key).sorted() }
+
+    mutating func applyState(_ event: MatrixEvent) {
+        switch event.type {
+        case "m.room.name": name = event.content["name"]?.string
+        case "m.room.topic": topic = event.content["topic"]?.string
+        case "m.room.encryption": isEncrypted = true
+        case "m.room.member":
+            guard let user = event.stateKey else { return }
+            let membership = event.content["membership"]?.string ?? "leave"
+            members[user] = Member(membership: membership, displayName: event.content["displayname"]?.string ?? members[user]?.displayName)
+            if event.content["is_direct"]?.bool == true { isDirect = true }
+        case "m.room.create":
+            if let ts = event.timestamp { lastActivity = max(lastActivity, ts) }
+        default: break
+        }
+    }
+}

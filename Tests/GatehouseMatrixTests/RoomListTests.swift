@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+@testable import GatehouseMatrix
+
+/// The room list and the timeline's lines from `/sync` answers: names, invites first, newest first, unread counts,
+/// direct chats, rooms left; edits, deletions, encrypted messages and hostile text shown as they are.
+@Suite struct RoomListTests {
+    static let alice = "@alice:chat.test", bob = "@bob:chat.test", carol = "@carol:chat.test"
+
+    static func member(_ user: String, _ membership: String, name: String? = nil, by sender: String? = nil, direct: Bool = false, ts: Int = 1)
+        -> MatrixEvent
+    {
+        var content: [String: JSONValue] = ["membership": .string(membership)]
+        if let name { content["displayname"] = .string(name) }
+        if direct { content["is_direct"] = .bool(true) }
+        return MatrixEvent(type: "m.room.member", eventID: "$m-\(user)-\(membership)-\(ts)", sender: sender ?? user, timestamp: ts, stateKey: user, content: .object(content))
+    }
+
+    static func text(_ id: String, _ sender: String, _ body: String, ts: Int) -> MatrixEvent {
+        MatrixEvent(type: "m.room.message", eventID: id, sender: sender, timestamp: ts, content: .object(["msgtype": .string("m.text"), "body": .string(body)]))
+    }
+
+    static func joined(_ state: [MatrixEvent] = [], _ timeline: [MatrixEvent] = [], unread: Int? = nil) -> SyncResponse.JoinedRoom {
+        SyncResponse.JoinedRoom(state: state, timeline: timeline, notificationCount: unread)
+    }
+
+    @Test func directChatsGroupsInvitesAndOrder() {
+        var list = RoomList(me: Self.alice)
+        let first = SyncResponse(
+            nextBatch: "s1",
+            rooms: .init(
+                join: [
+                    "!dm": Self.joined(
+                        [Self.member(Self.alice, "join", name: "Alice"), Self.member(Self.bob, "join", name: "Bob Baker", direct: true)],
+                        [Self.text("$1", Self.bob, "Hello Alice 👋", ts: 100)], unread: 1),
+                    "!group": Self.joined(
+                        [MatrixEvent(type: "m.room.name", eventID: "$n", sender: Self.alice, timestamp: 10, stateKey: "", content: .object(["name": .string("Team")]))],
+                        [Self.text("$2", Self.alice, "Morning", ts: 50)]),
+                ],
+                invite: ["!invite": .init(state: [Self.member(Self.carol, "join", name: "Carol"), Self.member(Self.alice, "invite", by: Self.carol, direct: true, ts: 20)])]),
+            accountData: [MatrixEvent(type: "m.direct", sender: "", content: .object([Self.bob: .array([.string("!dm")])]))])
+        let changes = list.apply(first)
+        #expect(changes.rooms == ["!dm", "!group", "!invite"])
+        #expect(changes.messages["!dm"]?.map(\.body) == ["Hello Alice 👋"])
+        // Invites first, then the newest activity first.
+        #expect(list.ordered.map(\.id) == ["!invite", "!dm", "!group"])
+        #expect(list.displayName(of: list.rooms["!dm"]!) == "Bob Baker" && list.displayName(of: list.rooms["!group"]!) == "Team")
+        #expect(list.displayName(of: list.rooms["!invite"]!) == "Carol" && list.rooms["!invite"]?.inviter == Self.carol)
+        #expect(list.unreadTotal == 1 && list.directRoom(with: Self.bob) == "!dm" && list.directRoom(with: Self.carol) == nil)
+        #expect(list.isDirect(list.rooms["!dm"]!) && !list.isDirect(list.rooms["!group"]!))
+
+        // A new message moves its room up and counts; the invite accepted is a room like the others; a room left is gone.
+        let second = SyncResponse(
+            nextBatch: "s2",
+            rooms: .init(
+                join: ["!group": Self.joined([], [Self.text("$3", Self.bob, "News", ts: 300)], unread: 2), "!invite": Self.joined([Self.member(Self.alice, "join")])],
+                leave: ["!dm": .init()]))
+        let next = list.apply(second)
+        #expect(next.gone == ["!dm"] && next.rooms == ["!group", "!invite"])
+        #expect(list.ordered.first?.id == "!group" && list.rooms["!group"]?.lastMessage?.body == "News")
+        #expect(list.rooms["!invite"]?.membership == .joined && list.rooms["!invite"]?.inviter == nil)
+        #expect(list.unreadTotal == 2 && !list.contains("!dm"))
+        // An answer with nothing new changes nothing.
+        #expect(list.apply(SyncResponse(nextBatch: "s3")).isEmpty)
+    }
+
+    @Test func linesOfTheTimeline() throws {
+        var room = Room(id: "!r")
+        room.members[Self.bob] = .init(membership: "join", displayName: "Bob")
+        let edit = MatrixEvent(
+            type: "m.room.message", eventID: "$e", sender: Self.bob, timestamp: 2,
+            content: .object([
+                "msgtype": .string("m.text"), "body": .string("* fixed"), "m.new_content": .object(["body": .string("fixed")]),
+                "m.relates_to": .object(["rel_type": .string("m.replace"), "event_id": .string("$1")]),
+            ]))
+        let edited = try #require(Message(edit, in: room))
+        #expect(edited.isEdit && edited.replaces == "$1" && edited.body == "fixed" && edited.isEdited && edited.senderName == "Bob")
+        let deleted = MatrixEvent(
+            type: "m.room.message", eventID: "$d", sender: Self.bob, timestamp: 3, content: .object([:]),
+            unsigned: .object(["redacted_because": .object([:])]))
+        #expect(Message(deleted, in: room)?.kind == .deleted)
+        let encrypted = MatrixEvent(type: "m.room.encrypted", eventID: "$x", sender: Self.bob, timestamp: 4, content: .object(["ciphertext": .string("…")]))
+        #expect(Message(encrypted, in: room)?.kind == .encrypted)
+        // Markup, scripts and right-to-left overrides are kept as the sender's text, to be shown as text.
+        let hostile = "<script>alert(1)</script><b>bold</b> \u{202E}evil"
+        #expect(Message(Self.text("$h", Self.bob, hostile, ts: 5), in: room)?.body == hostile)
+        // A 64 KB body is cut to the limit, not refused.
+        let long = Message(Self.text("$l", Self.bob, String(repeating: "a", count: 64 * 1024), ts: 6), in: room)
+        #expect(long.map { $0.body.utf8.count <= Message.bodyLimit + 3 } == true)
+        // Joins, leaves and invites are lines; a name change is not; state the list keeps is not.
+        #expect(Message(Self.member(Self.carol, "invite", by: Self.bob), in: room)?.membership == "invite")
+        var rename = Self.member(Self.bob, "join", name: "Robert")
+        rename.unsigned = .object(["prev_content": .object(["membership": .string("join")])])
+        #expect(Message(rename, in: room) == nil)
+        #expect(Message(MatrixEvent(type: "m.reaction", eventID: "$r", sender: Self.bob, timestamp: 7), in: room) == nil)
+    }
+
+    @Test func encryptedRoomsAreMarked() {
+        var list = RoomList(me: Self.alice)
+        _ = list.apply(
+            SyncResponse(
+                nextBatch: "s",
+                rooms: .init(join: [
+                    "!e": Self.joined([MatrixEvent(type: "m.room.encryption", eventID: "$c", sender: Self.bob, timestamp: 1, stateKey: "", content: .object(["algorithm": .string("m.megolm.v1.aes-sha2")]))])
+                ])))
+        #expect(list.rooms["!e"]?.isEncrypted == true)
+    }
+
+    @Test func syncAnswersDecode() throws {
+        let json = #"""
+            {"next_batch":"s9","account_data":{"events":[{"type":"m.direct","content":{"@bob:chat.test":["!dm"]}}]},
+             "rooms":{"join":{"!dm":{"timeline":{"events":[{"type":"m.room.message","event_id":"$1","sender":"@bob:chat.test",
+               "origin_server_ts":5,"content":{"msgtype":"m.text","body":"hi"}}],"limited":true,"prev_batch":"p1"},
+               "state":{"events":[]},"unread_notifications":{"notification_count":3}}},
+               "invite":{"!i":{"invite_state":{"events":[{"type":"m.room.member","state_key":"@alice:chat.test","sender":"@carol:chat.test",
+               "content":{"membership":"invite"}}]}}},"leave":{"!old":{}}}}
+            """#
+        let sync = try JSONDecoder().decode(SyncResponse.self, from: Data(json.utf8))
+        #expect(sync.nextBatch == "s9" && sync.rooms.join["!dm"]?.timeline.first?.content["body"]?.string == "hi")
+        #expect(sync.rooms.join["!dm"]?.previousBatch == "p1" && sync.rooms.join["!dm"]?.notificationCount == 3)
+        #expect(sync.rooms.invite["!i"]?.state.first?.sender == "@carol:chat.test" && sync.rooms.leave.keys.sorted() == ["!old"])
+        #expect(sync.accountData.first?.type == "m.direct")
+    }
+}

@@ -1,0 +1,151 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseCore
+import NIOCore
+import Testing
+
+@testable import Gatehouse
+@testable import GatehouseStorage
+
+/// The gateway's own chat against a real Synapse homeserver (its JWT login): two members who upgraded chat through
+/// the gateway, live; each session's device is the member's own, sealed at rest, logged out at sign-out; a member at
+/// `sso` gets no Matrix session by any route; hostile text stays text; another member's room stays closed.
+@Suite(.serialized) struct ChatTests {
+    typealias Member = UpgradeFlowTests.Member
+
+    static func live<T>(_ synapse: TestSynapse, _ body: (LiveGateway) async throws -> T) async throws -> T {
+        try await UpgradeFlowTests.live(configure: { configuration in
+            configuration.registration.chat = synapse.chatWithSessions
+        }) { gateway in try await body(gateway) }
+    }
+
+    /// The room a redirect names (`/chats/room?id=!…`).
+    static func room(of reply: LiveGateway.Reply) throws -> String {
+        let location = try #require(reply.location)
+        let id = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "id" }?.value)
+        return id
+    }
+
+    /// Reads the member's event stream until `text` arrives (or `seconds` pass): what it read.
+    static func streamUntil(_ gateway: LiveGateway, _ member: Member, room: String?, contains text: String, seconds: Int64 = 20) async throws -> String {
+        var request = HTTPClientRequest(url: gateway.origin + Paths.chatEvents + (room.map { "?room=" + FormEncoding.escape($0) } ?? ""))
+        request.headers.add(name: "Cookie", value: member.cookies.values.map { "\($0)=\($1)" }.joined(separator: "; "))
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        // A client of its own, whose shutdown closes the stream (as a page going away does).
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        var read = ""
+        do {
+            let response = try await client.execute(request, timeout: .seconds(seconds))
+            #expect(response.status.code == 200 && response.headers.first(name: "Content-Type")?.hasPrefix("text/event-stream") == true)
+            for try await chunk in response.body {
+                read += String(buffer: chunk)
+                if read.contains(text) { break }
+            }
+        } catch {}
+        try await client.shutdown()
+        return read
+    }
+
+    static func devices(_ synapse: TestSynapse, _ userID: String) async throws -> [[String: Any]] {
+        try await synapse.admin(.GET, "/_synapse/admin/v2/users/\(userID)/devices").json["devices"] as? [[String: Any]] ?? []
+    }
+
+    @Test func twoMembersWhoUpgradedChatLiveThroughTheGateway() async throws {
+        let synapse = try await TestSynapse.shared.value
+        try await Self.live(synapse) { gateway in
+            let alice = try await Member.signIn(gateway, as: "alice")
+            let bob = try await Member.signIn(gateway, as: "bob")
+            let aliceName = SynapseChatTests.unique("alice"), bobName = SynapseChatTests.unique("bob")
+            #expect(try await alice.register(username: aliceName).location?.hasPrefix(Paths.upgradeDone) == true)
+            #expect(try await bob.register(username: bobName, phone: "+15550100002").location?.hasPrefix(Paths.upgradeDone) == true)
+            let aliceID = "@\(aliceName):\(TestSynapse.serverName)", bobID = "@\(bobName):\(TestSynapse.serverName)"
+
+            // Chats is the gateway's own: the list, empty so far, saying that chats are not end-to-end encrypted.
+            let empty = try await alice.get(Paths.chats)
+            #expect(empty.status == 200 && empty.body.contains(#"id="chat-start""#) && empty.body.contains(#"id="no-rooms""#))
+            #expect(empty.body.contains("not end-to-end encrypted"))
+
+            // Alice finds Bob by his username and opens the direct chat; Bob is invited.
+            let found = try await alice.get(Paths.chatNew + "?q=" + bobName)
+            #expect(found.body.contains("@\(bobName)") && !found.body.contains("@\(aliceName)<"))
+            let opened = try await alice.post(Paths.chatDirect, [("username", bobName)])
+            #expect(opened.status == 303, "\(opened.body.suffix(800))")
+            let room = try Self.room(of: opened)
+            // Asking again opens the same chat.
+            #expect(try Self.room(of: try await alice.post(Paths.chatDirect, [("username", bobName)])) == room)
+
+            // Bob sees the invite live, and on his list with Accept and Decline.
+            let invited = try await Self.streamUntil(gateway, bob, room: nil, contains: room)
+            #expect(invited.contains("event: rooms") && invited.contains(#""invite":true"#))
+            let list = try await bob.get(Paths.chats).body
+            #expect(list.contains(#"data-room="\#(room)""#) && list.contains(#"value="join""#) && list.contains(#"value="decline""#))
+            let joined = try await bob.post(Paths.chatMembership, [("room", room), ("action", "join")])
+            #expect(joined.status == 303, "\(room) \(joined.status)")
+            #expect(try Self.room(of: joined) == room)
+
+            // Alice writes; Bob's open room page gets it without a reload.
+            async let heard = Self.streamUntil(gateway, bob, room: room, contains: "Hello Bob")
+            try await Task.sleep(for: .milliseconds(500))
+            let sent = try await gateway.post(
+                Paths.chatSend, form: [("csrf", try await alice.csrf()), ("room", room), ("text", "Hello Bob 👋"), ("txn", "t1")],
+                cookies: alice.cookies.values, headers: [("Origin", gateway.origin), ("Accept", "application/json")])
+            #expect(sent.status == 200 && sent.body.contains(#""event_id":"$"#))
+            let live = try await heard
+            #expect(live.contains("event: message") && live.contains("Hello Bob 👋"), "\(live.suffix(2000))")
+            // Bob's page shows it, and his list counts it unread until he reads it.
+            let page = try await bob.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
+            #expect(page.contains("Hello Bob 👋") && page.contains(#"id="composer""#))
+
+            // Hostile text is shown as text: markup, scripts, right-to-left overrides.
+            let hostile = "<script>alert(1)</script><b>x</b> \u{202E}evil"
+            #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", hostile)]).status == 303)
+            let shown = try await bob.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
+            #expect(shown.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;") && !shown.contains("<script>alert(1)"))
+            // Empty and over-long messages are refused with the reason; nothing is sent.
+            #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", "   ")]).status == 400)
+            #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", String(repeating: "a", count: 40_000))]).status == 400)
+
+            // A room Bob is not in stays closed to him, by page, stream, history and form.
+            let group = try Self.room(of: try await alice.post(Paths.chatGroup, [("name", "Alice alone"), ("members", aliceName)]))
+            #expect(try await bob.get(Paths.chatRoom + "?id=" + FormEncoding.escape(group)).status == 403)
+            #expect(try await bob.get(Paths.chatHistory + "?id=" + FormEncoding.escape(group)).status == 403)
+            #expect(try await bob.post(Paths.chatSend, [("room", group), ("text", "let me in")]).status == 403)
+            #expect(try await bob.post(Paths.chatMembership, [("room", group), ("action", "join")]).status == 403)
+            #expect(try await bob.get(Paths.chatRoom + "?id=not-a-room").status == 400)
+
+            // Each session's device is the member's own, named for the browser, its token sealed at rest.
+            let aliceDevices = try await Self.devices(synapse, aliceID)
+            #expect(aliceDevices.count == 1 && (aliceDevices.first?["display_name"] as? String)?.hasPrefix("Gatehouse") == true)
+            let rows = try await gateway.built.stores.matrixDevices.all(limit: 10)
+            #expect(Set(rows.map(\.userID)) == [aliceID, bobID])
+            if let database = gateway.built.stores.sqlite {
+                let stored = try await database.query("SELECT access_token FROM matrix_devices").compactMap { $0.column("access_token")?.string }
+                #expect(stored.count == 2 && stored.allSatisfy { $0.hasPrefix("gh1:") && !$0.hasPrefix("syt_") })
+            }
+
+            // Signing out logs the session's device out at once.
+            let csrf = try await bob.csrf()
+            _ = try await gateway.post(Paths.signOut, form: [("csrf", csrf)], cookies: bob.cookies.values, headers: [("Origin", gateway.origin)])
+            #expect(try await Self.devices(synapse, bobID).isEmpty)
+            #expect(try await gateway.built.stores.matrixDevices.all(limit: 10).map(\.userID) == [aliceID])
+        }
+    }
+
+    @Test func aMemberAtSSOGetsNoMatrixSessionByAnyRoute() async throws {
+        // A homeserver of its own: on the shared one, another test's upgrade would make the member registered here.
+        try await TestSynapse.own { synapse in try await Self.live(synapse) { gateway in
+            let carol = try await Member.signIn(gateway, as: "alice")
+            // Chats is the onboarding prompt; the chat's other routes refuse; no device, no login at the homeserver.
+            let chats = try await carol.get(Paths.chats)
+            #expect(chats.status == 200 && chats.body.contains(#"id="add-features""#) && !chats.body.contains(#"id="chat-start""#), "\(chats.status) \(chats.location ?? "")")
+            #expect(try await carol.get(Paths.chatEvents).status == 403)
+            #expect(try await carol.get(Paths.chatNew).body.contains(#"id="add-features""#))
+            #expect(try await carol.get(Paths.chatUnread, json: true).body.contains(#""chat":false"#))
+            #expect(try await carol.post(Paths.chatDirect, [("username", "bob")]).status == 403)
+            #expect(try await gateway.built.stores.matrixDevices.all(limit: 10).isEmpty)
+            // The homeserver never saw the member: no account, so no device.
+            let account = try await synapse.admin(.GET, "/_synapse/admin/v1/auth_providers/oidc/users/" + DevelopmentAccounts.account(username: "alice")!.sub)
+            #expect(account.status == 404)
+        } }
+    }
+}
