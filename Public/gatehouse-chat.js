@@ -280,9 +280,8 @@
 
   if (timeline) {
     window.addEventListener("scroll", function () { if (window.scrollY < 80) { loadOlder(); } }, { passive: true });
+    // (The page's newest message was marked read when the server rendered it.)
     scrollToEnd();
-    var last = timeline.querySelector("li.message:not(.mine):last-of-type");
-    if (last) { markRead(last.getAttribute("data-id")); }
   }
 
   localTimes(document);

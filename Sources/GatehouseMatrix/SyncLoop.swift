@@ -24,8 +24,6 @@ public actor SyncLoop {
     private var catchingUp: Task<Void, any Error>?
     /// When the last answer arrived (a page loaded while the loop runs reads the list as it is).
     private var answeredAt: ContinuousClock.Instant?
-    /// How many `/sync` answers this loop has had (the benchmark's and the tests' figure).
-    public private(set) var answers = 0
 
     public init(client: MatrixClient, credentials: MatrixCredentials, wait: Duration = .seconds(25)) {
         self.client = client
@@ -103,8 +101,6 @@ public actor SyncLoop {
         listeners.removeAll()
     }
 
-    public var isRunning: Bool { running != nil }
-
     // MARK: - Carrying out the machine's actions
 
     private func perform(_ action: SyncLoopState.Action) {
@@ -158,7 +154,6 @@ public actor SyncLoop {
 
     private func apply(_ sync: SyncResponse) {
         since = sync.nextBatch
-        answers += 1
         answeredAt = .now
         let changes = rooms.apply(sync)
         if !changes.isEmpty { publish(.changed(changes, rooms)) }

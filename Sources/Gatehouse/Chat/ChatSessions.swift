@@ -102,15 +102,21 @@ public final class ChatSessions: Sendable {
     /// Logs the session's device out and forgets it; its loop's pages are told. Done at sign-out at once, and by the
     /// reaper for every other way a session ends.
     public func end(sessionID: String) async {
-        let loop = loops.withLockedValue { $0.removeValue(forKey: sessionID) }
-        await loop?.end()
+        await endLoop(sessionID: sessionID)
         guard let device = try? await devices.device(sessionID: sessionID) else { return }
-        await end(device)
+        await logOut(device)
     }
 
     func end(_ device: StoredMatrixDevice) async {
-        let loop = loops.withLockedValue { $0.removeValue(forKey: device.sessionID) }
-        await loop?.end()
+        await endLoop(sessionID: device.sessionID)
+        await logOut(device)
+    }
+
+    private func endLoop(sessionID: String) async {
+        await loops.withLockedValue { $0.removeValue(forKey: sessionID) }?.end()
+    }
+
+    private func logOut(_ device: StoredMatrixDevice) async {
         do {
             try await client.logout(MatrixCredentials(userID: device.userID, deviceID: device.deviceID, accessToken: device.accessToken))
             try await devices.delete(sessionID: device.sessionID)
@@ -138,14 +144,6 @@ public final class ChatSessions: Sendable {
             }
         }
         return ended
-    }
-
-    /// How many sessions have a sync loop on this replica, and how many of those run now.
-    public func loopCounts() async -> (loops: Int, running: Int) {
-        let all = loops.withLockedValue { Array($0.values) }
-        var running = 0
-        for loop in all where await loop.isRunning { running += 1 }
-        return (all.count, running)
     }
 
     /// `@alice.c5:chat.test` → `alice.c5`, for this homeserver's accounts only.

@@ -45,6 +45,12 @@ public struct AppConfiguration: Sendable, Equatable {
     /// How long a description may be: one line on a tile.
     public static let descriptionLimit = 120
 
+    /// Whether `text` can be a slug read back from a store or a form (1 to 40 of a–z, 0–9 and `-`): nothing else is
+    /// taken for one.
+    static func isSlug(_ text: String) -> Bool {
+        (1...40).contains(text.utf8.count) && text.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
+    }
+
     public init(
         slug: String, name: String, description: String? = nil, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
         requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: BarPlacement = .automatic,

@@ -67,9 +67,7 @@ extension ChatController {
     func direct(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
         let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
-        guard let username = form["username"], let other = try await registrations.directory(search: username, limit: 5).first(where: {
-            $0.username.lowercased() == username.lowercased()
-        }), let userID = other.chatUserID, userID != context.session.chatUserID
+        guard let username = form["username"], let userID = try await chatUserID(ofUsername: username), userID != context.session.chatUserID
         else { throw RequestError.badRequest("username: a registered member's username is required") }
         let loop = try await loop(context.session)
         if let existing = try await current(loop).directRoom(with: userID) {
@@ -92,15 +90,20 @@ extension ChatController {
         guard (1...50).contains(usernames.count) else { throw ChatError.invalidMessage("1 to 50 members' usernames") }
         var invited: [String] = []
         for username in usernames {
-            guard let found = try await registrations.directory(search: username, limit: 5).first(where: { $0.username.lowercased() == username.lowercased() }),
-                let userID = found.chatUserID
-            else { throw ChatError.invalidMessage("no member with the username \(username)") }
+            guard let userID = try await chatUserID(ofUsername: username) else { throw ChatError.invalidMessage("no member with the username \(username)") }
             if userID != context.session.chatUserID, !invited.contains(userID) { invited.append(userID) }
         }
         let loop = try await loop(context.session)
         let roomID = try await homeserver { try await chats.client.createRoom(loop.credentials, name: name, invite: invited, direct: false) }
         _ = try? await loop.current()
         return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+    }
+
+    /// The chat account of the member with exactly this username (any letter case), one indexed look-up: a member is
+    /// always found by their username, whatever they chose about being discoverable.
+    func chatUserID(ofUsername username: String) async throws -> String? {
+        guard let found = try await registrations.lookup(username), found.username.lowercased() == username.lowercased() else { return nil }
+        return found.chatUserID
     }
 
     /// Adds a room to the member's direct chats (`m.direct`), as other Matrix clients list them.

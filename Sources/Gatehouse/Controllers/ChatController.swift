@@ -135,7 +135,7 @@ struct ChatController: Sendable {
         try await homeserver { try await loop.current() }
     }
 
-    /// A homeserver call whose failure is the chat's error (a refused token ends the session's device).
+    /// A homeserver call whose failure is the chat's error: a refusal (`403`) is a room that is not the member's.
     func homeserver<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()

@@ -28,7 +28,7 @@ extension OperatorCatalogController {
     /// its slug is still free; checked as a new app is.
     func restore(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         let posted = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
-        guard let slug = posted["slug"], RecentApps.isSlug(slug) else { throw RequestError.badRequest("slug is required") }
+        guard let slug = posted["slug"], AppConfiguration.isSlug(slug) else { throw RequestError.badRequest("slug is required") }
         let strings = renderer.strings
         let last = try await trail.records(AuditQuery(app: slug, action: .operatorChange, limit: 1)).first
         guard let last, last.reason == "app_removed", last.at > Date().addingTimeInterval(-Self.undoWindow),

@@ -60,7 +60,7 @@ struct OperatorCatalogController: Sendable {
         values["notice"] = notice
         // Just removed: the way to take it back.
         let query = request.uri.queryParameters
-        if query.get("done") == "removed", let slug = query.get("app"), RecentApps.isSlug(slug) { values["undo"] = ["slug": slug] }
+        if query.get("done") == "removed", let slug = query.get("app"), AppConfiguration.isSlug(slug) { values["undo"] = ["slug": slug] }
         return try renderer.page("operator-catalog", title: strings["operator_apps_title"], status: status, values)
     }
 

@@ -14,16 +14,12 @@ struct RecentApps: Equatable {
 
     init(slugs: [String] = []) {
         var kept: [String] = []
-        for slug in slugs where Self.isSlug(slug) && !kept.contains(slug) && kept.count < Self.limit { kept.append(slug) }
+        for slug in slugs where AppConfiguration.isSlug(slug) && !kept.contains(slug) && kept.count < Self.limit { kept.append(slug) }
         self.slugs = kept
     }
 
     /// The history with `slug` in front.
     func opening(_ slug: String) -> RecentApps {
         RecentApps(slugs: [slug] + slugs.filter { $0 != slug })
-    }
-
-    static func isSlug(_ text: String) -> Bool {
-        (1...40).contains(text.utf8.count) && text.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
     }
 }
