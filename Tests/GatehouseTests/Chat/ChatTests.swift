@@ -118,6 +118,15 @@ import Testing
             #expect(aliceDevices.count == 1 && (aliceDevices.first?["display_name"] as? String)?.hasPrefix("Gatehouse") == true)
             let rows = try await gateway.built.stores.matrixDevices.all(limit: 10)
             #expect(Set(rows.map(\.userID)) == [aliceID, bobID])
+            // The token never reaches the browser: not in a page, an answer to the script, or the event stream.
+            let aliceToken = try #require(rows.first { $0.userID == aliceID }?.accessToken)
+            let seen = [
+                try await alice.get(Paths.chats).body, try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body,
+                try await alice.get(Paths.chatUnread, json: true).body,
+                try await alice.get(Paths.chatHistory + "?id=" + FormEncoding.escape(room), json: true).body,
+                try await Self.streamUntil(gateway, alice, room: room, contains: "event: rooms"),
+            ]
+            #expect(seen.allSatisfy { !$0.contains(aliceToken) && !$0.contains("syt_") })
             if let database = gateway.built.stores.sqlite {
                 let stored = try await database.query("SELECT access_token FROM matrix_devices").compactMap { $0.column("access_token")?.string }
                 #expect(stored.count == 2 && stored.allSatisfy { $0.hasPrefix("gh1:") && !$0.hasPrefix("syt_") })
