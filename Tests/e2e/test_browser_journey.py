@@ -3,7 +3,7 @@
 import json
 from urllib.parse import quote
 
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -14,7 +14,15 @@ from conftest import KIM
 def wait(browser, condition, timeout=20):
     """Until `condition` holds; one read while the page navigates (an element of the page that is going) is asked
     again, as one not there yet is."""
-    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+    def settled(b):
+        try:
+            return condition(b)
+        except WebDriverException as error:
+            # Chromium's word for an element found on the page that is going and read on the one that came.
+            if "does not belong to the document" in (error.msg or ""):
+                return False
+            raise
+    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(settled)
 
 
 def sign_out(browser):
