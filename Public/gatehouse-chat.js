@@ -288,9 +288,23 @@
 
   // MARK: live
 
-  if (window.EventSource) {
+  // The session's device may end under the page: the gateway session ended (the stream cannot be had again), or
+  // the device was logged out from another client (the gateway makes a new one, so one new stream carries on).
+  function listen(again) {
     var url = main.getAttribute("data-events") + (roomID ? "?room=" + encodeURIComponent(roomID) : "");
     var events = new EventSource(url, { withCredentials: true });
+    var opened = false;
+    function ended() {
+      events.close();
+      if (again) { setTimeout(function () { listen(false); }, 1000); return; }
+      if (window.gatehouseToast) { window.gatehouseToast(main.getAttribute("data-ended")); }
+      if (composer) { composer.querySelectorAll("textarea, button").forEach(function (control) { control.disabled = true; }); }
+    }
+    events.addEventListener("open", function () { opened = true; });
+    events.addEventListener("error", function () {
+      // Refused (signed out, no longer allowed): the browser gives up on its own; network trouble it retries.
+      if (events.readyState === EventSource.CLOSED) { again = again && opened; ended(); }
+    });
     events.addEventListener("rooms", function (event) {
       var data = JSON.parse(event.data);
       showUnread(data.unread);
@@ -298,10 +312,7 @@
     });
     events.addEventListener("message", function (event) { addMessage(JSON.parse(event.data)); });
     events.addEventListener("gone", function () { window.location.assign("/chats"); });
-    events.addEventListener("ended", function () {
-      events.close();
-      if (window.gatehouseToast) { window.gatehouseToast(main.getAttribute("data-ended")); }
-      if (composer) { composer.querySelectorAll("textarea, button").forEach(function (control) { control.disabled = true; }); }
-    });
+    events.addEventListener("ended", ended);
   }
+  if (window.EventSource) { listen(true); }
 })();

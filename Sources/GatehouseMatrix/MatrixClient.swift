@@ -11,17 +11,24 @@ public struct MatrixClient: Sendable {
     let timeout: TimeAmount
 
     public init(http: HTTPClient, homeserver: URL, timeoutSeconds: Int) {
+        self.init(http: http, homeserver: homeserver, timeout: .seconds(Int64(timeoutSeconds)))
+    }
+
+    public init(http: HTTPClient, homeserver: URL, timeout: TimeAmount) {
         self.http = http
         self.homeserver = homeserver
-        self.timeout = .seconds(Int64(timeoutSeconds))
+        self.timeout = timeout
     }
+
+    /// Synapse's JWT login (`jwt_config`), the one login the gateway uses.
+    public static let jwtLoginType = "org.matrix.login.jwt"
 
     // MARK: - Devices
 
     /// A new device of `localpart`'s account through the JWT login, named as the member will recognize it.
     public func login(token: String, deviceName: String) async throws(MatrixError) -> MatrixCredentials {
         let body: JSONValue = .object([
-            "type": .string("org.matrix.login.jwt"), "token": .string(token), "initial_device_display_name": .string(deviceName),
+            "type": .string(Self.jwtLoginType), "token": .string(token), "initial_device_display_name": .string(deviceName),
         ])
         let answer = try await call(.POST, "/_matrix/client/v3/login", json: body)
         guard let userID = answer["user_id"]?.string, let deviceID = answer["device_id"]?.string, let accessToken = answer["access_token"]?.string else {

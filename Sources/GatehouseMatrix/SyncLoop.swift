@@ -91,6 +91,9 @@ public actor SyncLoop {
         apply(sync)
     }
 
+    /// Whether the device is gone: no sync runs on it again.
+    public var isEnded: Bool { state.phase == .ended }
+
     /// The loop is ended (the device logged out): listeners are told, nothing more runs.
     public func end() {
         running?.cancel()

@@ -84,7 +84,7 @@ extension GatehouseApplication {
         }
         let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,
-            hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
+            chats: gateway.chats, hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
             configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics, limiter: gateway.rateLimiter)
         registration.addRoutes(to: signedIn)
         PINCheckController(

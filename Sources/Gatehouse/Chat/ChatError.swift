@@ -7,6 +7,8 @@ public enum ChatError: PresentableError, Equatable {
     case notAllowed
     /// The homeserver refused or did not answer.
     case homeserver(MatrixError)
+    /// The session's device was logged out elsewhere; the next request has a new one.
+    case deviceReplaced
     /// The room is not one of the member's (an id changed in a URL or a form).
     case notInRoom
     /// What the member sent cannot be sent (empty, too long).
@@ -16,6 +18,7 @@ public enum ChatError: PresentableError, Equatable {
         switch self {
         case .notAllowed, .notInRoom: .forbidden
         case .homeserver(let error): error.isTransient ? .serviceUnavailable : .badGateway
+        case .deviceReplaced: .serviceUnavailable
         case .invalidMessage: .badRequest
         }
     }
@@ -24,6 +27,7 @@ public enum ChatError: PresentableError, Equatable {
         switch self {
         case .notAllowed: "chat_not_allowed"
         case .homeserver(let error): "chat_homeserver:\(error.reason)"
+        case .deviceReplaced: "chat_device_replaced"
         case .notInRoom: "chat_not_in_room"
         case .invalidMessage: "chat_invalid_message"
         }
@@ -33,6 +37,7 @@ public enum ChatError: PresentableError, Equatable {
         switch self {
         case .notAllowed: "error_chat_not_allowed"
         case .homeserver: "error_chat_unavailable"
+        case .deviceReplaced: "error_chat_device_replaced"
         case .notInRoom: "error_chat_not_in_room"
         case .invalidMessage: "error_chat_invalid"
         }

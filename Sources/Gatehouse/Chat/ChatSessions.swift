@@ -80,15 +80,39 @@ public final class ChatSessions: Sendable {
         return MatrixCredentials(userID: held.userID, deviceID: held.deviceID, accessToken: held.accessToken)
     }
 
-    /// The session's sync loop on this replica (made at first use).
+    /// The session's sync loop on this replica (made at first use; made again on a new device when the homeserver
+    /// no longer knows the old one).
     public func loop(for session: Session) async throws -> SyncLoop {
-        if let loop = loops.withLockedValue({ $0[session.id] }), mayChat(session) { return loop }
+        if let loop = loops.withLockedValue({ $0[session.id] }), mayChat(session) {
+            guard await loop.isEnded else { return loop }
+            await deviceGone(loop)
+        }
         let credentials = try await credentials(for: session)
         return loops.withLockedValue { loops in
             if let loop = loops[session.id], loop.credentials == credentials { return loop }
             let loop = SyncLoop(client: client, credentials: credentials)
             loops[session.id] = loop
             return loop
+        }
+    }
+
+    /// The homeserver refused the device's token (it was logged out from another client's device list, or its token
+    /// expired): the loop and the row go, and the session's next chat request logs in anew as the member, for as long
+    /// as the gateway session lasts. A newer device of the session, made meanwhile by another replica, stays.
+    public func deviceGone(_ loop: SyncLoop) async {
+        let sessionID = loops.withLockedValue { loops -> String? in
+            guard let key = loops.first(where: { $0.value === loop })?.key else { return nil }
+            loops.removeValue(forKey: key)
+            return key
+        }
+        await loop.end()
+        guard let sessionID else { return }
+        let deviceID = loop.credentials.deviceID
+        do {
+            try await devices.delete(sessionID: sessionID, deviceID: deviceID)
+            logger.info("chat: device gone at the homeserver; a new one at next use", metadata: ["device": .string(deviceID)])
+        } catch {
+            logger.warning("chat: a gone device not forgotten", metadata: ["device": .string(deviceID), "error": .string("\(error)")])
         }
     }
 
@@ -119,7 +143,7 @@ public final class ChatSessions: Sendable {
     private func logOut(_ device: StoredMatrixDevice) async {
         do {
             try await client.logout(MatrixCredentials(userID: device.userID, deviceID: device.deviceID, accessToken: device.accessToken))
-            try await devices.delete(sessionID: device.sessionID)
+            try await devices.delete(sessionID: device.sessionID, deviceID: device.deviceID)
             logger.info("chat: device logged out", metadata: ["device": .string(device.deviceID)])
         } catch {
             // The homeserver is down: the row stays, and the reaper tries again.

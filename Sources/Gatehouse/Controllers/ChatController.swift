@@ -59,7 +59,7 @@ struct ChatController: Sendable {
         let strings = renderer.strings
         var values: [String: Any] = [:]
         if room.membership == .joined {
-            let page = try await homeserver { try await chats.client.messages(loop.credentials, room: roomID, from: nil, limit: 40) }
+            let page = try await homeserver(loop) { try await chats.client.messages(loop.credentials, room: roomID, from: nil, limit: 40) }
             let messages = ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: strings)
             values["messages"] = messages
             values["hasMessages"] = !messages.isEmpty
@@ -87,7 +87,7 @@ struct ChatController: Sendable {
         let loop = try await loop(context.session)
         let rooms = try await current(loop)
         guard let room = rooms.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
-        let page = try await homeserver { try await chats.client.messages(loop.credentials, room: roomID, from: query.get("from"), limit: 40) }
+        let page = try await homeserver(loop) { try await chats.client.messages(loop.credentials, room: roomID, from: query.get("from"), limit: 40) }
         return try JSONResponse.make([
             "messages": ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings), "older": page.end as Any,
         ])
@@ -132,15 +132,19 @@ struct ChatController: Sendable {
     }
 
     func current(_ loop: SyncLoop) async throws -> RoomList {
-        try await homeserver { try await loop.current() }
+        try await homeserver(loop) { try await loop.current() }
     }
 
-    /// A homeserver call whose failure is the chat's error: a refusal (`403`) is a room that is not the member's.
-    func homeserver<T>(_ body: () async throws -> T) async throws -> T {
+    /// A homeserver call on the loop's device whose failure is the chat's error: a refusal (`403`) is a room that is
+    /// not the member's; a token refused is a device gone, replaced at the member's next request.
+    func homeserver<T>(_ loop: SyncLoop, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch MatrixError.refused(403, _, _) {
             throw ChatError.notInRoom
+        } catch MatrixError.tokenInvalid {
+            await chats.deviceGone(loop)
+            throw ChatError.deviceReplaced
         } catch let error as MatrixError {
             throw ChatError.homeserver(error)
         }

@@ -189,6 +189,8 @@ extension RegistrationController {
 
     func done(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard context.session.level == .registered else { return redirect(Paths.upgrade) }
+        // The member's Matrix device is made while they read this page, so that Chats opens at once.
+        chats?.prepare(context.session)
         let next = request.uri.queryParameters.get("next").flatMap(ReturnTarget.init)?.path ?? Paths.chats
         let account = try await registrations.account(sub: context.session.identity.sub)
         var values: [String: Any] = [

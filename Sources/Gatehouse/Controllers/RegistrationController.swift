@@ -13,6 +13,8 @@ public struct RegistrationController: Sendable {
     let sender: any CodeSender
     /// Where the member's chat account is made (`chat.backend`).
     let chat: any ChatBackend
+    /// The gateway's own chat, whose device for the session is prepared as the upgrade ends.
+    let chats: ChatSessions?
     let hasher: PINHasher
     let events: EventRecorder
     let renderer: PageRenderer
@@ -25,13 +27,14 @@ public struct RegistrationController: Sendable {
 
     public init(
         flows: any RegistrationFlowStore, registrations: any RegistrationStore, sender: any CodeSender, chat: any ChatBackend = NoChatBackend(),
-        hasher: PINHasher, events: EventRecorder, renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?,
+        chats: ChatSessions? = nil, hasher: PINHasher, events: EventRecorder, renderer: PageRenderer, configuration: GatehouseConfiguration, inbox: DevelopmentInbox?,
         metrics: GatewayMetrics, limiter: RateLimiter, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.flows = flows
         self.registrations = registrations
         self.sender = sender
         self.chat = chat
+        self.chats = chats
         self.hasher = hasher
         self.events = events
         self.renderer = renderer

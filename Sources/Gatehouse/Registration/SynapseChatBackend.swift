@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import GatehouseMatrix
 import NIOCore
 import NIOHTTP1
 
@@ -19,14 +20,21 @@ public struct SynapseChatBackend: ChatBackend {
     let serverName: String
     let adminToken: String
     let authProvider: String
+    /// The gateway's JWT login, when it serves chat itself: members then reach the homeserver through the gateway
+    /// only, and the homeserver needs no sign-in of its own for browsers.
+    let loginToken: LoginToken?
     let timeout: TimeAmount
 
-    public init(http: HTTPClient, homeserver: URL, serverName: String, adminToken: String, authProvider: String, timeoutSeconds: Int) {
+    public init(
+        http: HTTPClient, homeserver: URL, serverName: String, adminToken: String, authProvider: String, loginToken: LoginToken? = nil,
+        timeoutSeconds: Int
+    ) {
         self.http = http
         self.homeserver = homeserver
         self.serverName = serverName
         self.adminToken = adminToken
         self.authProvider = authProvider
+        self.loginToken = loginToken
         self.timeout = .seconds(Int64(timeoutSeconds))
     }
 
@@ -108,18 +116,40 @@ public struct SynapseChatBackend: ChatBackend {
                 problems.append("chat.homeserver_url: the admin API answered HTTP \(admin.status) (is /_synapse/admin reachable from the gateway?)")
             }
             let login = try await call(.GET, "/_matrix/client/v3/login", authorized: false)
-            let providers = ((login.json["flows"] as? [[String: Any]]) ?? []).flatMap { flow in
-                ((flow["identity_providers"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
-            }
-            if !providers.contains(authProvider) {
-                problems.append(
-                    "chat.auth_provider: the homeserver has no OIDC provider \"\(authProvider)\" (it has: "
-                        + (providers.isEmpty ? "none" : providers.joined(separator: ", "))
-                        + "); members' sign-in to the chat app would not find the accounts the gateway makes")
+            let flows = (login.json["flows"] as? [[String: Any]]) ?? []
+            if let loginToken {
+                problems += await jwtLoginProblems(flows: flows, token: loginToken, admin: me)
+            } else {
+                let providers = flows.flatMap { flow in ((flow["identity_providers"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String } }
+                if !providers.contains(authProvider) {
+                    problems.append(
+                        "chat.auth_provider: the homeserver has no OIDC provider \"\(authProvider)\" (it has: "
+                            + (providers.isEmpty ? "none" : providers.joined(separator: ", "))
+                            + "); members' sign-in to the chat app would not find the accounts the gateway makes")
+                }
             }
             return problems
         } catch {
             return ["chat.homeserver_url: cannot reach the homeserver at \(homeserver.absoluteString): \(error)"]
+        }
+    }
+
+    /// The gateway's JWT login, tried as the admin account (the one account the gateway may always name), its device
+    /// logged out at once: the homeserver offers it and takes the gateway's secret and issuer.
+    func jwtLoginProblems(flows: [[String: Any]], token: LoginToken, admin: String) async -> [String] {
+        guard flows.contains(where: { $0["type"] as? String == MatrixClient.jwtLoginType }) else {
+            return ["chat.jwt_secret_file: the homeserver offers no JWT login (\(MatrixClient.jwtLoginType)); its homeserver.yaml needs jwt_config"]
+        }
+        let client = MatrixClient(http: http, homeserver: homeserver, timeout: timeout)
+        do {
+            let device = try await client.login(token: token.token(localpart: String(admin.dropFirst().prefix { $0 != ":" })), deviceName: "Gatehouse check-config")
+            try? await client.logout(device)
+            return []
+        } catch {
+            return [
+                "chat.jwt_secret_file: the homeserver refused the gateway's JWT login (\(error.reason)): its jwt_config needs the same secret, "
+                    + "algorithm HS256 and issuer \"\(token.issuer)\""
+            ]
         }
     }
 
@@ -206,7 +236,7 @@ extension ChatConfiguration {
         guard backend == .synapse, let url = homeserverURL, let serverName, let adminToken else { return NoChatBackend() }
         return SynapseChatBackend(
             http: http, homeserver: url, serverName: serverName, adminToken: adminToken, authProvider: authProvider,
-            timeoutSeconds: timeoutSeconds)
+            loginToken: jwtSecret.map { LoginToken(secret: $0) }, timeoutSeconds: timeoutSeconds)
     }
 
     /// What stops the gateway from using the configured homeserver (`check-config` asks it): the homeserver

@@ -44,8 +44,8 @@ public struct PostgresMatrixDeviceStore: MatrixDeviceStore {
                 "SELECT session_id, sub, user_id, device_id, access_token, created_at FROM matrix_devices ORDER BY created_at LIMIT \(limit)"))
     }
 
-    public func delete(sessionID: String) async throws {
-        try await database.query("DELETE FROM matrix_devices WHERE session_id = \(sessionID)")
+    public func delete(sessionID: String, deviceID: String) async throws {
+        try await database.query("DELETE FROM matrix_devices WHERE session_id = \(sessionID) AND device_id = \(deviceID)")
     }
 
     func devices(_ rows: [PostgresRow]) throws -> [StoredMatrixDevice] {

@@ -13,7 +13,8 @@ public protocol MatrixDeviceStore: Sendable {
     func ending(limit: Int) async throws -> [StoredMatrixDevice]
     /// Every device held, for the reaper's full pass (the member's roles are read from each session).
     func all(limit: Int) async throws -> [StoredMatrixDevice]
-    func delete(sessionID: String) async throws
+    /// Forgets the session's device `deviceID` (a newer device of the session, made meanwhile, stays).
+    func delete(sessionID: String, deviceID: String) async throws
 }
 
 public struct StoredMatrixDevice: Sendable, Equatable {

@@ -38,8 +38,8 @@ public struct SQLiteMatrixDeviceStore: MatrixDeviceStore {
         try devices(await database.query("SELECT \(Self.columns) FROM matrix_devices ORDER BY created_at LIMIT ?", [.integer(limit)]))
     }
 
-    public func delete(sessionID: String) async throws {
-        try await database.query("DELETE FROM matrix_devices WHERE session_id = ?", [.text(sessionID)])
+    public func delete(sessionID: String, deviceID: String) async throws {
+        try await database.query("DELETE FROM matrix_devices WHERE session_id = ? AND device_id = ?", [.text(sessionID), .text(deviceID)])
     }
 
     func devices(_ rows: [SQLiteRow]) throws -> [StoredMatrixDevice] {

@@ -132,6 +132,17 @@ import Testing
                 #expect(stored.count == 2 && stored.allSatisfy { $0.hasPrefix("gh1:") && !$0.hasPrefix("syt_") })
             }
 
+            // Alice's device logged out from another client (its device list): the gateway's next call finds the token
+            // refused and says so; the one after runs on a new device of hers, the old row gone.
+            let oldDevice = try #require(aliceDevices.first?["device_id"] as? String)
+            #expect(try await synapse.admin(.DELETE, "/_synapse/admin/v2/users/\(aliceID)/devices/\(oldDevice)").status == 200)
+            let refused = try await alice.post(Paths.chatSend, [("room", room), ("text", "are you there?")])
+            #expect(refused.status == 503 && refused.body.contains("was renewed"), "\(refused.status)")
+            #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", "are you there?")]).status == 303)
+            let renewed = try await Self.devices(synapse, aliceID)
+            #expect(renewed.count == 1 && renewed.first?["device_id"] as? String != oldDevice)
+            #expect(try await gateway.built.stores.matrixDevices.all(limit: 10).filter { $0.userID == aliceID }.map(\.deviceID) == renewed.compactMap { $0["device_id"] as? String })
+
             // Signing out logs the session's device out at once.
             let csrf = try await bob.csrf()
             _ = try await gateway.post(Paths.signOut, form: [("csrf", csrf)], cookies: bob.cookies.values, headers: [("Origin", gateway.origin)])
@@ -141,20 +152,49 @@ import Testing
     }
 
     @Test func aMemberAtSSOGetsNoMatrixSessionByAnyRoute() async throws {
-        // A homeserver of its own: on the shared one, another test's upgrade would make the member registered here.
-        try await TestSynapse.own { synapse in try await Self.live(synapse) { gateway in
-            let carol = try await Member.signIn(gateway, as: "alice")
-            // Chats is the onboarding prompt; the chat's other routes refuse; no device, no login at the homeserver.
-            let chats = try await carol.get(Paths.chats)
-            #expect(chats.status == 200 && chats.body.contains(#"id="add-features""#) && !chats.body.contains(#"id="chat-start""#), "\(chats.status) \(chats.location ?? "")")
-            #expect(try await carol.get(Paths.chatEvents).status == 403)
-            #expect(try await carol.get(Paths.chatNew).body.contains(#"id="add-features""#))
-            #expect(try await carol.get(Paths.chatUnread, json: true).body.contains(#""chat":false"#))
-            #expect(try await carol.post(Paths.chatDirect, [("username", "bob")]).status == 403)
-            #expect(try await gateway.built.stores.matrixDevices.all(limit: 10).isEmpty)
-            // The homeserver never saw the member: no account, so no device.
-            let account = try await synapse.admin(.GET, "/_synapse/admin/v1/auth_providers/oidc/users/" + DevelopmentAccounts.account(username: "alice")!.sub)
-            #expect(account.status == 404)
-        } }
+        // A homeserver of its own, configured as the docs recommend: no sign-in for browsers, the gateway's JWT login
+        // only (and on the shared one, another test's upgrade would make the member registered here).
+        try await TestSynapse.own(oidcSignIn: false) { synapse in
+            // check-config finds nothing wrong with it, and names a JWT secret the homeserver does not share.
+            #expect(await synapse.chatWithSessions.problems() == [])
+            var wrongSecret = synapse.chatWithSessions
+            wrongSecret.jwtSecret = "not-the-homeservers-secret-0123456789"
+            #expect(await wrongSecret.problems().first?.hasPrefix("chat.jwt_secret_file: the homeserver refused the gateway's JWT login") == true)
+            // The homeserver offers a browser no sign-in of its own: a member at `sso` has no way in there.
+            let flows = try await synapse.call(.GET, "/_matrix/client/v3/login", token: nil).json["flows"] as? [[String: Any]] ?? []
+            #expect(!flows.isEmpty && !flows.contains { $0["type"] as? String == "m.login.sso" })
+
+            try await Self.live(synapse) { gateway in
+                let carol = try await Member.signIn(gateway, as: "alice")
+                // Chats is the onboarding prompt; the chat's other routes refuse; no device, no login at the homeserver.
+                let chats = try await carol.get(Paths.chats)
+                #expect(chats.status == 200 && chats.body.contains(#"id="add-features""#) && !chats.body.contains(#"id="chat-start""#), "\(chats.status) \(chats.location ?? "")")
+                #expect(try await carol.get(Paths.chatEvents).status == 403)
+                #expect(try await carol.get(Paths.chatNew).body.contains(#"id="add-features""#))
+                #expect(try await carol.get(Paths.chatUnread, json: true).body.contains(#""chat":false"#))
+                #expect(try await carol.post(Paths.chatDirect, [("username", "bob")]).status == 403)
+                #expect(try await gateway.built.stores.matrixDevices.all(limit: 10).isEmpty)
+                // The homeserver never saw the member: no account by their subject or their SSO username, so no device.
+                let sub = try #require(DevelopmentAccounts.account(username: "alice")?.sub)
+                #expect(try await synapse.admin(.GET, "/_synapse/admin/v1/auth_providers/oidc/users/" + sub).status == 404)
+                #expect(try await synapse.user("alice") == nil)
+
+                // The same homeserver serves a member who upgrades: the account is made, and the end of the upgrade
+                // prepares the session's device before the member opens Chats.
+                let dana = try await Member.signIn(gateway, as: "bob")
+                let name = SynapseChatTests.unique("dana")
+                #expect(try await dana.register(username: name).location?.hasPrefix(Paths.upgradeDone) == true)
+                #expect(try await dana.get(Paths.upgradeDone).status == 200)
+                let userID = "@\(name):\(TestSynapse.serverName)"
+                var devices: [[String: Any]] = []
+                for _ in 0..<100 where devices.isEmpty {
+                    devices = try await Self.devices(synapse, userID)
+                    if devices.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(devices.count == 1)
+                #expect(try await dana.get(Paths.chats).body.contains(#"id="chat-start""#))
+                #expect(try await Self.devices(synapse, userID).count == 1)
+            }
+        }
     }
 }

@@ -8,9 +8,10 @@ import Testing
 
 @testable import Gatehouse
 
-/// A real Synapse homeserver (from PyPI, through `scripts/synapse`) in a temporary directory on a free port, signing
-/// members in through an OIDC provider entry `oidc` as an organization's would. One is shared by the tests of a run
-/// (started at first use, stopped when the process exits); a test that stops and starts it has its own.
+/// A real Synapse homeserver (from PyPI, through `scripts/synapse`) in a temporary directory on a free port. The shared
+/// one (started at first use, stopped when the process exits) signs members in through an OIDC provider entry `oidc`,
+/// as an organization's does for a chat app of its own; one of a test's own may instead be configured as the docs
+/// recommend for the gateway's own chat: no sign-in for browsers, the gateway's JWT login only.
 struct TestSynapse: Sendable {
     let directory: String
     let url: URL
@@ -27,11 +28,12 @@ struct TestSynapse: Sendable {
     }
 
     /// Starts (or starts again) the homeserver in `directory`; the start (seconds) runs on NIO's blocking pool.
-    static func start(_ directory: String) async throws -> TestSynapse {
+    static func start(_ directory: String, oidcSignIn: Bool = true) async throws -> TestSynapse {
         let started = try await NIOThreadPool.singleton.runIfActive {
             if !FileManager.default.fileExists(atPath: directory) { stopAtExit(directory) }
             return TestPostgres.script(
-                "synapse", ["start", directory, "", serverName], environment: ["SYNAPSE_OIDC_ISSUER=https://idp.example.org/realms/heritage"])
+                "synapse", ["start", directory, "", serverName],
+                environment: oidcSignIn ? ["SYNAPSE_OIDC_ISSUER=https://idp.example.org/realms/heritage"] : [])
         }
         guard started.status == 0, let line = started.output.split(separator: "\n").last, let url = URL(string: String(line)) else {
             throw TestSynapseError.notStarted(started.output)
@@ -58,8 +60,8 @@ struct TestSynapse: Sendable {
     }
 
     /// A homeserver of the test's own, stopped and removed afterwards.
-    static func own<T>(_ body: (TestSynapse) async throws -> T) async throws -> T {
-        let server = try await start(newDirectory())
+    static func own<T>(oidcSignIn: Bool = true, _ body: (TestSynapse) async throws -> T) async throws -> T {
+        let server = try await start(newDirectory(), oidcSignIn: oidcSignIn)
         do {
             let result = try await body(server)
             try await server.stop()
