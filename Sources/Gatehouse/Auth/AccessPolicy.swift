@@ -3,9 +3,12 @@ import GatehouseCore
 /// Who may open an app: level first, then every required role and at least one required group.
 public enum AccessPolicy {
     public static func mayOpen(_ app: AppConfiguration, level: AuthLevel, roles: [String], groups: [String]) -> Bool {
-        guard level >= app.minimumLevel else { return false }
-        if !app.requiredRoles.allSatisfy(roles.contains) { return false }
-        return app.requiredGroups.isEmpty || app.requiredGroups.contains { PathRules.Requirement.isMember(groups, of: $0) }
+        level >= app.minimumLevel && meets(requiredRoles: app.requiredRoles, requiredGroups: app.requiredGroups, roles: roles, groups: groups)
+    }
+
+    /// Every required role, and at least one required group if any are required.
+    public static func meets(requiredRoles: [String], requiredGroups: [String], roles: [String], groups: [String]) -> Bool {
+        requiredRoles.allSatisfy(roles.contains) && (requiredGroups.isEmpty || requiredGroups.contains { PathRules.Requirement.isMember(groups, of: $0) })
     }
 
     /// What the member lacks of the app's roles and groups, for the refusal to name: the first required role they do
@@ -22,8 +25,8 @@ public enum AccessPolicy {
     /// `registration.required_roles` and at least one of `required_groups`, as an app's requirements read). Members
     /// it is not offered to see no banner and no prompt, and the flow's pages send them back.
     public static func mayUpgrade(_ identity: MemberIdentity, registration: RegistrationConfiguration) -> Bool {
-        guard registration.enabled, registration.requiredRoles.allSatisfy(identity.roles.contains) else { return false }
-        return registration.requiredGroups.isEmpty || registration.requiredGroups.contains { PathRules.Requirement.isMember(identity.groups, of: $0) }
+        registration.enabled
+            && meets(requiredRoles: registration.requiredRoles, requiredGroups: registration.requiredGroups, roles: identity.roles, groups: identity.groups)
     }
 
     /// Apps the member sees in the portal: those they may open, and those that only wait for registration.

@@ -148,16 +148,26 @@ public struct FeaturesConfiguration: Sendable, Equatable {
     public var chats: String?
     public var calls: String?
     public var stories: String?
+    /// Who each feature is for beyond the upgrade (`features.<tab>.required_roles`/`required_groups`); a feature with
+    /// none is every registered member's.
+    public var audiences: [FeatureTab: FeatureAudience]
 
-    public init(chats: String? = nil, calls: String? = nil, stories: String? = nil) {
+    public init(chats: String? = nil, calls: String? = nil, stories: String? = nil, audiences: [FeatureTab: FeatureAudience] = [:]) {
         self.chats = chats
         self.calls = calls
         self.stories = stories
+        self.audiences = audiences
     }
 
-    /// Whether the member of `session` may use `tab`'s feature: registered, with a chat account.
+    /// Whether `tab` is the member's at all: its tab shows (locked at `sso`) only then.
+    public func offers(_ tab: FeatureTab, to identity: MemberIdentity) -> Bool {
+        audiences[tab]?.admits(identity) ?? true
+    }
+
+    /// Whether the member of `session` may use `tab`'s feature: it is theirs, and they are registered, with a chat
+    /// account.
     public func mayUse(_ tab: FeatureTab, _ session: Session) -> Bool {
-        tab == .webApps || (session.level == .registered && session.chatUserID != nil)
+        tab == .webApps || (offers(tab, to: session.identity) && session.level == .registered && session.chatUserID != nil)
     }
 
     /// The app behind a chat feature's tab (none behind Web Apps).
@@ -168,5 +178,20 @@ public struct FeaturesConfiguration: Sendable, Equatable {
         case .calls: calls
         case .stories: stories
         }
+    }
+}
+
+/// The roles (every one) and groups (at least one) a chat feature asks of a member, read as an app's requirements are.
+public struct FeatureAudience: Sendable, Equatable {
+    public var requiredRoles: [String]
+    public var requiredGroups: [String]
+
+    public init(requiredRoles: [String] = [], requiredGroups: [String] = []) {
+        self.requiredRoles = requiredRoles
+        self.requiredGroups = requiredGroups
+    }
+
+    public func admits(_ identity: MemberIdentity) -> Bool {
+        AccessPolicy.meets(requiredRoles: requiredRoles, requiredGroups: requiredGroups, roles: identity.roles, groups: identity.groups)
     }
 }

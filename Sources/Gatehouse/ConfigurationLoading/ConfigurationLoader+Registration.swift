@@ -39,6 +39,27 @@ extension ConfigurationLoader {
         )
     }
 
+    /// `features.*`: the app behind each chat feature's tab, either its slug (`"features.chats": "team-chat"`) or an
+    /// object with the slug as `app` and who the feature is for (`required_roles`, `required_groups`).
+    func readFeatures(_ reader: inout ConfigurationReader, demoApps: FeaturesConfiguration?) -> FeaturesConfiguration {
+        var features = FeaturesConfiguration()
+        for tab in [FeatureTab.chats, .calls, .stories] {
+            let key = "features.\(tab.rawValue)"
+            let slug = reader.optionalString(key) ?? reader.optionalString(key + ".app") ?? demoApps?.slug(for: tab)
+            switch tab {
+            case .chats: features.chats = slug
+            case .calls: features.calls = slug
+            case .stories: features.stories = slug
+            case .webApps: break
+            }
+            let audience = FeatureAudience(
+                requiredRoles: reader.stringList(key + ".required_roles", default: []),
+                requiredGroups: reader.stringList(key + ".required_groups", default: []))
+            if audience != FeatureAudience() { features.audiences[tab] = audience }
+        }
+        return features
+    }
+
     /// `chat.*`: the homeserver the upgrade makes accounts on. The admin token comes from `chat.admin_token_file` or
     /// `GATEHOUSE_CHAT_ADMIN_TOKEN` (`_FILE`), never from the configuration file itself.
     func readChat(_ reader: inout ConfigurationReader) -> ChatConfiguration {

@@ -266,11 +266,7 @@ public struct ConfigurationLoader {
             logLevel: reader.string("log_level", default: GatehouseConfiguration.defaultLogLevel),
             logFormat: readLogFormat(&reader, development: development),
             registration: readRegistration(&reader, development: development),
-            features: FeaturesConfiguration(
-                chats: reader.optionalString("features.chats") ?? (demoAppsPort != nil ? defaults.features.chats : nil),
-                calls: reader.optionalString("features.calls") ?? (demoAppsPort != nil ? defaults.features.calls : nil),
-                stories: reader.optionalString("features.stories") ?? (demoAppsPort != nil ? defaults.features.stories : nil)
-            ),
+            features: readFeatures(&reader, demoApps: demoAppsPort != nil ? defaults.features : nil),
             operatorRole: reader.string("operator.role", default: GatehouseConfiguration.defaultOperatorRole),
             metrics: reader.bool("metrics.enabled", default: true) ? metrics : nil,
             rateLimits: readRateLimits(&reader),

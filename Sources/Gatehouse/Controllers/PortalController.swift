@@ -129,7 +129,8 @@ public struct PortalController: Sendable {
     func feature(_ tab: FeatureTab, _ context: SignedInRequestContext, toast: String? = nil) async throws -> Response {
         let session = context.session
         let app = self.app(for: tab)
-        if session.level == .registered, let app, tab != .calls {
+        let offered = features.offers(tab, to: session.identity)
+        if offered, session.level == .registered, let app, tab != .calls {
             return Response(status: .seeOther, headers: [.location: catalog.entryURL(for: app), .cacheControl: "no-store"])
         }
         let title = renderer.strings["feature_\(tab.rawValue)_title"]
@@ -139,8 +140,13 @@ public struct PortalController: Sendable {
                 values["featureTitle"] = title
                 values["featureText"] = renderer.strings["feature_\(tab.rawValue)_text"]
                 if toast == "registration_cancelled" { values["toast"] = renderer.strings["toast_registration_cancelled"] }
+                // Not the member's (the feature's roles or groups), or the upgrade not offered to them: said plainly,
+                // with no way into a flow they could not finish.
+                guard offered else {
+                    values["notOffered"] = true
+                    return
+                }
                 guard session.level == .registered else {
-                    // Not offered to this member: said plainly, with no way into a flow they could not finish.
                     guard AccessPolicy.mayUpgrade(session.identity, registration: registration) else {
                         values["notOffered"] = true
                         return
@@ -190,7 +196,8 @@ public struct PortalController: Sendable {
             "isOperator": isOperator(session.identity),
             "languages": renderer.languages.choices,
             "languageReturnTo": current.path,
-            "tabs": FeatureTab.allCases.map { tab -> [String: Any] in
+            // A feature that is not the member's has no tab (its address says so, like an upgrade not offered).
+            "tabs": FeatureTab.allCases.filter { features.offers($0, to: session.identity) || $0 == current }.map { tab -> [String: Any] in
                 var values: [String: Any] = [
                     "id": "tab-" + tab.rawValue.replacingOccurrences(of: "_", with: "-"), "href": tab.path,
                     "label": renderer.strings["tab_\(tab.rawValue)"], "current": tab == current,

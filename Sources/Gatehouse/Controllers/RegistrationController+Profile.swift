@@ -199,7 +199,7 @@ extension RegistrationController {
             "broadcast": "upgraded",
             "text": account.map { strings.text("upgrade_done_text", ["username": $0.username]) } ?? strings["feature_unlocked_note"],
             // Besides the way back, the features the member just unlocked.
-            "features": FeatureTab.allCases.filter { $0 != .webApps }.map { tab in
+            "features": FeatureTab.allCases.filter { $0 != .webApps && configuration.features.offers($0, to: context.session.identity) }.map { tab in
                 ["id": tab.rawValue, "href": tab.path, "label": strings["tab_\(tab.rawValue)"]]
             },
         ]

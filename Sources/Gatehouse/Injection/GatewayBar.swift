@@ -141,7 +141,7 @@ public struct GatewayBar: Sendable {
             language: renderer.languages.current)
         if let cached = renderings.withLockedValue({ $0[key] }) { return cached }
         let listed = catalog.listedApps(for: session.identity, level: session.level)
-        var values = values(level: session.level, app: app, listed: listed, gatewayBase: gatewayBase)
+        var values = values(level: session.level, identity: session.identity, app: app, listed: listed, gatewayBase: gatewayBase)
         values["banner"] = offersBanner(session)
         var rest = try renderer.fragment("bar", values)[...]
         var segments = Segments()
@@ -164,7 +164,7 @@ public struct GatewayBar: Sendable {
         return segments
     }
 
-    func values(level: AuthLevel, app: AppConfiguration, listed: [AppConfiguration], gatewayBase: String) -> [String: Any] {
+    func values(level: AuthLevel, identity: MemberIdentity, app: AppConfiguration, listed: [AppConfiguration], gatewayBase: String) -> [String: Any] {
         let strings = renderer.strings
         let current = AppIcon(app)
         return [
@@ -185,7 +185,7 @@ public struct GatewayBar: Sendable {
                 ]
             },
             // The section the member is in: the chat feature whose app this is.
-            "features": [FeatureTab.chats, .calls, .stories].map { tab -> [String: Any] in
+            "features": [FeatureTab.chats, .calls, .stories].filter { features.offers($0, to: identity) }.map { tab -> [String: Any] in
                 var values: [String: Any] = [
                     "id": tab.rawValue, "href": gatewayBase + tab.path, "label": strings["tab_\(tab.rawValue)"], "locked": level == .sso,
                     "current": features.slug(for: tab) == app.slug,

@@ -26,6 +26,28 @@ import Testing
         }
     }
 
+    /// A chat feature's tab names its app by slug, or by an object that also says who the feature is for.
+    @Test func aFeatureMayNameWhoItIsFor() throws {
+        let json = """
+            {"features": {"chats": {"app": "chat", "required_roles": ["chat-user"], "required_groups": ["/staff"]},
+                          "stories": {"required_groups": ["/staff"]}}}
+            """
+        let configuration = try loader(["g.json": json]).load(path: "g.json", development: true)
+        #expect(configuration.features.chats == "chat")
+        #expect(configuration.features.audiences[.chats] == FeatureAudience(requiredRoles: ["chat-user"], requiredGroups: ["/staff"]))
+        #expect(configuration.features.audiences[.stories] == FeatureAudience(requiredGroups: ["/staff"]))
+        #expect(configuration.features.audiences[.calls] == nil)
+        let staff = MemberIdentity(sub: "s", roles: ["chat-user"], groups: ["/staff"])
+        let volunteer = MemberIdentity(sub: "v", roles: ["chat-user"], groups: ["/volunteers"])
+        #expect(configuration.features.offers(.chats, to: staff) && !configuration.features.offers(.chats, to: volunteer))
+        #expect(configuration.features.offers(.calls, to: volunteer))
+        // The environment sets them too; a list that is not one is named.
+        let fromEnvironment = try loader(["g.json": "{}"], environment: ["GATEHOUSE_FEATURES_CALLS_REQUIRED_ROLES": "callers"])
+            .load(path: "g.json", development: true)
+        #expect(fromEnvironment.features.audiences[.calls] == FeatureAudience(requiredRoles: ["callers"]))
+        #expect(problems(#"{"features": {"chats": {"required_roles": "chat-user"}}}"#, development: true) == ["features.chats.required_roles"])
+    }
+
     @Test func readsAHomesteadHeritageStyleFile() throws {
         let json = """
             {"public_url": "https://gate.homesteadheritage.org",

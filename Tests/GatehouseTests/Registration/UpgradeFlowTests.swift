@@ -105,6 +105,22 @@ import Testing
             #expect(try await alice.get("/upgrade?from=portal").location == Paths.chats)
             #expect(try await alice.get(Paths.chats).status == 303)  // the chat app opens
         }
+        // `features.<tab>.required_roles`/`required_groups`: a feature that is not the member's has no tab, and its
+        // address says so instead of opening it, registered or not.
+        try await Self.live(configure: { configuration in
+            configuration.registration.registeredClaim = "user"
+            configuration.features.audiences = [.chats: FeatureAudience(requiredRoles: ["chat-user"]), .stories: FeatureAudience(requiredGroups: ["/staff"])]
+        }) { gateway in
+            let alice = try await Member.signIn(gateway, as: "alice")  // /staff, no chat-user
+            let portal = try await alice.get(Paths.portal).body
+            #expect(!portal.contains(#"id="tab-chats""#) && portal.contains(#"id="tab-stories""#) && portal.contains(#"id="tab-calls""#))
+            let chats = try await alice.get(Paths.chats)
+            #expect(chats.status == 200 && chats.body.contains(#"id="feature-not-offered""#))
+            #expect(try await alice.get(Paths.stories).status == 303)
+            let bob = try await Member.signIn(gateway, as: "bob")  // /volunteers
+            #expect(try await !bob.get(Paths.portal).body.contains(#"id="tab-stories""#))
+            #expect(try await bob.get(Paths.stories).body.contains(#"id="feature-not-offered""#))
+        }
         #expect(ExistingRegistrations.holds("chat", identity: MemberIdentity(sub: "s"), claims: ["chat": true]))
         #expect(ExistingRegistrations.holds("chat", identity: MemberIdentity(sub: "s"), claims: ["chat": "@s:example.org"]))
         #expect(!ExistingRegistrations.holds("chat", identity: MemberIdentity(sub: "s"), claims: ["chat": false]))
