@@ -322,8 +322,11 @@
     });
   }
   function askUnread() {
-    if (!unreadLinks.length || document.visibilityState !== "visible") { return; }
-    fetch(unreadLinks[0].getAttribute("data-unread"), { credentials: "same-origin", headers: { "Accept": "application/json" } })
+    if (!unreadLinks.length || !fetchOriginal || document.visibilityState !== "visible") { return; }
+    // The page's own origin, past the app's URL mapping (`fetchOriginal`).
+    fetchOriginal(window.location.origin + unreadLinks[0].getAttribute("data-unread"), {
+      credentials: "same-origin", headers: { "Accept": "application/json", "X-Gatehouse-Frame": "1" }
+    })
       .then(function (response) { return response.ok ? response.json() : null; })
       .then(function (answer) { if (answer) { showUnread(answer.unread); } })
       .catch(function () {});

@@ -51,7 +51,7 @@
     Object.keys(fields).forEach(function (key) { body.set(key, fields[key]); });
     return fetch(url, {
       method: "POST", credentials: "same-origin", body: body,
-      headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded" }
+      headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded", "X-Gatehouse-CSRF": csrf }
     }).then(function (response) {
       if (!response.ok) { throw new Error("status " + response.status); }
       return response.json();
@@ -262,7 +262,7 @@
     if (!older || loadingOlder) { return; }
     loadingOlder = true;
     var url = "/chats/history?id=" + encodeURIComponent(roomID) + "&from=" + encodeURIComponent(older);
-    fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } }).then(function (response) {
+    fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json", "X-Gatehouse-CSRF": csrf } }).then(function (response) {
       return response.ok ? response.json() : Promise.reject(new Error("status " + response.status));
     }).then(function (page) {
       var height = document.documentElement.scrollHeight;
@@ -291,7 +291,8 @@
   // The session's device may end under the page: the gateway session ended (the stream cannot be had again), or
   // the device was logged out from another client (the gateway makes a new one, so one new stream carries on).
   function listen(again) {
-    var url = main.getAttribute("data-events") + (roomID ? "?room=" + encodeURIComponent(roomID) : "");
+    // The page's token in the query: an EventSource sends no header of its own (`GatewayPageIsolation`).
+    var url = main.getAttribute("data-events") + "?csrf=" + encodeURIComponent(csrf) + (roomID ? "&room=" + encodeURIComponent(roomID) : "");
     var events = new EventSource(url, { withCredentials: true });
     var opened = false;
     function ended() {

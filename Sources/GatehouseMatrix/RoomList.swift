@@ -84,7 +84,15 @@ public struct RoomList: Sendable, Equatable {
     }
 
     /// Unread messages over every joined room (the bar's count).
-    public var unreadTotal: Int { rooms.values.reduce(0) { $0 + ($1.membership == .joined ? $1.unread : 0) } }
+    /// What waits for the member: unread messages, and each invite as one (a new chat is news too).
+    public var unreadTotal: Int {
+        rooms.values.reduce(0) { total, room in
+            switch room.membership {
+            case .joined: total + room.unread
+            case .invited: total + 1
+            }
+        }
+    }
 
     /// Whether the member is in `roomID` (joined or invited).
     public func contains(_ roomID: String) -> Bool { rooms[roomID] != nil }

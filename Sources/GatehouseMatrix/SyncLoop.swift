@@ -86,6 +86,26 @@ public actor SyncLoop {
         return rooms
     }
 
+    /// The room list after what the member just did (joined, left, made a room): one `/sync` without waiting, whether
+    /// the loop runs or not, so that the next page shows it. A long poll under way is dropped and started again from
+    /// the new `since`, so that no answer is applied twice.
+    public func refresh() async throws(MatrixError) -> RoomList {
+        let wasRunning = running != nil
+        running?.cancel()
+        running = nil
+        defer { if wasRunning { resume() } }
+        apply(try await client.sync(credentials, since: since, wait: .zero))
+        return rooms
+    }
+
+    /// The long poll again, if the machine still wants one and none runs.
+    private func resume() {
+        switch state.phase {
+        case .running, .lingering: if running == nil { syncSoon(after: 0) }
+        case .idle, .ended: break
+        }
+    }
+
     private func catchUp() async throws {
         let sync = try await client.sync(credentials, since: since, wait: .zero)
         apply(sync)

@@ -86,7 +86,7 @@ final class Gateway: Sendable {
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame,
             keptForms: keptForms,
-            configuration: configuration,
+            configuration: configuration, chats: foundation.chats,
             signature: { [keyring = stores.keyring] text in keyring.lookupHash(text) })
         dataPlane = ProxyDataPlane(
             catalog: catalog, access: access, cache: cache, resolver: resolver, jars: jars, bar: bar, mapping: self.proxy.mapping, renderer: renderer,

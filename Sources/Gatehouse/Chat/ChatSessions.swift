@@ -96,6 +96,22 @@ public final class ChatSessions: Sendable {
         }
     }
 
+    /// The member's unread messages over their rooms, for the Chats tab's and the bar's count (`nil`: no chat for
+    /// them). Asking keeps the session's sync loop up a minute, so that the next ask is answered from memory.
+    public func unread(for session: Session) async throws -> Int? {
+        guard mayChat(session) else { return nil }
+        let loop = try await loop(for: session)
+        await loop.lease(seconds: 60)
+        do {
+            return try await loop.current().unreadTotal
+        } catch .tokenInvalid {
+            await deviceGone(loop)
+            throw ChatError.deviceReplaced
+        } catch {
+            throw ChatError.homeserver(error)
+        }
+    }
+
     /// The homeserver refused the device's token (it was logged out from another client's device list, or its token
     /// expired): the loop and the row go, and the session's next chat request logs in anew as the member, for as long
     /// as the gateway session lasts. A newer device of the session, made meanwhile by another replica, stays.

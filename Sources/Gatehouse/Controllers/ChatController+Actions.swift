@@ -57,9 +57,11 @@ extension ChatController {
             try await homeserver(loop) { try await chats.client.join(loop.credentials, room: roomID) }
             // An invite to a direct chat joins the member's direct chats too.
             if rooms.isDirect(room), let inviter = room.inviter { try? await addDirect(loop.credentials, room: roomID, with: inviter) }
+            _ = try? await loop.refresh()
             return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
         }
         try await homeserver(loop) { try await chats.client.leave(loop.credentials, room: roomID) }
+        _ = try? await loop.refresh()
         return Self.redirect(FormEncoding.url(Paths.chats, adding: [("done", action == "leave" ? "left" : "declined")]))
     }
 
@@ -75,7 +77,7 @@ extension ChatController {
         }
         let roomID = try await homeserver(loop) { try await chats.client.createRoom(loop.credentials, name: nil, invite: [userID], direct: true) }
         try? await addDirect(loop.credentials, room: roomID, with: userID)
-        _ = try? await loop.current()
+        _ = try? await loop.refresh()
         return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 
@@ -95,7 +97,7 @@ extension ChatController {
         }
         let loop = try await loop(context.session)
         let roomID = try await homeserver(loop) { try await chats.client.createRoom(loop.credentials, name: name, invite: invited, direct: false) }
-        _ = try? await loop.current()
+        _ = try? await loop.refresh()
         return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 

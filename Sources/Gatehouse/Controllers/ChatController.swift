@@ -82,6 +82,7 @@ struct ChatController: Sendable {
     /// Older messages of a room, for the timeline scrolled to its top (JSON).
     func history(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
+        try Self.checkPageToken(request, context.session)
         let query = request.uri.queryParameters
         let roomID = try Self.roomID(query.get("id"))
         let loop = try await loop(context.session)
@@ -113,12 +114,16 @@ struct ChatController: Sendable {
             })
     }
 
-    /// The bar's count: unread messages over the member's rooms (JSON). Asking keeps the sync loop up a minute.
+    /// The tabs' and the bar's count: unread messages over the member's rooms (JSON). Asking is no activity of the
+    /// member's (`SessionMiddleware`); it keeps the sync loop up a minute.
     func unread(_ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { return try JSONResponse.make(["unread": 0, "chat": false]) }
-        let loop = try await loop(context.session)
-        await loop.lease(seconds: 60)
-        return try JSONResponse.make(["unread": try await current(loop).unreadTotal, "chat": true])
+        try Self.unreadAnswer(await chats.unread(for: context.session))
+    }
+
+    /// `{"unread": 3, "chat": true}`, or `{"unread": 0, "chat": false}` for a member with no chat; also what an app
+    /// host's bar is told (`HostMountController`).
+    static func unreadAnswer(_ count: Int?) throws -> Response {
+        try JSONResponse.make(["unread": count ?? 0, "chat": count != nil])
     }
 
     // MARK: - Helpers
@@ -148,6 +153,13 @@ struct ChatController: Sendable {
         } catch let error as MatrixError {
             throw ChatError.homeserver(error)
         }
+    }
+
+    /// The page token a script of the chat's pages sends (`X-Gatehouse-CSRF`, or `csrf` in the event stream's query),
+    /// which must be the session's (`GatewayPageIsolation` lets a browser's script through only with one).
+    static func checkPageToken(_ request: Request, _ session: Session) throws {
+        guard let token = request.headers[GatewayPageIsolation.pageToken] ?? request.uri.queryParameters.get("csrf") else { return }
+        guard constantTimeEquals(token, session.csrfToken) else { throw RequestError.forbidden("chat request with another page's token") }
     }
 
     /// A room id as Matrix writes them (`!opaque:server`, or `!opaque` from room version 12 on), or a `400`.

@@ -27,11 +27,14 @@ public struct HostMountController: Sendable {
     let configuration: GatehouseConfiguration
     /// Signs the sign-out chain (`signOutChain`).
     let signature: @Sendable (String) -> String
+    /// The gateway's own chat, whose unread count the bar asks for on an app host.
+    let chats: ChatSessions?
 
     init(
         catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
-        keptForms: KeptForms, configuration: GatehouseConfiguration, signature: @escaping @Sendable (String) -> String
+        keptForms: KeptForms, configuration: GatehouseConfiguration, chats: ChatSessions?, signature: @escaping @Sendable (String) -> String
     ) {
+        self.chats = chats
         self.keptForms = keptForms
         self.signature = signature
         self.catalog = catalog
@@ -77,15 +80,18 @@ public struct HostMountController: Sendable {
         let grant = request.cookies[HostMountCookies.grant]?.value
         var resolution: SessionResolver.Resolution?
         if let token = grant, let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug) {
-            // The bar asking how long the session has left is no activity of the member's.
+            // The bar asking how long the session has left, or for the unread count, is no activity of the member's.
             resolution = try await resolver.resolve(
                 sessionID: sessionID, client: context.clientAddress.flatMap(IPAddress.init),
-                touch: !(request.method == .get && request.uri.path == Paths.frame))
+                touch: !(request.method == .get && (request.uri.path == Paths.frame || request.uri.path == HostMountPaths.unread)))
         }
         switch resolution {
         case .active(let session, let idle)?:
             if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session, logger: context.logger) }
             if request.uri.path == Paths.frame, request.method == .get { return try frame.state(request, session: session) }
+            if request.uri.path == HostMountPaths.unread, request.method == .get {
+                return try ChatController.unreadAnswer(await chats?.unread(for: session))
+            }
             RequestLanguage.settle(session, languages: proxy.mapping.renderer.languages)
             var signedIn = context
             signedIn.session = session

@@ -190,8 +190,9 @@ public struct GatewayBar: Sendable {
                     "id": tab.rawValue, "href": gatewayBase + tab.path, "label": strings["tab_\(tab.rawValue)"], "locked": level == .sso,
                     "current": features.slug(for: tab) == app.slug,
                 ]
-                // The unread count, asked by the bar's script of the gateway's own host (where the session's cookie goes).
-                if tab == .chats, servesChat, level == .registered, gatewayBase.isEmpty { values["unread"] = Paths.chatUnread }
+                // The unread count, asked by the bar's script of the page's own host: the gateway's, or an app host's,
+                // which answers on the session's grant there.
+                if tab == .chats, servesChat, level == .registered, gatewayBase.isEmpty || app.mount == .host { values["unread"] = Paths.chatUnread }
                 return values
             },
             "sso": level == .sso, "level": level.rawValue,

@@ -8,8 +8,9 @@ enum GatewayPageIsolation {
     static let fetchDest = HTTPField.Name("Sec-Fetch-Dest")!
     static let pageToken = HTTPField.Name("X-Gatehouse-CSRF")!
 
-    /// Why a request for `path` is refused, or `nil`.
-    static func refusal(method: HTTPRequest.Method, path: String, headers: HTTPFields) -> String? {
+    /// Why a request for `path` is refused, or `nil`. `queryToken`: whether the query carries a page token (`csrf`),
+    /// as the chat's event stream must (an `EventSource` sends no header of its own).
+    static func refusal(method: HTTPRequest.Method, path: String, headers: HTTPFields, queryToken: Bool = false) -> String? {
         guard isGatewayPage(path) else { return nil }
         // A client that does not say (a server, a script outside a browser, an old browser) is judged by the usual
         // checks alone: it holds no member's cookies in a page of an app's.
@@ -22,11 +23,13 @@ enum GatewayPageIsolation {
             return nil
         }
         if headers[pageToken] != nil && scriptedPaths.contains(path) { return nil }
+        if queryToken && path == Paths.chatEvents { return nil }
         return "gateway page asked for as \(destination.isEmpty ? mode : destination), not as a navigation"
     }
 
-    /// The paths the gateway's own scripts ask for data (with `X-Gatehouse-CSRF`, which their handler checks).
-    static let scriptedPaths: Set<String> = [Paths.upgradeUsernameCheck]
+    /// The paths the gateway's own scripts ask for data (with `X-Gatehouse-CSRF`, which their handler checks; a form
+    /// posted by a script carries the session's token in its body as every form does).
+    static let scriptedPaths: Set<String> = [Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatSend, Paths.chatRead]
 
     /// Whether `path` is one of the gateway's own pages or answers, as opposed to an app's, a static file or an
     /// endpoint for servers.
@@ -38,7 +41,11 @@ enum GatewayPageIsolation {
         }
     }
 
-    static let serverEndpoints: Set<String> = [Paths.backChannelLogout, Paths.forwardAuth, Paths.assertionKeys, Paths.frame, "/metrics"]
+    /// Endpoints for servers, and the bar's own two: its choices, and the unread count it shows on every app's page
+    /// anyway.
+    static let serverEndpoints: Set<String> = [
+        Paths.backChannelLogout, Paths.forwardAuth, Paths.assertionKeys, Paths.frame, Paths.chatUnread, "/metrics",
+    ]
 
     /// Whether a `Referer` names a page of a path-mounted app (on any origin: the referrer policy may shorten it).
     static func isAppPage(_ referer: String) -> Bool {

@@ -132,13 +132,16 @@ import Testing
                 #expect(stored.count == 2 && stored.allSatisfy { $0.hasPrefix("gh1:") && !$0.hasPrefix("syt_") })
             }
 
-            // Alice's device logged out from another client (its device list): the gateway's next call finds the token
-            // refused and says so; the one after runs on a new device of hers, the old row gone.
+            // Alice's device logged out from another client (its device list): the gateway finds the token refused (its
+            // sync loop first, or the next call, which then says so) and the next request runs on a new device of hers,
+            // the old row gone.
             let oldDevice = try #require(aliceDevices.first?["device_id"] as? String)
             #expect(try await synapse.admin(.DELETE, "/_synapse/admin/v2/users/\(aliceID)/devices/\(oldDevice)").status == 200)
-            let refused = try await alice.post(Paths.chatSend, [("room", room), ("text", "are you there?")])
-            #expect(refused.status == 503 && refused.body.contains("was renewed"), "\(refused.status)")
-            #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", "are you there?")]).status == 303)
+            let first = try await alice.post(Paths.chatSend, [("room", room), ("text", "are you there?")])
+            if first.status != 303 {
+                #expect(first.status == 503 && first.body.contains("was renewed"), "\(first.status)")
+                #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", "are you there?")]).status == 303)
+            }
             let renewed = try await Self.devices(synapse, aliceID)
             #expect(renewed.count == 1 && renewed.first?["device_id"] as? String != oldDevice)
             #expect(try await gateway.built.stores.matrixDevices.all(limit: 10).filter { $0.userID == aliceID }.map(\.deviceID) == renewed.compactMap { $0["device_id"] as? String })

@@ -70,7 +70,9 @@ public enum Paths {
     public static let chatHistory = chats + "/history"
     public static let chatNew = chats + "/new"
     public static let chatEvents = chats + "/events"
-    public static let chatUnread = chats + "/unread"
+    /// The unread count on the Chats tab, asked by the gateway's tabs and by the bar on every app's page, on the page's
+    /// own host (an app host answers it on its grant): beside the bar's other endpoint, not a gateway page.
+    public static let chatUnread = "/__gatehouse/unread"
     public static let chatSend = chats + "/send"
     public static let chatRead = chats + "/read"
     public static let chatMembership = chats + "/membership"

@@ -1,0 +1,209 @@
+"""The gateway's own chat in real browsers, on a real Synapse configured as the docs recommend (no sign-in of its own
+for browsers, the gateway's JWT login only): alice and bob upgrade in two Chromium browsers and chat live through the
+gateway; bob's bar on a proxied app (on the gateway's host and on an app host of its own) counts alice's message
+without a reload; a group of three with an invite declined; the room list reordered by new messages; sign-out logs
+the Matrix device out; a member at `sso` gets the onboarding prompt and leaves no trace on the homeserver. English and
+Arabic (right to left), 390 and 1280 px, axe clean."""
+
+import os
+import subprocess
+import uuid
+
+import pytest
+import requests
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from conftest import ROOT, start_browser, start_gateway
+from test_browser_journey import bar, bar_has, path_of, wait
+from test_chat_homeserver import choose_language
+from test_upgrade_journey import Checker, latest_code, register_by_http, screenshots, sign_in, sign_out, submit
+
+SERVER_NAME = "chat.test"
+SUBS = {"alice": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e01", "bob": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e02",
+        "olive": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e03"}
+
+
+@pytest.fixture
+def homeserver(tmp_path):
+    """A homeserver of the test's own, as docs/operations.md recommends for the gateway's own chat."""
+    folder = tmp_path / "synapse"
+    script = str(ROOT / "scripts" / "synapse")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_OIDC")}
+    started = subprocess.run(["bash", script, "start", str(folder), "", SERVER_NAME], env=env, capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr[-3000:]
+    yield {"url": started.stdout.strip().splitlines()[-1], "folder": folder, "token": (folder / "admin_token").read_text().strip()}
+    subprocess.run(["bash", script, "stop", str(folder)], check=False)
+
+
+def admin(homeserver, method, path):
+    answer = requests.request(method, homeserver["url"] + path, headers={"Authorization": f"Bearer {homeserver['token']}"}, timeout=30)
+    return answer.status_code, answer.json()
+
+
+def devices(homeserver, user_id):
+    status, answer = admin(homeserver, "GET", f"/_synapse/admin/v2/users/{user_id}/devices")
+    assert status == 200, answer
+    return answer["devices"]
+
+
+def upgrade(browser, gw, username, phone, display_name):
+    """The upgrade in the browser, discoverable by everybody; ends on the done page."""
+    browser.get(gw.url + "/upgrade?from=portal")
+    wait(browser, lambda b: path_of(b) == "/upgrade/phone")
+    submit(browser, "phone", phone, "send-code")
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+    code = latest_code(browser, gw)
+    browser.back()
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+    submit(browser, "code", code, "verify-code")
+    wait(browser, lambda b: path_of(b) == "/upgrade/username")
+    submit(browser, "username", username, "choose-username")
+    wait(browser, lambda b: path_of(b) == "/upgrade/pin")
+    browser.find_element(By.ID, "pin").send_keys("2580")
+    submit(browser, "pin-confirmation", "2580", "set-pin")
+    wait(browser, lambda b: path_of(b) == "/upgrade/profile")
+    browser.find_element(By.ID, "discoverable-everybody").click()
+    submit(browser, "display-name", display_name, "finish")
+    wait(browser, lambda b: path_of(b).startswith("/upgrade/done"))
+
+
+def write(browser, text):
+    """Types into the composer and presses Enter. Text outside the Basic Multilingual Plane (an emoji) is put in as a
+    paste would, which chromedriver's typing cannot do; Enter is a real key press either way."""
+    field = wait(browser, lambda b: b.find_element(By.ID, "composer-text"))
+    browser.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", field, text)
+    field.send_keys(Keys.END, Keys.ENTER)
+
+
+def timeline(browser):
+    return [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#timeline li.message .body")]
+
+
+def room_order(browser):
+    return [item.get_attribute("data-room") for item in browser.find_elements(By.CSS_SELECTOR, "#room-list li.room")]
+
+
+def bar_badge(browser):
+    """The unread count on the bar's Chats tab, or None."""
+    badges = bar(browser).find_elements(By.CSS_SELECTOR, "#bar-chats .bar-badge")
+    return badges[0].get_attribute("textContent") if badges else None
+
+
+def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_path, homeserver):
+    folder = homeserver["folder"]
+    chat = {
+        "backend": "synapse", "homeserver_url": homeserver["url"], "server_name": SERVER_NAME,
+        "admin_token_file": str(folder / "admin_token"), "jwt_secret_file": str(folder / "jwt_secret"),
+    }
+    gw = start_gateway(tmp_path, "dev", extra={"chat": chat})
+    bob_browser = olive_browser = None
+    try:
+        alice_browser = browser
+        alice_check = Checker(alice_browser, gw, screenshots(tmp_path))
+        bob_browser = start_browser()
+        bob_check = Checker(bob_browser, gw, screenshots(tmp_path))
+        olive_browser = start_browser(("--window-size=390,900",))
+        olive_check = Checker(olive_browser, gw, screenshots(tmp_path))
+
+        # A member at `sso`: Chats is the onboarding prompt; the homeserver never hears of her.
+        sign_in(olive_browser, gw, "olive")
+        olive_browser.get(gw.url + "/chats")
+        assert olive_browser.find_element(By.ID, "add-features").is_displayed()
+        assert not olive_browser.find_elements(By.ID, "chat-start")
+        olive_check.page()
+        assert admin(homeserver, "GET", f"/_synapse/admin/v1/auth_providers/oidc/users/{SUBS['olive']}")[0] == 404
+        assert admin(homeserver, "GET", f"/_synapse/admin/v2/users/@olive:{SERVER_NAME}")[0] == 404
+
+        # Alice and Bob upgrade, each in a browser of their own; Bob reads the gateway in Arabic.
+        alice_name, bob_name, olive_name = ("a" + uuid.uuid4().hex[:8], "b" + uuid.uuid4().hex[:8], "o" + uuid.uuid4().hex[:8])
+        alice_id, bob_id = f"@{alice_name}:{SERVER_NAME}", f"@{bob_name}:{SERVER_NAME}"
+        sign_in(alice_browser, gw, "alice")
+        upgrade(alice_browser, gw, alice_name, "+15550100001", "Alice Archer")
+        sign_in(bob_browser, gw, "bob")
+        choose_language(bob_browser, gw, "ar")
+        upgrade(bob_browser, gw, bob_name, "+15550100002", "Bob Baker")
+        # Olive upgrades without a browser (her browser's session is raised with her registration).
+        register_by_http(gw, "olive", olive_name)
+
+        # Bob is on a proxied app: the bar's Chats tab has no count yet.
+        bob_browser.get(gw.url + "/apps/whoami/")
+        wait(bob_browser, lambda b: bar_has(b, "#bar-chats"))
+        assert bar_badge(bob_browser) is None
+
+        # Alice finds Bob by his name and opens the direct chat.
+        alice_browser.get(gw.url + "/chats")
+        alice_check.every_width_and_scheme("chats-empty")
+        alice_browser.find_element(By.ID, "chat-start").click()
+        wait(alice_browser, lambda b: path_of(b) == "/chats/new")
+        submit(alice_browser, "chat-search", "Bob", "chat-search-button")
+        alice_check.page("chat-new")
+        alice_browser.find_element(By.CSS_SELECTOR, f'button[data-username="{bob_name}"]').click()
+        wait(alice_browser, lambda b: path_of(b).startswith("/chats/room?"))
+        direct = alice_browser.find_element(By.ID, "main").get_attribute("data-room")
+        write(alice_browser, "Hello Bob 👋")
+        wait(alice_browser, lambda b: timeline(b) == ["Hello Bob 👋"])
+        wait(alice_browser, lambda b: not b.find_elements(By.CSS_SELECTOR, "#timeline li.pending"))
+        alice_check.every_width_and_scheme("chat-room")
+
+        # Bob's bar counts the invite without a reload; so does the bar of an app on a host of its own.
+        wait(bob_browser, lambda b: bar_badge(b) == "1", timeout=40)
+        bob_check.page()
+        bob_browser.switch_to.new_window("tab")
+        bob_browser.get(gw.url + "/open/hosted")
+        wait(bob_browser, lambda b: b.current_url.startswith(f"http://hosted.apps.localhost:{gw.port}/") and bar_has(b, "#bar-chats"))
+        wait(bob_browser, lambda b: bar_badge(b) == "1", timeout=40)
+
+        # Bob opens Chats: the invite on top, accepted; Alice's message is there; he replies.
+        bob_browser.get(gw.url + "/chats")
+        wait(bob_browser, lambda b: room_order(b) == [direct])
+        bob_check.every_width_and_scheme("chats-invite-ar")
+        bob_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{direct}"] button[value="join"]').click()
+        wait(bob_browser, lambda b: path_of(b).startswith("/chats/room?"))
+        wait(bob_browser, lambda b: timeline(b) == ["Hello Bob 👋"])
+        assert bob_browser.find_element(By.TAG_NAME, "html").get_attribute("dir") == "rtl"
+        bob_check.every_width_and_scheme("chat-room-ar")
+        write(bob_browser, "Hi Alice, nice to hear from you")
+        # Alice's open room shows the reply without a reload.
+        wait(alice_browser, lambda b: timeline(b) == ["Hello Bob 👋", "Hi Alice, nice to hear from you"], timeout=30)
+
+        # A group of three: Bob accepts, Olive declines.
+        alice_browser.get(gw.url + "/chats/new")
+        alice_browser.find_element(By.ID, "group-name").send_keys("Garden club")
+        submit(alice_browser, "group-members", f"{bob_name}, {olive_name}", "group-create")
+        wait(alice_browser, lambda b: path_of(b).startswith("/chats/room?"))
+        group = alice_browser.find_element(By.ID, "main").get_attribute("data-room")
+        bob_browser.get(gw.url + "/chats")
+        wait(bob_browser, lambda b: group in room_order(b), timeout=30)
+        assert room_order(bob_browser)[0] == group  # invites first
+        bob_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="join"]').click()
+        wait(bob_browser, lambda b: path_of(b).startswith("/chats/room?"))
+        olive_browser.get(gw.url + "/chats")
+        wait(olive_browser, lambda b: group in room_order(b), timeout=30)
+        olive_check.page("chats-invite-390")
+        olive_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="decline"]').click()
+        wait(olive_browser, lambda b: b.find_elements(By.ID, "chat-notice"))
+        assert group not in room_order(olive_browser)
+        olive_check.page()
+
+        # The room list follows the newest message: Alice's list, live, as messages arrive in each room.
+        alice_browser.get(gw.url + "/chats")
+        wait(alice_browser, lambda b: set(room_order(b)) == {direct, group})
+        bob_browser.get(gw.url + "/chats/room?id=" + group)
+        write(bob_browser, "Tomatoes on Saturday?")
+        wait(alice_browser, lambda b: room_order(b) == [group, direct], timeout=30)
+        bob_browser.get(gw.url + "/chats/room?id=" + direct)
+        write(bob_browser, "And one more thing")
+        wait(alice_browser, lambda b: room_order(b) == [direct, group], timeout=30)
+        alice_check.page("chats-list")
+
+        # Signing out logs the session's Matrix device out: the homeserver lists none of Bob's.
+        assert len(devices(homeserver, bob_id)) == 1
+        sign_out(bob_browser)
+        assert devices(homeserver, bob_id) == []
+        assert len(devices(homeserver, alice_id)) == 1
+    finally:
+        for other in (bob_browser, olive_browser):
+            if other:
+                other.quit()
+        gw.running.stop()
