@@ -3,12 +3,8 @@ import GatehouseCore
 /// Who may open an app: level first, then every required role and at least one required group.
 public enum AccessPolicy {
     public static func mayOpen(_ app: AppConfiguration, level: AuthLevel, roles: [String], groups: [String]) -> Bool {
-        level >= app.minimumLevel && meets(requiredRoles: app.requiredRoles, requiredGroups: app.requiredGroups, roles: roles, groups: groups)
-    }
-
-    /// Every required role, and at least one required group if any are required.
-    public static func meets(requiredRoles: [String], requiredGroups: [String], roles: [String], groups: [String]) -> Bool {
-        requiredRoles.allSatisfy(roles.contains) && (requiredGroups.isEmpty || requiredGroups.contains { PathRules.Requirement.isMember(groups, of: $0) })
+        level >= app.minimumLevel
+            && PathRules.Requirement.meets(requiredRoles: app.requiredRoles, requiredGroups: app.requiredGroups, roles: roles, groups: groups)
     }
 
     /// What the member lacks of the app's roles and groups, for the refusal to name: the first required role they do
@@ -26,7 +22,8 @@ public enum AccessPolicy {
     /// it is not offered to see no banner and no prompt, and the flow's pages send them back.
     public static func mayUpgrade(_ identity: MemberIdentity, registration: RegistrationConfiguration) -> Bool {
         registration.enabled
-            && meets(requiredRoles: registration.requiredRoles, requiredGroups: registration.requiredGroups, roles: identity.roles, groups: identity.groups)
+            && PathRules.Requirement.meets(
+                requiredRoles: registration.requiredRoles, requiredGroups: registration.requiredGroups, roles: identity.roles, groups: identity.groups)
     }
 
     /// Apps the member sees in the portal: those they may open, and those that only wait for registration.

@@ -192,6 +192,6 @@ public struct FeatureAudience: Sendable, Equatable {
     }
 
     public func admits(_ identity: MemberIdentity) -> Bool {
-        AccessPolicy.meets(requiredRoles: requiredRoles, requiredGroups: requiredGroups, roles: identity.roles, groups: identity.groups)
+        PathRules.Requirement.meets(requiredRoles: requiredRoles, requiredGroups: requiredGroups, roles: identity.roles, groups: identity.groups)
     }
 }

@@ -99,6 +99,12 @@ public struct PathRules: Sendable, Equatable {
         public static func isMember(_ groups: [String], of required: String) -> Bool {
             groups.contains { $0 == required || $0 == "/" + required || ($0.hasPrefix("/") && required == String($0.dropFirst())) }
         }
+
+        /// Every required role, and at least one required group if any are required: what an app, the upgrade and a
+        /// chat feature ask of a member.
+        public static func meets(requiredRoles: [String], requiredGroups: [String], roles: [String], groups: [String]) -> Bool {
+            requiredRoles.allSatisfy(roles.contains) && (requiredGroups.isEmpty || requiredGroups.contains { isMember(groups, of: $0) })
+        }
     }
 
     public enum Lack: Sendable, Equatable {
