@@ -86,13 +86,21 @@ extension ChatController {
         guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
         let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...100).contains(name.count) else { throw ChatError.invalidMessage("a group's name: 1 to 100 characters") }
-        let usernames = (form["members"] ?? "").split(whereSeparator: { $0 == "," || $0 == "\n" }).map { $0.trimmingCharacters(in: .whitespaces) }
+        let members = String((form["members"] ?? "").prefix(2000))
+        // What is wrong is said beside the form, with what the member entered kept.
+        func again(_ key: String, _ values: [String: String] = [:]) async throws -> Response {
+            try await newChatPage(
+                "", group: GroupEntry(name: String(name.prefix(100)), members: members, error: renderer.strings.text(key, values)), context)
+        }
+        guard (1...100).contains(name.count) else { return try await again("chat_group_error_name") }
+        let usernames = members.split(whereSeparator: { $0 == "," || $0 == "\n" }).map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
-        guard (1...50).contains(usernames.count) else { throw ChatError.invalidMessage("1 to 50 members' usernames") }
+        guard (1...50).contains(usernames.count) else { return try await again("chat_group_error_members") }
         var invited: [String] = []
         for username in usernames {
-            guard let userID = try await chatUserID(ofUsername: username) else { throw ChatError.invalidMessage("no member with the username \(username)") }
+            guard let userID = try await chatUserID(ofUsername: username) else {
+                return try await again("chat_group_error_unknown", ["username": "\u{2068}\(username)\u{2069}"])
+            }
             if userID != context.session.chatUserID, !invited.contains(userID) { invited.append(userID) }
         }
         let loop = try await loop(context.session)

@@ -97,20 +97,34 @@ struct ChatController: Sendable {
     /// Find a member to chat with, and make a group.
     func newChat(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { return try await portal.feature(.chats, context) }
+        return try await newChatPage(request.uri.queryParameters.get("q") ?? "", notice: Self.notice(request, strings: renderer.strings), context)
+    }
+
+    /// A group the member asked for, as entered, and what is wrong with it: shown again on the page.
+    struct GroupEntry {
+        var name: String
+        var members: String
+        var error: String
+    }
+
+    func newChatPage(_ query: String, notice: String? = nil, group: GroupEntry? = nil, _ context: SignedInRequestContext) async throws -> Response {
         let strings = renderer.strings
-        let text = String((request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces).prefix(100))
+        let text = String(query.trimmingCharacters(in: .whitespaces).prefix(100))
         let found = text.isEmpty ? [] : try await registrations.directory(search: text, limit: 20)
         let me = context.session.identity.sub
         let people = found.filter { $0.sub != me && $0.chatUserID != nil }
         return try renderer.page(
-            "chat-new", title: strings["chat_new_title"],
+            "chat-new", title: strings["chat_new_title"], status: group == nil ? .ok : .unprocessableContent,
             try await portal.values(.chats, context.session) { values in
                 values["query"] = text
                 values["searched"] = !text.isEmpty
                 values["people"] = people.map { ChatViews.person($0) }
                 values["hasPeople"] = !people.isEmpty
                 values["noneFound"] = !text.isEmpty && people.isEmpty ? strings.text("chat_search_none", ["query": text]) : nil
-                values["notice"] = Self.notice(request, strings: strings)
+                values["notice"] = notice
+                values["groupName"] = group?.name
+                values["groupMembers"] = group?.members
+                values["groupError"] = group?.error
             })
     }
 

@@ -105,6 +105,11 @@ import Testing
             #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", "   ")]).status == 400)
             #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", String(repeating: "a", count: 40_000))]).status == 400)
 
+            // A group with a username nobody has is not made: the page says which, and keeps what was entered.
+            let unknown = try await alice.post(Paths.chatGroup, [("name", "Garden <club>"), ("members", "\(bobName), nobody-here")])
+            #expect(unknown.status == 422 && unknown.body.contains("nobody-here") && unknown.body.contains(#"value="Garden &lt;club&gt;""#))
+            #expect(try await alice.post(Paths.chatGroup, [("name", " "), ("members", bobName)]).status == 422)
+
             // A room Bob is not in stays closed to him, by page, stream, history and form.
             let group = try Self.room(of: try await alice.post(Paths.chatGroup, [("name", "Alice alone"), ("members", aliceName)]))
             #expect(try await bob.get(Paths.chatRoom + "?id=" + FormEncoding.escape(group)).status == 403)
