@@ -102,12 +102,20 @@ public final class ChatSessions: Sendable {
         guard mayChat(session) else { return nil }
         let loop = try await loop(for: session)
         await loop.lease(seconds: 60)
+        return try await call(loop) { try await loop.current().unreadTotal }
+    }
+
+    /// A homeserver call on the loop's device whose failure is the chat's error: a refusal (`403`) is a room that is
+    /// not the member's; a token refused is a device gone, replaced at the member's next request.
+    public func call<T>(_ loop: SyncLoop, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await loop.current().unreadTotal
-        } catch .tokenInvalid {
+            return try await body()
+        } catch MatrixError.refused(403, _, _) {
+            throw ChatError.notInRoom
+        } catch MatrixError.tokenInvalid {
             await deviceGone(loop)
             throw ChatError.deviceReplaced
-        } catch {
+        } catch let error as MatrixError {
             throw ChatError.homeserver(error)
         }
     }
@@ -115,7 +123,7 @@ public final class ChatSessions: Sendable {
     /// The homeserver refused the device's token (it was logged out from another client's device list, or its token
     /// expired): the loop and the row go, and the session's next chat request logs in anew as the member, for as long
     /// as the gateway session lasts. A newer device of the session, made meanwhile by another replica, stays.
-    public func deviceGone(_ loop: SyncLoop) async {
+    func deviceGone(_ loop: SyncLoop) async {
         let sessionID = loops.withLockedValue { loops -> String? in
             guard let key = loops.first(where: { $0.value === loop })?.key else { return nil }
             loops.removeValue(forKey: key)

@@ -154,19 +154,9 @@ struct ChatController: Sendable {
         try await homeserver(loop) { try await loop.current() }
     }
 
-    /// A homeserver call on the loop's device whose failure is the chat's error: a refusal (`403`) is a room that is
-    /// not the member's; a token refused is a device gone, replaced at the member's next request.
+    /// A homeserver call on the loop's device, its failure the chat's error (`ChatSessions.call`).
     func homeserver<T>(_ loop: SyncLoop, _ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch MatrixError.refused(403, _, _) {
-            throw ChatError.notInRoom
-        } catch MatrixError.tokenInvalid {
-            await chats.deviceGone(loop)
-            throw ChatError.deviceReplaced
-        } catch let error as MatrixError {
-            throw ChatError.homeserver(error)
-        }
+        try await chats.call(loop, body)
     }
 
     /// The page token a script of the chat's pages sends (`X-Gatehouse-CSRF`, or `csrf` in the event stream's query),
