@@ -51,9 +51,10 @@ public struct Message: Sendable, Equatable, Identifiable {
         self.replaces = replaces
     }
 
-    /// The most a body is kept to: a 64 KB message is shown cut, never refused, and never allowed to grow a page
-    /// without bound.
-    public static let bodyLimit = 16 * 1024
+    /// The most a body is kept to: as much as the gateway's composer sends (`ChatController.messageLimit`), so that a
+    /// member's message is shown whole; a longer one another client sent (up to the homeserver's 64 KB per event) is
+    /// shown cut, never refused, and never allowed to grow a page without bound.
+    public static let bodyLimit = 32 * 1024
 
     /// The message `event` shows in `room`, or `nil` for events that are not lines of the timeline (state the list
     /// keeps, reactions, receipts).

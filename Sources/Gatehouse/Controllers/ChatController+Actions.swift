@@ -8,7 +8,7 @@ import Hummingbird
 /// same forms and asks for JSON.
 extension ChatController {
     /// The longest message the composer sends (the homeserver takes events up to 64 KB, the envelope included).
-    static let messageLimit = 32 * 1024
+    static let messageLimit = Message.bodyLimit
 
     func send(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { throw ChatError.notAllowed }

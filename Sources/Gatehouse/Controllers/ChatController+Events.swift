@@ -20,6 +20,7 @@ extension ChatController {
         let roomFilter = try request.uri.queryParameters.get("room").map { try Self.roomID($0) }
         let loop = try await loop(context.session)
         let rooms = try await current(loop)
+        if let roomFilter, !rooms.contains(roomFilter) { throw ChatError.notInRoom }
         // The request's language, read now: the body is written after the handler returned.
         let strings = renderer.strings
         let (id, updates) = await loop.listen()

@@ -116,6 +116,8 @@ import Testing
             #expect(try await bob.get(Paths.chatHistory + "?id=" + FormEncoding.escape(group)).status == 403)
             #expect(try await bob.post(Paths.chatSend, [("room", group), ("text", "let me in")]).status == 403)
             #expect(try await bob.post(Paths.chatMembership, [("room", group), ("action", "join")]).status == 403)
+            #expect(try await bob.post(Paths.chatRead, [("room", group), ("event", "$x")]).status == 403)
+            #expect(try await bob.get(Paths.chatEvents + "?room=" + FormEncoding.escape(group)).status == 403)
             #expect(try await bob.get(Paths.chatRoom + "?id=not-a-room").status == 400)
 
             // Each session's device is the member's own, named for the browser, its token sealed at rest.
@@ -204,5 +206,61 @@ import Testing
                 #expect(try await Self.devices(synapse, userID).count == 1)
             }
         }
+    }
+
+    /// What another Matrix client sends (markup in `formatted_body`, scripts, right-to-left overrides, a body near the
+    /// homeserver's 64 KB limit, an encrypted event) is shown as text, or as the note on encryption; and text that is
+    /// not UTF-8 is refused, nothing sent.
+    @Test func whatOtherClientsSendIsShownAsText() async throws {
+        // A homeserver of its own: alice's account on the shared one is the first test's.
+        try await TestSynapse.own(oidcSignIn: false) { synapse in try await Self.live(synapse) { gateway in
+            let alice = try await Member.signIn(gateway, as: "alice")
+            let aliceName = SynapseChatTests.unique("alice")
+            #expect(try await alice.register(username: aliceName).location?.hasPrefix(Paths.upgradeDone) == true)
+            // Another member's own client: an account of the homeserver's, with a token of its own.
+            let other = SynapseChatTests.unique("other")
+            let otherID = "@\(other):\(TestSynapse.serverName)"
+            #expect(try await synapse.admin(.PUT, "/_synapse/admin/v2/users/\(otherID)", json: ["displayname": "Other <b>client</b>"]).status == 201)
+            let token = try #require(try await synapse.admin(.POST, "/_synapse/admin/v1/users/\(otherID)/login", json: [:]).json["access_token"] as? String)
+            let created = try await synapse.call(
+                .POST, "/_matrix/client/v3/createRoom", json: ["invite": ["@\(aliceName):\(TestSynapse.serverName)"], "is_direct": true], token: token)
+            let room = try #require(created.json["room_id"] as? String)
+            #expect(try await alice.post(Paths.chatMembership, [("room", room), ("action", "join")]).status == 303)
+            let hostile: [[String: Any]] = [
+                ["msgtype": "m.text", "body": "plain <img src=x onerror=alert(1)>", "format": "org.matrix.custom.html",
+                 "formatted_body": "<script>alert(2)</script><a href=\"javascript:alert(3)\">x</a>"],
+                ["msgtype": "m.text", "body": "\u{202E}gnp.exe\u{202C} and <svg onload=alert(4)>"],
+                ["msgtype": "m.text", "body": String(repeating: "long ", count: 12_000) + "end"],
+            ]
+            for (index, content) in hostile.enumerated() {
+                let sent = try await synapse.call(.PUT, "/_matrix/client/v3/rooms/\(room)/send/m.room.message/h\(index)", json: content, token: token)
+                #expect(sent.status == 200, "\(sent.json)")
+            }
+            let encrypted = try await synapse.call(
+                .PUT, "/_matrix/client/v3/rooms/\(room)/send/m.room.encrypted/e1",
+                json: ["algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEn...", "sender_key": "k", "device_id": "D", "session_id": "s"], token: token)
+            #expect(encrypted.status == 200)
+
+            let page = try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
+            #expect(page.contains("plain &lt;img src=x onerror=alert(1)&gt;") && !page.contains("<img src=x"))
+            #expect(!page.contains("<script>alert(2)") && !page.contains("javascript:alert(3)"))
+            #expect(page.contains("&lt;svg onload=alert(4)&gt;") && page.contains("\u{202E}gnp.exe"))
+            // The longest body is shown up to the gateway's limit for one message, and marked as cut.
+            #expect(page.contains(String(repeating: "long ", count: 6_553) + "lon…") && !page.contains("long end"))
+            #expect(page.contains("Other &lt;b&gt;client&lt;/b&gt;") && !page.contains("<b>client</b>"))
+            #expect(page.contains("encrypted on another device"))
+            // The room's list line says the same things as text.
+            #expect(try await !alice.get(Paths.chats).body.contains("<svg onload"))
+
+            // Text that is not UTF-8 (a form's percent-encoding of stray bytes) is refused, nothing sent.
+            let csrf = try await alice.csrf()
+            let broken = try await gateway.send(
+                .POST, Paths.chatSend, cookies: alice.cookies.values,
+                headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", gateway.origin)],
+                body: "csrf=\(csrf)&room=\(FormEncoding.escape(room))&text=%FF%FEbad")
+            #expect(broken.status == 400, "\(broken.status)")
+            let history = try await alice.get(Paths.chatHistory + "?id=" + FormEncoding.escape(room), json: true).body
+            #expect(!history.contains("bad\""))
+        } }
     }
 }
