@@ -263,4 +263,47 @@ import Testing
             #expect(!history.contains("bad\""))
         } }
     }
+
+    /// Every way a gateway session ends logs its Matrix device out (what `MatrixDeviceReaper` runs every ten seconds,
+    /// called here at once): the session gone (expiry, sign-out elsewhere, back-channel logout), no longer registered
+    /// (an operator's reset), or its member no longer in the chat feature's groups (every tenth pass).
+    @Test func aDeviceIsLoggedOutHoweverItsSessionEnds() async throws {
+        try await TestSynapse.own(oidcSignIn: false) { synapse in
+            try await UpgradeFlowTests.live(configure: { configuration in
+                configuration.registration.chat = synapse.chatWithSessions
+                configuration.features.audiences = [.chats: FeatureAudience(requiredGroups: ["/staff"])]
+            }) { gateway in
+                let first = try await Member.signIn(gateway, as: "alice")
+                let name = SynapseChatTests.unique("alice")
+                #expect(try await first.register(username: name).location?.hasPrefix(Paths.upgradeDone) == true)
+                let userID = "@\(name):\(TestSynapse.serverName)"
+                var members = [first]
+                for _ in 0..<2 { members.append(try await Member.signIn(gateway, as: "alice")) }
+                for member in members { #expect(try await member.get(Paths.chats).body.contains(#"id="chat-start""#)) }
+                #expect(try await Self.devices(synapse, userID).count == 3)
+                let chats = try #require(gateway.built.running.foundation.chats)
+                let stores = gateway.built.stores
+                let rows = try await stores.matrixDevices.all(limit: 10)
+                #expect(rows.count == 3)
+                func live() async throws -> Set<String> { Set(try await Self.devices(synapse, userID).compactMap { $0["device_id"] as? String }) }
+
+                // The session gone.
+                try await stores.sessions.delete(id: rows[0].sessionID)
+                #expect(try await chats.reap(full: false) == 1)
+                #expect(try await live() == [rows[1].deviceID, rows[2].deviceID])
+                // Out of the feature's groups (the identity a refresh brought): only the full pass looks.
+                var moved = try #require(try await stores.sessions.find(id: rows[1].sessionID))
+                moved.identity.groups = ["/volunteers"]
+                try await stores.sessions.update(moved)
+                #expect(try await chats.reap(full: false) == 0)
+                #expect(try await chats.reap(full: true) == 1)
+                #expect(try await live() == [rows[2].deviceID])
+                // No longer registered: an operator's reset.
+                #expect(try await stores.registrations.unregister(sub: try #require(DevelopmentAccounts.account(username: "alice")?.sub)))
+                #expect(try await chats.reap(full: false) == 1)
+                #expect(try await live().isEmpty)
+                #expect(try await stores.matrixDevices.all(limit: 10).isEmpty)
+            }
+        }
+    }
 }
