@@ -12,22 +12,36 @@ from selenium.webdriver.common.by import By
 
 from conftest import ROOT, start_gateway
 from test_browser_journey import bar_has, path_of, wait
-from test_upgrade_journey import Checker, error_text, latest_code, screenshots, sign_in, submit
+from test_upgrade_journey import Checker, code_to_profile, error_text, screenshots, sign_in, submit
 
 SERVER_NAME = "chat.test"
+SYNAPSE = str(ROOT / "scripts" / "synapse")
+
+
+def started_homeserver(folder, oidc_issuer=None):
+    """A homeserver in `folder` (scripts/synapse), signing members in through an OIDC provider entry `oidc` when
+    `oidc_issuer` is given, else with no sign-in of its own for browsers (as docs/operations.md recommends for the
+    gateway's own chat): its URL, admin token and the files of the token and the JWT login's secret. Stop it with
+    `stop_homeserver`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_OIDC")}
+    if oidc_issuer:
+        env["SYNAPSE_OIDC_ISSUER"] = oidc_issuer
+    started = subprocess.run(["bash", SYNAPSE, "start", str(folder), "", SERVER_NAME], env=env, capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr[-3000:]
+    return {"url": started.stdout.strip().splitlines()[-1], "folder": folder, "token": (folder / "admin_token").read_text().strip(),
+            "token_file": str(folder / "admin_token"), "jwt_secret_file": str(folder / "jwt_secret")}
+
+
+def stop_homeserver(homeserver):
+    subprocess.run(["bash", SYNAPSE, "stop", str(homeserver["folder"])], check=False)
 
 
 @pytest.fixture(scope="module")
 def homeserver(tmp_path_factory):
     """One homeserver for the module, signing members in through an OIDC provider entry `oidc`."""
-    folder = tmp_path_factory.mktemp("synapse") / "homeserver"
-    script = str(ROOT / "scripts" / "synapse")
-    env = dict(os.environ, SYNAPSE_OIDC_ISSUER="https://idp.example.org/realms/heritage")
-    started = subprocess.run(["bash", script, "start", str(folder), "", SERVER_NAME], env=env, capture_output=True, text=True)
-    assert started.returncode == 0, started.stderr[-3000:]
-    url = started.stdout.strip().splitlines()[-1]
-    yield {"url": url, "token": (folder / "admin_token").read_text().strip(), "token_file": str(folder / "admin_token")}
-    subprocess.run(["bash", script, "stop", str(folder)], check=False)
+    started = started_homeserver(tmp_path_factory.mktemp("synapse") / "homeserver", "https://idp.example.org/realms/heritage")
+    yield started
+    stop_homeserver(started)
 
 
 def admin(homeserver, method, path, body=None):
@@ -81,16 +95,7 @@ def test_the_upgrade_makes_a_chat_account_the_member_can_change(browser, tmp_pat
         shown = browser.find_element(By.ID, "code-expiry").text
         wait(browser, lambda b: b.find_element(By.ID, "code-expiry").text != shown, timeout=3)
         checker.page(f"chat-code-{language}")
-        code = latest_code(browser, gw)
-        browser.back()
-        wait(browser, lambda b: path_of(b) == "/upgrade/code")
-        submit(browser, "code", code, "verify-code")
-        wait(browser, lambda b: path_of(b) == "/upgrade/username")
-        submit(browser, "username", username, "choose-username")
-        wait(browser, lambda b: path_of(b) == "/upgrade/pin")
-        browser.find_element(By.ID, "pin").send_keys("2580")
-        submit(browser, "pin-confirmation", "2580", "set-pin")
-        wait(browser, lambda b: path_of(b) == "/upgrade/profile")
+        code_to_profile(browser, gw, username)
         # Another tab on the web apps, still at `sso`: it is told when the upgrade ends here.
         first = browser.current_window_handle
         browser.switch_to.new_window("tab")

@@ -5,21 +5,17 @@ without a reload; a group of three with an invite declined; the room list reorde
 the Matrix device out; a member at `sso` gets the onboarding prompt and leaves no trace on the homeserver. English and
 Arabic (right to left), 390 and 1280 px, axe clean."""
 
-import os
-import subprocess
 import uuid
 
 import pytest
-import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import ROOT, start_browser, start_gateway
+from conftest import start_browser, start_gateway
 from test_browser_journey import bar, bar_has, path_of, wait
-from test_chat_homeserver import choose_language
-from test_upgrade_journey import Checker, latest_code, register_by_http, screenshots, sign_in, sign_out, submit
+from test_chat_homeserver import SERVER_NAME, admin, choose_language, started_homeserver, stop_homeserver
+from test_upgrade_journey import Checker, code_to_profile, register_by_http, screenshots, sign_in, sign_out, submit
 
-SERVER_NAME = "chat.test"
 SUBS = {"alice": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e01", "bob": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e02",
         "olive": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e03"}
 
@@ -27,18 +23,9 @@ SUBS = {"alice": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e01", "bob": "3f6c2a8e-5b1d-4
 @pytest.fixture
 def homeserver(tmp_path):
     """A homeserver of the test's own, as docs/operations.md recommends for the gateway's own chat."""
-    folder = tmp_path / "synapse"
-    script = str(ROOT / "scripts" / "synapse")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNAPSE_OIDC")}
-    started = subprocess.run(["bash", script, "start", str(folder), "", SERVER_NAME], env=env, capture_output=True, text=True)
-    assert started.returncode == 0, started.stderr[-3000:]
-    yield {"url": started.stdout.strip().splitlines()[-1], "folder": folder, "token": (folder / "admin_token").read_text().strip()}
-    subprocess.run(["bash", script, "stop", str(folder)], check=False)
-
-
-def admin(homeserver, method, path):
-    answer = requests.request(method, homeserver["url"] + path, headers={"Authorization": f"Bearer {homeserver['token']}"}, timeout=30)
-    return answer.status_code, answer.json()
+    started = started_homeserver(tmp_path / "synapse")
+    yield started
+    stop_homeserver(started)
 
 
 def devices(homeserver, user_id):
@@ -53,16 +40,7 @@ def upgrade(browser, gw, username, phone, display_name):
     wait(browser, lambda b: path_of(b) == "/upgrade/phone")
     submit(browser, "phone", phone, "send-code")
     wait(browser, lambda b: path_of(b) == "/upgrade/code")
-    code = latest_code(browser, gw)
-    browser.back()
-    wait(browser, lambda b: path_of(b) == "/upgrade/code")
-    submit(browser, "code", code, "verify-code")
-    wait(browser, lambda b: path_of(b) == "/upgrade/username")
-    submit(browser, "username", username, "choose-username")
-    wait(browser, lambda b: path_of(b) == "/upgrade/pin")
-    browser.find_element(By.ID, "pin").send_keys("2580")
-    submit(browser, "pin-confirmation", "2580", "set-pin")
-    wait(browser, lambda b: path_of(b) == "/upgrade/profile")
+    code_to_profile(browser, gw, username)
     browser.find_element(By.ID, "discoverable-everybody").click()
     submit(browser, "display-name", display_name, "finish")
     wait(browser, lambda b: path_of(b).startswith("/upgrade/done"))
@@ -91,10 +69,9 @@ def bar_badge(browser):
 
 
 def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_path, homeserver):
-    folder = homeserver["folder"]
     chat = {
         "backend": "synapse", "homeserver_url": homeserver["url"], "server_name": SERVER_NAME,
-        "admin_token_file": str(folder / "admin_token"), "jwt_secret_file": str(folder / "jwt_secret"),
+        "admin_token_file": homeserver["token_file"], "jwt_secret_file": homeserver["jwt_secret_file"],
     }
     gw = start_gateway(tmp_path, "dev", extra={"chat": chat})
     bob_browser = olive_browser = None

@@ -16,7 +16,7 @@ from selenium.webdriver.common.by import By
 
 from conftest import BINARY, Running, free_port, start_browser
 from test_browser_journey import in_bar, path_of, wait
-from test_upgrade_journey import latest_code, replaced, sign_in, submit
+from test_upgrade_journey import code_to_profile, replaced, sign_in, submit
 
 
 class TLSGateway:
@@ -93,16 +93,7 @@ def test_the_journey_over_https_in_a_browser(tls_gateway):
         wait(browser, lambda b: path_of(b) == "/upgrade/phone")
         submit(browser, "phone", "+1 555 010 0001", "send-code")
         wait(browser, lambda b: path_of(b) == "/upgrade/code")
-        code = latest_code(browser, gw)
-        browser.back()
-        wait(browser, lambda b: path_of(b) == "/upgrade/code")
-        submit(browser, "code", code, "verify-code")
-        wait(browser, lambda b: path_of(b) == "/upgrade/username")
-        submit(browser, "username", "alice.tls", "choose-username")
-        wait(browser, lambda b: path_of(b) == "/upgrade/pin")
-        browser.find_element(By.ID, "pin").send_keys("2580")
-        submit(browser, "pin-confirmation", "2580", "set-pin")
-        wait(browser, lambda b: path_of(b) == "/upgrade/profile")
+        code_to_profile(browser, gw, "alice.tls")
         browser.find_element(By.CSS_SELECTOR, "input[name=discoverability]").click()
         page = browser.find_element(By.TAG_NAME, "html")
         browser.find_element(By.ID, "finish").click()

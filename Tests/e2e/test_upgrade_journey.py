@@ -105,6 +105,21 @@ def latest_code(browser, gateway, checker=None):
     return browser.find_element(By.CSS_SELECTOR, "#inbox li .code").text
 
 
+def code_to_profile(browser, gateway, username, pin="2580"):
+    """From the code step (the code sent) straight on to the profile step: the development inbox's code, `username`,
+    and `pin` twice."""
+    code = latest_code(browser, gateway)
+    browser.back()
+    wait(browser, lambda b: path_of(b) == "/upgrade/code")
+    submit(browser, "code", code, "verify-code")
+    wait(browser, lambda b: path_of(b) == "/upgrade/username")
+    submit(browser, "username", username, "choose-username")
+    wait(browser, lambda b: path_of(b) == "/upgrade/pin")
+    browser.find_element(By.ID, "pin").send_keys(pin)
+    submit(browser, "pin-confirmation", pin, "set-pin")
+    wait(browser, lambda b: path_of(b) == "/upgrade/profile")
+
+
 def submit(browser, field_id, text, button_id):
     """Fills one field and submits, returning once the next page has replaced this one. Filling is tried again when
     the page was still being swapped in under the driver (Chrome's "node does not belong to the document"); the

@@ -23,7 +23,7 @@ extension ChatController {
             ?? RandomToken.make()
         let loop = try await loop(context.session)
         guard try await current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
-        let eventID = try await homeserver(loop) {
+        let eventID = try await chats.call(loop) {
             try await chats.client.send(loop.credentials, room: roomID, text: text, transactionID: transaction)
         }
         if wantsJSON { return try JSONResponse.make(["event_id": eventID, "txn": transaction]) }
@@ -38,7 +38,7 @@ extension ChatController {
         guard let event = form["event"], event.hasPrefix("$"), event.utf8.count <= 255 else { throw RequestError.badRequest("event is required") }
         let loop = try await loop(context.session)
         guard try await current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
-        try await homeserver(loop) { try await chats.client.markRead(loop.credentials, room: roomID, event: event) }
+        try await chats.call(loop) { try await chats.client.markRead(loop.credentials, room: roomID, event: event) }
         return try JSONResponse.make(["ok": true])
     }
 
@@ -54,13 +54,13 @@ extension ChatController {
         let rooms = try await current(loop)
         guard let room = rooms.rooms[roomID], (action == "leave") == (room.membership == .joined) else { throw ChatError.notInRoom }
         if action == "join" {
-            try await homeserver(loop) { try await chats.client.join(loop.credentials, room: roomID) }
+            try await chats.call(loop) { try await chats.client.join(loop.credentials, room: roomID) }
             // An invite to a direct chat joins the member's direct chats too.
             if rooms.isDirect(room), let inviter = room.inviter { try? await addDirect(loop.credentials, room: roomID, with: inviter) }
             _ = try? await loop.refresh()
             return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
         }
-        try await homeserver(loop) { try await chats.client.leave(loop.credentials, room: roomID) }
+        try await chats.call(loop) { try await chats.client.leave(loop.credentials, room: roomID) }
         _ = try? await loop.refresh()
         return Self.redirect(FormEncoding.url(Paths.chats, adding: [("done", action == "leave" ? "left" : "declined")]))
     }
@@ -75,7 +75,7 @@ extension ChatController {
         if let existing = try await current(loop).directRoom(with: userID) {
             return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", existing)]))
         }
-        let roomID = try await homeserver(loop) { try await chats.client.createRoom(loop.credentials, name: nil, invite: [userID], direct: true) }
+        let roomID = try await chats.call(loop) { try await chats.client.createRoom(loop.credentials, name: nil, invite: [userID], direct: true) }
         try? await addDirect(loop.credentials, room: roomID, with: userID)
         _ = try? await loop.refresh()
         return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
@@ -104,7 +104,7 @@ extension ChatController {
             if userID != context.session.chatUserID, !invited.contains(userID) { invited.append(userID) }
         }
         let loop = try await loop(context.session)
-        let roomID = try await homeserver(loop) { try await chats.client.createRoom(loop.credentials, name: name, invite: invited, direct: false) }
+        let roomID = try await chats.call(loop) { try await chats.client.createRoom(loop.credentials, name: name, invite: invited, direct: false) }
         _ = try? await loop.refresh()
         return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }

@@ -16,7 +16,7 @@ extension ChatController {
 
     func events(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
-        try Self.checkPageToken(request, context.session)
+        try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let roomFilter = try request.uri.queryParameters.get("room").map { try Self.roomID($0) }
         let loop = try await loop(context.session)
         let rooms = try await current(loop)

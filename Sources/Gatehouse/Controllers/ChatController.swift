@@ -59,7 +59,7 @@ struct ChatController: Sendable {
         let strings = renderer.strings
         var values: [String: Any] = [:]
         if room.membership == .joined {
-            let page = try await homeserver(loop) { try await chats.client.messages(loop.credentials, room: roomID, from: nil, limit: 40) }
+            let page = try await chats.call(loop) { try await chats.client.messages(loop.credentials, room: roomID, from: nil, limit: 40) }
             let messages = ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: strings)
             values["messages"] = messages
             values["hasMessages"] = !messages.isEmpty
@@ -82,13 +82,13 @@ struct ChatController: Sendable {
     /// Older messages of a room, for the timeline scrolled to its top (JSON).
     func history(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
-        try Self.checkPageToken(request, context.session)
+        try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let query = request.uri.queryParameters
         let roomID = try Self.roomID(query.get("id"))
         let loop = try await loop(context.session)
         let rooms = try await current(loop)
         guard let room = rooms.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
-        let page = try await homeserver(loop) { try await chats.client.messages(loop.credentials, room: roomID, from: query.get("from"), limit: 40) }
+        let page = try await chats.call(loop) { try await chats.client.messages(loop.credentials, room: roomID, from: query.get("from"), limit: 40) }
         return try JSONResponse.make([
             "messages": ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings), "older": page.end as Any,
         ])
@@ -151,20 +151,9 @@ struct ChatController: Sendable {
     }
 
     func current(_ loop: SyncLoop) async throws -> RoomList {
-        try await homeserver(loop) { try await loop.current() }
+        try await chats.call(loop) { try await loop.current() }
     }
 
-    /// A homeserver call on the loop's device, its failure the chat's error (`ChatSessions.call`).
-    func homeserver<T>(_ loop: SyncLoop, _ body: () async throws -> T) async throws -> T {
-        try await chats.call(loop, body)
-    }
-
-    /// The page token a script of the chat's pages sends (`X-Gatehouse-CSRF`, or `csrf` in the event stream's query),
-    /// which must be the session's (`GatewayPageIsolation` lets a browser's script through only with one).
-    static func checkPageToken(_ request: Request, _ session: Session) throws {
-        guard let token = request.headers[GatewayPageIsolation.pageToken] ?? request.uri.queryParameters.get("csrf") else { return }
-        guard constantTimeEquals(token, session.csrfToken) else { throw RequestError.forbidden("chat request with another page's token") }
-    }
 
     /// A room id as Matrix writes them (`!opaque:server`, or `!opaque` from room version 12 on), or a `400`.
     static func roomID(_ text: String?) throws -> String {

@@ -80,16 +80,15 @@ public struct HostMountController: Sendable {
         let grant = request.cookies[HostMountCookies.grant]?.value
         var resolution: SessionResolver.Resolution?
         if let token = grant, let sessionID = try await store.sessionID(grantTokenHash: TokenHash.hex(token), slug: app.slug) {
-            // The bar asking how long the session has left, or for the unread count, is no activity of the member's.
             resolution = try await resolver.resolve(
                 sessionID: sessionID, client: context.clientAddress.flatMap(IPAddress.init),
-                touch: !(request.method == .get && (request.uri.path == Paths.frame || request.uri.path == HostMountPaths.unread)))
+                touch: SessionResolver.touches(method: request.method, path: request.uri.path))
         }
         switch resolution {
         case .active(let session, let idle)?:
             if request.uri.path == Paths.frame, request.method == .post { return try await frame.change(request, session: session, logger: context.logger) }
             if request.uri.path == Paths.frame, request.method == .get { return try frame.state(request, session: session) }
-            if request.uri.path == HostMountPaths.unread, request.method == .get {
+            if request.uri.path == Paths.chatUnread, request.method == .get {
                 return try ChatController.unreadAnswer(await chats?.unread(for: session))
             }
             RequestLanguage.settle(session, languages: proxy.mapping.renderer.languages)

@@ -67,9 +67,7 @@ extension RegistrationController {
     /// The page's script sends the page's CSRF token (`GatewayPageIsolation`): a token that is not the
     /// session's is refused.
     func checkUsername(_ name: String, _ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        if let token = request.headers[GatewayPageIsolation.pageToken], !constantTimeEquals(token, context.session.csrfToken) {
-            throw RequestError.forbidden("username check with another page's token")
-        }
+        try GatewayPageIsolation.checkPageToken(request, session: context.session)
         guard isOffered(context) else { throw RequestError.forbidden("the upgrade is not offered to this member") }
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         let problem = try await usernameProblem(trimmed, context)

@@ -23,8 +23,7 @@ public struct SessionMiddleware: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let cookie = request.cookies[cookieName]?.value
-        // The bar asking how long the session has left, or a tab for the unread count, is no activity of the member's.
-        let touch = !(request.method == .get && (request.uri.path == Paths.frame || request.uri.path == Paths.chatUnread))
+        let touch = SessionResolver.touches(method: request.method, path: request.uri.path)
         let client = context.clientAddress.flatMap(IPAddress.init)
         let resolution = try await tracer.span("session look-up") { try await resolver.resolve(cookie: cookie, client: client, touch: touch) }
         switch resolution {

@@ -1,5 +1,3 @@
-import GatehouseCore
-
 /// The cookies an app host sets for itself, host-only there: the grant that stands for the member's session on that
 /// host, and the state that binds a handoff to the browser that asked for it.
 enum HostMountCookies {
@@ -12,7 +10,4 @@ enum HostMountCookies {
 enum HostMountPaths {
     static let handoff = "/__gatehouse/handoff"
     static let signedOut = "/__gatehouse/signed-out"
-    /// The bar's unread count on Chats, for a page of an app host (on the app host's grant, without a cross-origin
-    /// request).
-    static let unread = Paths.chatUnread
 }

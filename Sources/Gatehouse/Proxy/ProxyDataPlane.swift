@@ -173,7 +173,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         if let app = catalog.hostMountedApp(authority: head.headers.first(name: "host")) {
             let path = head.uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
-                path != Paths.frame, path != HostMountPaths.unread,
+                path != Paths.frame, path != Paths.chatUnread,
                 let grant = head.headers.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
                 let sessionID = cache.grantedSession(token: grant, slug: app.slug, hash: TokenHash.hex), let session = cache.session(sessionID)
             else { return nil }

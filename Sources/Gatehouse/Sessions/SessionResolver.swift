@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseCore
 import GatehouseStorage
+import HTTPTypes
 import Logging
 
 /// Turns a session cookie into a live session: expiry, idle timeout, token refresh and last-seen bookkeeping.
@@ -45,8 +46,13 @@ public struct SessionResolver: Sendable {
     /// The store key for a cookie value: its SHA-256, so that the store never holds a usable cookie.
     public static func sessionID(forCookie value: String) -> String { TokenHash.hex(value) }
 
-    /// `touch: false` for a request that is no activity of the member's (a page asking how long the session has left):
-    /// its last-seen is left as it is.
+    /// Whether a request is the member's activity: not the bar's or a tab's own asking (how long the session has left,
+    /// the unread count), on the gateway's host or an app host alike.
+    public static func touches(method: HTTPRequest.Method, path: String) -> Bool {
+        !(method == .get && (path == Paths.frame || path == Paths.chatUnread))
+    }
+
+    /// `touch: false` for a request that is no activity of the member's (`touches`): its last-seen is left as it is.
     /// `client`: the request's address as the trusted proxies report it, for the network the session is used from.
     public func resolve(cookie value: String?, client: IPAddress? = nil, now: Date = Date(), touch: Bool = true) async throws -> Resolution {
         guard let value, !value.isEmpty, value.utf8.count <= 128 else { return .none }

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import HTTPTypes
+import Hummingbird
 
 /// What `GatewayPageIsolationMiddleware` decides.
 enum GatewayPageIsolation {
@@ -25,6 +26,13 @@ enum GatewayPageIsolation {
         if headers[pageToken] != nil && scriptedPaths.contains(path) { return nil }
         if queryToken && path == Paths.chatEvents { return nil }
         return "gateway page asked for as \(destination.isEmpty ? mode : destination), not as a navigation"
+    }
+
+    /// The page token a gateway script sent (`X-Gatehouse-CSRF`, or `csrf` in the query of the chat's event stream),
+    /// which must be the session's. A request with none passes: a browser's script without one never got here.
+    static func checkPageToken(_ request: Request, session: Session) throws {
+        guard let token = request.headers[pageToken] ?? request.uri.queryParameters.get("csrf") else { return }
+        guard constantTimeEquals(token, session.csrfToken) else { throw RequestError.forbidden("\(request.uri.path) with another page's token") }
     }
 
     /// The paths the gateway's own scripts ask for data (with `X-Gatehouse-CSRF`, which their handler checks; a form
