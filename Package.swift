@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
+        // zlib's CRC-32 for the gzip frame the gateway writes around compressed pages (`GzipFrame`).
+        .target(name: "CGatehouseZlib", linkerSettings: [.linkedLibrary("z")]),
         // The data plane: proxied requests as channel handlers on the member listener's event loops (NIO only, no
         // Hummingbird); what a request means is decided by the gateway through `DataPlaneRoutes`.
         .target(
@@ -102,6 +104,7 @@ let package = Package(
                 "GatehouseStorage",
                 "GatehouseDataPlane",
                 "GatehouseMatrix",
+                "CGatehouseZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,4 +1,5 @@
-// The gateway bar on proxied pages (its markup and style live in a shadow root the gateway injected after <body>):
+// The gateway bar on proxied pages (its markup and style live in a shadow root the gateway injected after <body>, which
+// gatehouse-bar-keeper.js moved out of it):
 // skip link, app switcher, collapsing to a handle, dismissing the upgrade banner — both remembered for the session by
 // the gateway — and the toast for app requests that fail. Runs under the page's CSP through the response's nonce.
 (function () {
@@ -279,10 +280,11 @@
         reserveRoom();
       }
     }
-    // Single-page apps draw their interface after the page has loaded: looked at again for a few seconds.
+    // Single-page apps draw their interface after the page has loaded, on a busy machine many seconds later: looked
+    // at again for twenty seconds (a look is a few hit tests).
     check();
     window.addEventListener("load", check);
-    [500, 1500, 3000, 6000].forEach(function (delay) { window.setTimeout(check, delay); });
+    [500, 1500, 3000, 6000, 10000, 15000, 20000].forEach(function (delay) { window.setTimeout(check, delay); });
   }
   function overlayed() { return host.hasAttribute("data-overlay"); }
 

@@ -1,12 +1,14 @@
-"""Real third-party apps on loopback, as an operator would put them behind Gatehouse: JupyterLab and Django from PyPI,
-Prometheus from Debian. Each is started twice: once at its root (for an app host and for a path mount the app is not
-told about) and once told the mount's prefix (`/apps/<slug>-told/`). Small fixed data, everything under one folder.
+"""Real third-party apps on loopback, as an operator would put them behind Gatehouse: JupyterLab, Django and marimo from
+PyPI, Prometheus and Syncthing from Debian, and a site navigated by Debian's Turbolinks. Each is started at its root
+(for an app host and for a path mount the app is not told about) and, where it can be, once more told the mount's
+prefix (`/apps/<slug>-told/`). Small fixed data, everything under one folder.
 
 By hand: `python3 Tests/e2e/real_apps.py` starts them and a development gateway in front, and prints the URLs.
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +23,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from replicas import Process, free_port  # noqa: E402
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+SYNCTHING = shutil.which("syncthing") or "/usr/bin/syncthing"
+TURBOLINKS = Path("/usr/share/nodejs/turbolinks/dist/turbolinks.js")
 
 
 def wait_until_answers(url, process, timeout=90.0):
@@ -126,6 +130,100 @@ def start_prometheus(work, prefix):
     return process, f"http://127.0.0.1:{port}{prefix}"
 
 
+def start_syncthing(work):
+    """Syncthing's web GUI (Debian's build: AngularJS, its directives' templates fetched by its scripts, every call with
+    `X-CSRF-Token-<id>` read from the cookie `CSRF-Token-<id>`), with nothing of the network on: no discovery, relays,
+    NAT, usage or crash reports. It serves at its root only (no prefix to be told)."""
+    home = work / "syncthing"
+    subprocess.run([SYNCTHING, "generate", f"--home={home}", "--no-default-folder"], check=True, capture_output=True)
+    config = (home / "config.xml").read_text()
+    for name, value in [("globalAnnounceEnabled", "false"), ("localAnnounceEnabled", "false"), ("relaysEnabled", "false"),
+                        ("natEnabled", "false"), ("urAccepted", "-1"), ("startBrowser", "false"), ("autoUpgradeIntervalH", "0"),
+                        ("crashReportingEnabled", "false"), ("listenAddress", f"tcp://127.0.0.1:{free_port()}")]:
+        config = re.sub(f"<{name}>[^<]*</{name}>", f"<{name}>{value}</{name}>", config)
+    (home / "config.xml").write_text(config)
+    port = free_port()
+    env = dict(os.environ, STNOUPGRADE="1", STNODEFAULTFOLDER="1")
+    process = Process([SYNCTHING, "serve", f"--home={home}", "--no-browser", "--no-restart", f"--gui-address=http://127.0.0.1:{port}"],
+                      work / "syncthing.log", env=env, cwd=work)
+    wait_until_answers(f"http://127.0.0.1:{port}/rest/noauth/health", process)
+    api_key = re.search(r"<apikey>([^<]+)</apikey>", config).group(1)
+    return process, f"http://127.0.0.1:{port}/", api_key
+
+
+MARIMO_NOTEBOOK = """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import marimo as mo
+    return (mo,)
+
+
+@app.cell
+def _(mo):
+    factor = mo.ui.slider(1, 10, value=6, label="Factor")
+    factor
+    return (factor,)
+
+
+@app.cell
+def _(factor, mo):
+    mo.md(f"The answer is {factor.value * 7}")
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+def start_marimo(work, prefix):
+    """A marimo notebook served as an app (`marimo run`: React, its kernel over a WebSocket, a web app manifest the
+    page links), its own token off (the gateway is in front); told the mount's prefix with `--base-url`."""
+    name = "marimo" + ("-told" if prefix != "/" else "")
+    folder = work / name
+    folder.mkdir()
+    (folder / "answer.py").write_text(MARIMO_NOTEBOOK)
+    port = free_port()
+    args = [sys.executable, "-m", "marimo", "run", str(folder / "answer.py"), "--host", "127.0.0.1", "--port", str(port), "--headless",
+            "--no-token", "--no-sandbox", "--no-check"]
+    if prefix != "/":
+        args += ["--base-url", prefix.rstrip("/")]
+    env = dict(os.environ, MARIMO_SKIP_UPDATE_CHECK="1", HOME=str(folder))
+    process = Process(args, work / f"{name}.log", env=env, cwd=folder)
+    wait_until_answers(f"http://127.0.0.1:{port}{prefix}health", process)
+    return process, f"http://127.0.0.1:{port}{prefix}"
+
+
+TURBO_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<script src="turbolinks.js"></script></head>
+<body><main><h1 id="title">{title}</h1><p>{text}</p><nav><a id="next" href="{next}">{next_label}</a></nav></main></body></html>
+"""
+
+
+def start_turbolinks_site(work):
+    """Two pages navigated by Turbolinks (Debian's `node-turbolinks`): each visit fetches the next page with a script
+    and puts its `<body>` in place of the document's, the way Rails sites move between pages. Served by Python's
+    `http.server`, at its root (relative links: any mount)."""
+    folder = work / "turbo"
+    folder.mkdir()
+    shutil.copy(TURBOLINKS, folder / "turbolinks.js")
+    (folder / "index.html").write_text(TURBO_PAGE.format(title="First page", text="Where the visit starts.", next="second.html",
+                                                          next_label="Second page"))
+    (folder / "second.html").write_text(TURBO_PAGE.format(title="Second page", text="Drawn by Turbolinks in place of the first.",
+                                                           next="index.html", next_label="First page"))
+    port = free_port()
+    process = Process([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+                      work / "turbo.log", cwd=folder)
+    wait_until_answers(f"http://127.0.0.1:{port}/", process)
+    return process, f"http://127.0.0.1:{port}/"
+
+
 class RealApps:
     """Every app started, and the gateway's `apps` entries for them: `<app>-host` on an app host, `<app>-told` on a
     path mount the app was told, `<app>` on a path mount it was not."""
@@ -144,18 +242,27 @@ class RealApps:
             prometheus, self.upstreams["prometheus"] = start_prometheus(self.work, "/")
             prometheus_told, self.upstreams["prometheus-told"] = start_prometheus(self.work, "/apps/prometheus-told/")
             self.processes = [jupyter, jupyter_told, django, django_told, prometheus, prometheus_told]
+            syncthing, self.upstreams["syncthing"], self.syncthing_api_key = start_syncthing(self.work)
+            self.processes.append(syncthing)
+            marimo, self.upstreams["marimo"] = start_marimo(self.work, "/")
+            self.processes.append(marimo)
+            marimo_told, self.upstreams["marimo-told"] = start_marimo(self.work, "/apps/marimo-told/")
+            self.processes.append(marimo_told)
+            turbo, self.upstreams["turbo"] = start_turbolinks_site(self.work)
+            self.processes.append(turbo)
         except BaseException:
             self.stop()
             raise
 
     def catalog(self):
-        """The gateway's `apps`: JupyterLab's scripts read its `_xsrf` cookie (`client_cookies: csrf`)."""
-        settings = {"jupyter": {"client_cookies": "csrf"}, "django": {}, "prometheus": {}}
+        """The gateway's `apps`, with no per-app settings (JupyterLab's `_xsrf` cookie is copied by default)."""
         apps = []
-        for app, extra in settings.items():
-            for slug, upstream, mount in ((f"{app}-host", self.upstreams[app], "host"), (f"{app}-told", self.upstreams[f"{app}-told"], "path"),
-                                          (app, self.upstreams[app], "path")):
-                apps.append({"slug": slug, "name": slug.replace("-", " ").title(), "upstream": upstream, "mount": mount, **extra})
+        for app in ["jupyter", "django", "prometheus", "syncthing", "marimo", "turbo"]:
+            mounts = [(f"{app}-host", self.upstreams[app], "host"), (app, self.upstreams[app], "path")]
+            if f"{app}-told" in self.upstreams:
+                mounts.insert(1, (f"{app}-told", self.upstreams[f"{app}-told"], "path"))
+            for slug, upstream, mount in mounts:
+                apps.append({"slug": slug, "name": slug.replace("-", " ").title(), "upstream": upstream, "mount": mount})
         return apps
 
     def stop(self):

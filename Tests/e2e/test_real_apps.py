@@ -1,7 +1,9 @@
-"""Real third-party apps behind Gatehouse, as a member uses them, in headless Chromium: JupyterLab and Django's admin
-(PyPI), Prometheus's web UI (Debian). Each on an app host, on a path mount with the prefix set in the app, and on a
-path mount without: nine journeys, each asserting what the member sees, with the browser's console free of policy
-refusals and failed loads (beyond the few each app has when opened directly, named below)."""
+"""Real third-party apps behind Gatehouse, as a member uses them, in headless Chromium: JupyterLab, Django's admin and a
+marimo notebook (PyPI), Prometheus's web UI and Syncthing's (Debian), a site Turbolinks (Debian) navigates. Each on an
+app host, on a path mount with the prefix set in the app (where the app can be told one), and on a path mount
+without, with no per-app settings: each journey asserts what the member sees and that the bar is there and works,
+with the browser's console free of policy refusals and failed loads (beyond the few each app has when opened
+directly, named below)."""
 
 import json
 import time
@@ -9,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import requests
 from selenium.webdriver import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -26,6 +29,9 @@ OWN_CONSOLE_ERRORS = {
     "prometheus": ["popper.min.js", "Unexpected token 'export'", "Bootstrap's tooltips require Popper"],
     "jupyter": [],
     "django": ["favicon.ico"],  # the admin site has no icon; the browser asks for one anyway
+    "syncthing": ["rest/system/upgrade"],  # Debian's build has no upgrades: the GUI's check answers 503
+    "marimo": [],
+    "turbo": ["favicon.ico"],  # Python's file server has no icon
 }
 
 
@@ -190,3 +196,100 @@ def test_a_registered_members_bar_keeps_the_apps_usable(gw, real_apps):
         assert_clean_console(browser, "prometheus")
     finally:
         browser.quit()
+
+
+def bar_works(browser):
+    """The gateway's bar is on the page and answers: its switcher opens and lists the apps (the bar opened from its
+    handle first when it folded itself away from the app's own fixed controls)."""
+    if browser.execute_script("return document.getElementById('gatehouse-bar').hasAttribute('data-collapsed')"):
+        in_bar(browser, "#handle").click()
+        wait(browser, lambda b: in_bar(b, "#switcher-button").is_displayed())
+    in_bar(browser, "#switcher-button").click()
+    wait(browser, lambda b: in_bar(b, "#switcher-menu").is_displayed())
+    assert browser.execute_script("return document.getElementById('gatehouse-bar').shadowRoot.querySelectorAll('.apps a').length") > 3
+    in_bar(browser, "#switcher-button").click()
+
+
+@pytest.mark.parametrize("mount", ["host", "path"])
+def test_syncthing_adds_a_folder(member, gw, real_apps, mount, tmp_path):
+    """Syncthing's GUI (it serves at its root only): its AngularJS directives' templates, fetched by its scripts, come
+    through byte for byte (a padding or a bar in them would leave a directive with two roots, and the GUI would not
+    start); its `X-CSRF-Token-<id>` header, read from the `CSRF-Token-<id>` cookie copied to the browser, reaches it;
+    a folder added in its dialog is in its configuration."""
+    member.get(base(gw, "syncthing", mount))
+    wait(member, lambda b: "This Device" in b.find_element(By.TAG_NAME, "body").text, timeout=30)
+    template = "modal.html"  # the template of its modal directive (`replace: true`: exactly one root element)
+    fetched = member.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0], {headers: {'Accept': 'text/html'}}).then(r => r.text()).then(done, e => done('failed: ' + e));",
+        base(gw, "syncthing", mount) + template)
+    assert fetched == requests.get(real_apps.upstreams["syncthing"] + template, timeout=10).text
+    folder = tmp_path / "shared"
+    label = "Shared " + uuid.uuid4().hex[:6]
+    member.find_element(By.CSS_SELECTOR, "button[ng-click*='addFolder']").click()
+    wait(member, lambda b: b.find_element(By.ID, "folderLabel").is_displayed(), timeout=10)
+    member.find_element(By.ID, "folderLabel").send_keys(label)
+    path_field = member.find_element(By.ID, "folderPath")
+    path_field.clear()
+    path_field.send_keys(str(folder))
+    member.find_element(By.CSS_SELECTOR, "#editFolder .modal-footer .btn-primary").click()
+    wait(member, lambda b: label in b.find_element(By.ID, "folders").text, timeout=30)
+    # Saved by the app: its configuration, asked directly, has the folder.
+    def saved(_):
+        config = requests.get(real_apps.upstreams["syncthing"] + "rest/config/folders", timeout=10,
+                              headers={"X-API-Key": real_apps.syncthing_api_key})
+        return any(entry["label"] == label for entry in config.json())
+
+    wait(member, saved, timeout=30)
+    bar_works(member)
+    assert_clean_console(member, "syncthing")
+
+
+@pytest.mark.parametrize("mount", MOUNTS)
+def test_marimo_runs_its_notebook_with_its_manifest(member, gw, real_apps, mount):
+    """A marimo app: its cells run in its kernel over a WebSocket, a slider's new value is computed again; the web app
+    manifest its page links is fetched with the member's session (the gateway adds `crossorigin="use-credentials"`:
+    browsers send no cookies for manifests otherwise, and the gateway serves nothing of an app's without them)."""
+    member.get(base(gw, "marimo", mount))
+    wait(member, lambda b: "The answer is 42" in b.find_element(By.TAG_NAME, "body").text, timeout=60)
+    manifest = member.find_element(By.CSS_SELECTOR, "link[rel=manifest]")
+    assert manifest.get_attribute("crossorigin") == "use-credentials"
+    name = member.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0], {credentials: 'include'}).then(r => r.json()).then(m => done(m.name), e => done('failed: ' + e));",
+        manifest.get_attribute("href"))
+    assert name == "A Marimo App"
+    slider = member.find_element(By.CSS_SELECTOR, "marimo-slider").shadow_root.find_element(By.CSS_SELECTOR, "[role=slider]")
+    slider.click()
+    slider.send_keys(Keys.END)
+    wait(member, lambda b: "The answer is 70" in b.find_element(By.TAG_NAME, "body").text, timeout=30)
+    bar_works(member)
+    assert_clean_console(member, "marimo")
+
+
+@pytest.mark.parametrize("mount", ["host", "path"])
+def test_a_site_that_replaces_its_body_keeps_the_bar(member, gw, real_apps, mount):
+    """Turbolinks moves between pages by fetching the next one and putting its `<body>` in place of the document's:
+    the bar, kept outside `<body>`, is the same element after the visit, with its state, and still works; the page
+    fetched by the script comes through without a bar of its own."""
+    member.get(base(gw, "turbo", mount))
+    wait(member, lambda b: b.find_element(By.ID, "title").text == "First page")
+    member.execute_script("document.getElementById('gatehouse-bar').setAttribute('data-visit-marker', 'kept')")
+    in_bar(member, "#gatehouse-banner-dismiss").click()
+    wait(member, lambda b: b.execute_script("return document.getElementById('gatehouse-bar').hasAttribute('data-banner-dismissed')"))
+    member.find_element(By.ID, "next").click()
+    wait(member, lambda b: b.find_element(By.ID, "title").text == "Second page")
+    assert member.current_url == base(gw, "turbo", mount) + "second.html"
+    # A visit, not a page load: the document is the same, its body a new one.
+    assert member.execute_script("return document.getElementById('gatehouse-bar').getAttribute('data-visit-marker')") == "kept"
+    assert member.execute_script("return document.querySelectorAll('gatehouse-bar').length") == 1
+    assert member.execute_script("return document.getElementById('gatehouse-bar').hasAttribute('data-banner-dismissed')")
+    assert in_bar(member, "#home").is_displayed()
+    # Even a script that rewrites the whole document element finds the bar put back at once.
+    member.execute_script("document.documentElement.innerHTML = '<head></head><body><p id=new>replaced</p></body>'")
+    wait(member, lambda b: b.execute_script(
+        "const h = document.getElementById('gatehouse-bar'); return !!h && h.getAttribute('data-visit-marker') === 'kept' && !!h.shadowRoot"))
+    bar_works(member)
+    in_bar(member, "#web-apps").click()
+    wait(member, lambda b: b.current_url.rstrip("/") == gw.url)
+    assert_clean_console(member, "turbo")

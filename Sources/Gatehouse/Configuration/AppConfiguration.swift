@@ -55,7 +55,7 @@ public struct AppConfiguration: Sendable, Equatable {
         slug: String, name: String, description: String? = nil, icon: String? = nil, upstream: URL, minimumLevel: AuthLevel = .sso,
         requiredRoles: [String] = [], requiredGroups: [String] = [], mount: Mount = .path, gatewayBar: BarPlacement = .automatic,
         headers: AppHeaderConfiguration = .init(), tls: AppTLSConfiguration? = nil, rules: PathRules = .init(),
-        contentSecurityPolicy: PolicyMode = .merge, clientCookies: [String] = [], rewrite: RewriteProfile = .full, stripPrefix: Bool = true,
+        contentSecurityPolicy: PolicyMode = .merge, clientCookies: [String] = Self.csrfCookieNames, rewrite: RewriteProfile = .full, stripPrefix: Bool = true,
         permissions: [String] = [], sessionLimits: AppSessionLimits = .init()
     ) {
         self.sessionLimits = sessionLimits
@@ -137,7 +137,9 @@ extension AppConfiguration {
 
     /// The cookie names `client_cookies: "csrf"` stands for: the double-submit tokens of the common frameworks
     /// (Tornado and Jupyter, Django, Angular and Laravel, Flask-WTF and Rails' `csrf_token`).
-    public static let csrfCookieNames = ["_xsrf", "csrftoken", "XSRF-TOKEN", "csrf_token"]
+    /// `client_cookies: "csrf"`, every app's default: the CSRF cookies of Tornado and Jupyter, Django, Angular and
+    /// Laravel, and those whose name carries an id (Syncthing's `CSRF-Token-<id>`).
+    public static let csrfCookieNames = ["_xsrf", "csrftoken", "XSRF-TOKEN", "csrf_token", "CSRF-Token-*"]
 
     /// Whether the app's upstream path is the gateway's (`/apps/<slug>/…`): an app told its prefix, whose pages and
     /// scripts already name the gateway's paths.
@@ -175,7 +177,8 @@ public struct AppHeaderConfiguration: Sendable, Equatable {
     /// The browser's `Authorization` header reaches the app (off by default: the gateway, not the browser, says
     /// who the member is).
     public var passAuthorization: Bool
-    /// Further request headers the app needs from the browser (an app's own CSRF header, say).
+    /// Further request headers a strict app needs from the browser (an app's own CSRF header, say): names, or patterns
+    /// with `*` (`X-CSRF-Token-*`).
     public var passHeaders: [String]
     /// Identity headers by name; an app trusting `X-Webauth-User` names it here and gets it from the gateway only.
     public var identity: [String: Claim]
@@ -183,11 +186,15 @@ public struct AppHeaderConfiguration: Sendable, Equatable {
     public var assertion: String?
     /// The member's access token as `Authorization: Bearer`, to this app only.
     public var passAccessToken: Bool
+    /// The app gets only the headers browsers send on their own account and `passHeaders`
+    /// (`request_headers: "strict"`), not every header but the gateway's and identity's.
+    public var strictRequestHeaders: Bool
 
     public init(
         passAuthorization: Bool = false, passHeaders: [String] = [], identity: [String: Claim] = Self.defaultIdentity,
-        assertion: String? = AssertionsConfiguration.defaultHeader, passAccessToken: Bool = false
+        assertion: String? = AssertionsConfiguration.defaultHeader, passAccessToken: Bool = false, strictRequestHeaders: Bool = false
     ) {
+        self.strictRequestHeaders = strictRequestHeaders
         self.passAuthorization = passAuthorization
         self.passHeaders = passHeaders
         self.identity = identity

@@ -12,7 +12,7 @@ enum AppCatalogReader {
         let known: Set = [
             "slug", "name", "description", "icon", "upstream", "minimum_level", "required_roles", "required_groups", "mount", "pass_authorization",
             "pass_headers", "identity_headers", "gateway_bar", "tls", "assertion", "assertion_header", "pass_access_token", "rules",
-            "case_insensitive_paths", "content_security_policy", "client_cookies", "rewrite", "strip_prefix",
+            "case_insensitive_paths", "content_security_policy", "client_cookies", "request_headers", "rewrite", "strip_prefix",
             "permissions", "session",
         ]
         return list.enumerated().compactMap { index, element -> AppConfiguration? in
@@ -144,10 +144,11 @@ enum AppCatalogReader {
         }
     }
 
-    /// `client_cookies`: names, or `"csrf"` for the common frameworks' CSRF cookies (the names themselves are checked
-    /// with the rest of the configuration, which knows the gateway's own cookies).
+    /// `client_cookies`: names or patterns (`CSRF-Token-*`), or `"csrf"` for the common frameworks' CSRF cookies, which
+    /// is also what an app without the setting gets (`[]` for none). The names themselves are checked with the rest of
+    /// the configuration, which knows the gateway's own cookies.
     static func clientCookies(_ app: [String: Any], path: String, reader: inout ConfigurationReader) -> [String] {
-        guard let value = app["client_cookies"] else { return [] }
+        guard let value = app["client_cookies"] else { return AppConfiguration.csrfCookieNames }
         if value as? String == "csrf" { return AppConfiguration.csrfCookieNames }
         guard let names = value as? [String] else {
             reader.report("\(path).client_cookies", "must be \"csrf\" or a list of cookie names")
@@ -179,7 +180,7 @@ enum AppCatalogReader {
                         reader.report("\(path).identity_headers.\(name)", "must be one of \(claims), got \"\(claimText)\"")
                         continue
                     }
-                    if let problem = HeaderHygiene.problem(passing: name, identityNames: []) {
+                    if let problem = HeaderHygiene.problem(setting: name) {
                         reader.report("\(path).identity_headers.\(name)", problem)
                         continue
                     }
@@ -193,13 +194,20 @@ enum AppCatalogReader {
         if flag(app, "assertion", path: path, reader: &reader) == false {
             headers.assertion = nil
         } else if let name = app["assertion_header"] {
-            if let name = name as? String, HeaderHygiene.problem(passing: name, identityNames: headers.identity.keys) == nil {
+            if let name = name as? String, HeaderHygiene.problem(setting: name) == nil,
+                !headers.identity.keys.contains(where: { HeaderHygiene.canonical($0) == HeaderHygiene.canonical(name) })
+            {
                 headers.assertion = name
             } else {
                 reader.report("\(path).assertion_header", "must be a header name of the app's own, not one the gateway or the browser sets")
             }
         }
         if let flag = flag(app, "pass_access_token", path: path, reader: &reader) { headers.passAccessToken = flag }
+        switch app["request_headers"] {
+        case nil: break
+        case let mode as String where mode == "strict" || mode == "pass": headers.strictRequestHeaders = mode == "strict"
+        default: reader.report("\(path).request_headers", "must be pass (every header but the gateway's and identity's) or strict")
+        }
         if headers.passAccessToken && headers.passAuthorization {
             reader.report("\(path).pass_access_token", "cannot be set with pass_authorization: both would fill the Authorization header")
         }

@@ -209,10 +209,12 @@ extension GatehouseConfiguration {
                 problems.append(.init("\(path).upstream", "host \(host) is outside the allowlist"))
             }
             for name in app.clientCookies {
-                if !Self.isCookieName(name) {
-                    problems.append(.init("\(path).client_cookies", "\(name) is not a cookie name"))
-                } else if name.hasPrefix(cookie.name) || [HostMountCookies.grant, HostMountCookies.state].contains(name) || name.hasPrefix("__Host-")
-                {
+                // A pattern (`CSRF-Token-*`) is judged by its literal start: it must not reach the gateway's own.
+                let literal = NamePatterns.literalPrefix(name)
+                let gatewayCookies = [cookie.name, HostMountCookies.grant, HostMountCookies.state, "__Host-"]
+                if !Self.isCookieName(name.replacingOccurrences(of: "*", with: "")) {
+                    problems.append(.init("\(path).client_cookies", "\(name) is not a cookie name (or a pattern with *)"))
+                } else if name.hasPrefix(cookie.name) || gatewayCookies.contains(where: { literal.hasPrefix($0) || (literal != name && $0.hasPrefix(literal)) }) {
                     // A copy on the app's path would shadow the gateway's own cookie there; `__Host-` ones must be on `/`.
                     problems.append(
                         .init("\(path).client_cookies", "\(name) cannot be copied: the gateway's own cookies and __Host- cookies stay where they are")

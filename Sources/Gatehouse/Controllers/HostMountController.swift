@@ -113,7 +113,11 @@ public struct HostMountController: Sendable {
             }
         default: break
         }
-        // Step 1: no grant (or its session ended).
+        // Step 1: no grant (or its session ended), for a page the member opens; a script's request or a resource is
+        // told it needs the session instead (the sign-in is another origin's page, which the app's policy refuses).
+        if let answer = AnonymousAppRequest.answer(request.headers, message: proxy.mapping.renderer.strings["signin_subtitle"]) {
+            return answer
+        }
         let state = RandomToken.make()
         var pairs = [("state", state)]
         if request.method == .get, let target = ReturnTarget(request.uri.description) { pairs.append(("to", target.path)) }

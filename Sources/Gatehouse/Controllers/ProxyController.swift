@@ -116,6 +116,7 @@ public struct ProxyController: Sendable {
         }
         // On an app host the bar's files and links must name the gateway's own origin.
         let gatewayBase = app.mount == .host && catalog.appsDomain != nil ? configuration.publicOrigin : ""
+        access.logRemovedHeaders(status: upstream.status.code, browser: request.headers, logger: context.logger)
         return try await respond(
             upstream, to: request, app: app, url: access.url, origin: access.origin, urls: access.urls, gatewayBase: gatewayBase,
             clientCookies: access.clientCookies, context: context)

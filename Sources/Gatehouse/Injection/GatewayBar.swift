@@ -172,6 +172,7 @@ public struct GatewayBar: Sendable {
             "roomBelow": Placeholder.roomBelow,
             "style": gatewayBase + renderer.assets.url(for: Paths.barStyle), "script": gatewayBase + renderer.assets.url(for: Paths.barScript),
             "toastsScript": gatewayBase + renderer.assets.url(for: Paths.toastsScript),
+            "keeperScript": gatewayBase + renderer.assets.url(for: Paths.barKeeperScript),
             "sessionScript": gatewayBase + renderer.assets.url(for: Paths.sessionScript),
             "idle": session.idleTimeoutSeconds, "warn": session.warningSeconds,
             "portal": gatewayBase + Paths.portal, "signOut": gatewayBase + Paths.signOut,

@@ -28,6 +28,11 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func signIn(_ required: SignInRequired, request: Request) -> Response {
+        if request.uri.path.hasPrefix(Paths.appsPrefix + "/"),
+            let answer = AnonymousAppRequest.answer(request.headers, message: renderer.strings["signin_subtitle"])
+        {
+            return answer
+        }
         if Self.wantsJSON(request) {
             return json(
                 status: .unauthorized, reason: required.sessionExpired ? "session_expired" : "sign_in_required",

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import HTTPTypes
+import Logging
 import NIOConcurrencyHelpers
 
 /// The one way into an app. Every entry point (`/apps/<slug>/…`, an app host, a WebSocket upgrade) asks it whether
@@ -32,11 +33,14 @@ struct AppAccess: Sendable {
         upstreamTLS = try UpstreamTLS.make(for: catalog.apps)
         let origins = OriginMapping(catalog: catalog, publicOrigin: configuration.publicOrigin)
         self.origins = origins
+        // An identity header of any app is the gateway's to set, towards every app.
+        let identityNames = catalog.apps.reduce(into: Set<String>()) { names, app in names.formUnion(HeaderHygiene.identityNames(of: app.headers)) }
         headerRules = Dictionary(
             catalog.apps.map { app in
                 let prefix = app.mount == .path && !app.isToldItsPrefix ? Paths.app(app.slug) : nil
                 let rules = HeaderHygiene.Rules(
-                    app.headers, publicURL: configuration.publicURL, pageHost: origins.bySlug[app.slug]?.pageAuthority, prefix: prefix)
+                    app.headers, publicURL: configuration.publicURL, pageHost: origins.bySlug[app.slug]?.pageAuthority, prefix: prefix,
+                    everyAppsIdentityNames: identityNames)
                 return (app.slug, rules)
             },
             uniquingKeysWith: { first, _ in first })
@@ -90,6 +94,17 @@ struct AppAccess: Sendable {
                 accessToken: session.tokens.accessToken)
             if let cookie { headers.append(HTTPField(name: .cookie, value: cookie)) }
             return headers
+        }
+
+        /// When the app refuses a request (4xx), the debug log names the browser's headers the gateway did not pass:
+        /// the operator's lead when an app wants a header it trusts (`request_headers: "strict"`, `pass_headers`).
+        func logRemovedHeaders(status: Int, browser: HTTPFields, logger: Logger) {
+            guard (400...499).contains(status), logger.logLevel <= .debug else { return }
+            let removed = HeaderHygiene.removedNames(from: browser, for: rules)
+            guard !removed.isEmpty else { return }
+            logger.debug(
+                "app refused a request the gateway removed headers from",
+                metadata: ["app": .string(app.slug), "status": .stringConvertible(status), "removed": .string(removed.joined(separator: ", "))])
         }
 
         static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!

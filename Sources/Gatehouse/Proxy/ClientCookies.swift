@@ -3,21 +3,22 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 
-/// Cookies of an app's that its own scripts read (`apps[].client_cookies`): the double-submit CSRF tokens of Tornado
-/// and Jupyter (`_xsrf`), Django (`csrftoken`), Angular and Laravel (`XSRF-TOKEN`). The jar keeps every cookie on the
+/// Cookies of an app's that its own scripts read (`apps[].client_cookies`, by default the double-submit CSRF tokens of
+/// Tornado and Jupyter (`_xsrf`), Django (`csrftoken`), Angular and Laravel (`XSRF-TOKEN`), Syncthing
+/// (`CSRF-Token-<id>`)). The jar keeps every cookie on the
 /// server, so a script reading `document.cookie` finds nothing and its first write is refused. For the names an
 /// operator lists, the browser gets a copy: host-only, on the app's mount path (its host for an app host), never one
 /// the app marked `HttpOnly`. The jar stays the truth: the copy goes back with each answer that finds it different
 /// (set, changed or gone), and the browser's copy never reaches the app (its `Cookie` comes from the jar only).
 struct ClientCookies: Sendable {
-    let names: Set<String>
+    let names: NamePatterns
     /// Where the copies live in the browser: the mount's path on the gateway's host, `/` on an app host.
     let path: String
     let isSecure: Bool
 
     init?(app: AppConfiguration, onAppHost: Bool, isSecure: Bool) {
         guard !app.clientCookies.isEmpty else { return nil }
-        names = Set(app.clientCookies)
+        names = NamePatterns(app.clientCookies, ignoresCase: false)
         path = onAppHost ? "/" : Paths.app(app.slug) + "/"
         self.isSecure = isSecure
     }
@@ -28,19 +29,33 @@ struct ClientCookies: Sendable {
         var jar = jar
         var truth: [String: String] = [:]
         // Longest path first: the value the app's own page would read first.
-        for cookie in jar.cookies(for: origin) where names.contains(cookie.name) && !cookie.httpOnly && truth[cookie.name] == nil {
+        for cookie in jar.cookies(for: origin) where names.matches(cookie.name) && !cookie.httpOnly && truth[cookie.name] == nil {
             truth[cookie.name] = cookie.value
         }
-        let held = Cookies(from: browserCookies)
+        let held = Self.values(browserCookies).filter { names.matches($0.key) }
         var settings: [String] = []
-        for name in names.sorted() {
-            switch (truth[name], held[name]?.value) {
+        for name in Set(truth.keys).union(held.keys).sorted() {
+            switch (truth[name], held[name]) {
             case (let value?, let copy) where copy != value: settings.append(setting(name, value, maxAge: nil))
             case (nil, _?): settings.append(setting(name, "", maxAge: 0))
             default: break
             }
         }
         return settings
+    }
+
+    /// The browser's cookies by name (the first of a name, as the app's page reads it first).
+    static func values(_ cookieFields: [String]) -> [String: String] {
+        var values: [String: String] = [:]
+        for field in cookieFields {
+            for pair in field.split(separator: ";") {
+                let pair = pair.drop { $0 == " " || $0 == "\t" }
+                guard let equals = pair.firstIndex(of: "=") else { continue }
+                let name = String(pair[..<equals])
+                if values[name] == nil { values[name] = String(pair[pair.index(after: equals)...]) }
+            }
+        }
+        return values
     }
 
     private func setting(_ name: String, _ value: String, maxAge: Int?) -> String {

@@ -41,6 +41,9 @@ struct HTMLResponseTransform {
     /// Set when what the member gets is gzipped (`PageCompressors`), flushed at the end of every chunk so that a page
     /// still arrives as the app sends it; handed back when the page is finished.
     private var compressor: ZlibCompressor?
+    /// The gzip member the compressed bytes go in (`GzipFrame`), its header written before the first of them.
+    private var frame = GzipFrame()
+    private var startedFrame = false
 
     init(rewriter: Rewriter, encoding: Encoding, limits: InflationLimits, emptyBody: [UInt8]? = nil, compresses: Bool = false)
         throws
@@ -68,43 +71,38 @@ struct HTMLResponseTransform {
     mutating func process(_ chunk: ByteBuffer) throws(ProxyError) -> ByteBuffer {
         let plain = try inflate(chunk)
         if plain.readableBytes > 0 { sawBytes = true }
-        return try compress(html?.feed(plain.readableBytesView) ?? css!.feed(plain.readableBytesView), flush: .sync)
+        let rewritten = html?.feed(plain.readableBytesView) ?? css!.feed(plain.readableBytesView)
+        return try compress(rewritten, flush: .sync)
     }
 
-    /// The body's last bytes (and the end of the gzip stream). A failure to compress them (zlib out of memory) ends
+    /// The body's last bytes (and the end of the gzip member). A failure to compress them (zlib out of memory) ends
     /// the member's body incomplete, which the browser tells as such.
     mutating func finish() -> ByteBuffer {
-        var rest = !sawBytes && emptyBody != nil ? emptyBody! : html?.finish() ?? css!.finish()
+        let rest = !sawBytes && emptyBody != nil ? emptyBody! : html?.finish() ?? css!.finish()
         guard let stream = compressor else { return ByteBuffer(bytes: rest) }
-        rest += Self.randomLengthPadding()
         let last = (try? compress(rest, flush: .finish)) ?? ByteBuffer()
         compressor = nil
         PageCompressors.shared.giveBack(stream)
         return last
     }
 
-    /// A comment of 0–32 random letters at a compressed page's end, as Heal-the-BREACH pads: the page's compressed
-    /// length no longer follows its content byte for byte, so guessing a secret in it by the sizes of many answers
-    /// (BREACH) needs many times the requests. (Cross-site requests carry no session to begin with: `SameSite=Lax`.)
-    static func randomLengthPadding() -> [UInt8] {
-        var generator = SecureRandom()
-        var padding = Array("<!--".utf8)
-        for _ in 0..<Int.random(in: 0...32, using: &generator) { padding.append(paddingLetters.randomElement(using: &generator)!) }
-        return padding + Array("-->".utf8)
-    }
-
-    static let paddingLetters = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
-
-    private func compress(_ bytes: [UInt8], flush: CompressNIOFlush) throws(ProxyError) -> ByteBuffer {
+    /// `bytes` deflated into the gzip member (its header before the first, its trailer after the last), or as they are
+    /// when the page goes uncompressed.
+    private mutating func compress(_ bytes: [UInt8], flush: CompressNIOFlush) throws(ProxyError) -> ByteBuffer {
         guard let compressor else { return ByteBuffer(bytes: bytes) }
         if bytes.isEmpty && flush != .finish { return ByteBuffer() }
         var input = ByteBuffer(bytes: bytes)
-        var output = allocator.buffer(capacity: compressor.maxSize(from: input))
+        var output = allocator.buffer(capacity: compressor.maxSize(from: input) + GzipFrame.maximumPadding + 32)
+        if !startedFrame {
+            output.writeBytes(GzipFrame.header())
+            startedFrame = true
+        }
+        frame.add(bytes)
         do {
             while true {
                 do {
                     try compressor.deflate(from: &input, to: &output, flush: flush)
-                    return output
+                    break
                 } catch let error as CompressNIOError where error == .bufferOverflow {
                     output.reserveCapacity(minimumWritableBytes: max(output.capacity, 64))
                 }
@@ -112,6 +110,8 @@ struct HTMLResponseTransform {
         } catch {
             throw .pageCompressionFailed("\(error)")
         }
+        if flush == .finish { output.writeBytes(frame.trailer) }
+        return output
     }
 
     private mutating func inflate(_ chunk: ByteBuffer) throws(ProxyError) -> ByteBuffer {

@@ -1,7 +1,7 @@
 import CompressNIO
 import NIOConcurrencyHelpers
 
-/// The gzip streams that compress rewritten pages, kept for the next page instead of made for each: a stream's
+/// The deflate streams that compress rewritten pages (raw: the gateway writes the gzip member around them, `GzipFrame`), kept for the next page instead of made for each: a stream's
 /// setup allocates its window and tables (about 50 KB) and frees them at the end, which cost more than compressing
 /// a 10 KB page. A stream comes back reset; a page that never finishes (its member left) just drops its stream.
 final class PageCompressors: Sendable {
@@ -21,7 +21,7 @@ final class PageCompressors: Sendable {
 
     func take() throws -> ZlibCompressor {
         if let stream = idle.withLockedValue({ $0.streams.popLast() }) { return stream }
-        return try ZlibCompressor(algorithm: .gzip, configuration: Self.configuration)
+        return try ZlibCompressor(algorithm: .deflate, configuration: Self.configuration)
     }
 
     func giveBack(_ stream: ZlibCompressor) {

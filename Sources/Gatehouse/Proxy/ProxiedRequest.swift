@@ -36,6 +36,8 @@ final class ProxiedRequest: DataPlaneExchange {
     let spans: Spans?
     /// The browser's `Cookie` fields, kept for an app whose client cookies are compared with them.
     let browserCookies: [String]
+    /// The browser's fields, kept only when the log takes debug lines (`AppAccess.Forwarding.logRemovedHeaders`).
+    let browserForDebugLog: HTTPFields?
     /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
     /// carries it only when something is logged: most requests log nothing below `info`.
     private(set) lazy var requestID = RequestID().description
@@ -59,9 +61,10 @@ final class ProxiedRequest: DataPlaneExchange {
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: UpstreamRequestHead, memberURI: String,
         gatewayBase: String = "", requestBodyLength: Int = 0, isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
-        browserCookies: [String] = []
+        browserCookies: [String] = [], browserForDebugLog: HTTPFields? = nil
     ) {
         self.browserCookies = browserCookies
+        self.browserForDebugLog = browserForDebugLog
         self.acceptLanguage = acceptLanguage
         self.spans = spans
         self.plane = plane
@@ -86,6 +89,7 @@ final class ProxiedRequest: DataPlaneExchange {
             changedJar = true
         }
         status = HTTPResponse.Status(code: Int(upstream.status.code))
+        if let browserForDebugLog { forwarding.logRemovedHeaders(status: status.code, browser: browserForDebugLog, logger: logger) }
         var mapped = try plane.mapping.map(
             app: forwarding.app, status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip,
             url: forwarding.url,

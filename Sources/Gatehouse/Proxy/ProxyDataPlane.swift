@@ -127,7 +127,8 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 plane: self, forwarding: forwarding, endpoint: endpoint, upstreamHead: upstreamHead,
                 memberURI: head.uri, gatewayBase: mounted.gatewayBase, requestBodyLength: bodyLength, isNavigation: GatewayBar.isDocumentNavigation(method: method, headers: browser),
                 accept: browser[.accept], acceptLanguage: browser[.acceptLanguage], acceptsGzip: acceptEncoding.takesGzip, trace: trace,
-                spans: spans, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie]))
+                spans: spans, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie],
+                browserForDebugLog: logger.logLevel <= .debug ? browser : nil))
     }
 
     /// The methods the data plane proxies: `GET`, and those that send a form or a document (`HEAD`, `OPTIONS` and the

@@ -250,7 +250,7 @@ import Testing
         #expect(apps[1].clientCookies == ["_xsrf"] + AppConfiguration.csrfCookieNames && apps[1].rewrite == .html && apps[1].gatewayBar == .handle)
         #expect(apps[1].contentSecurityPolicy == .custom("default-src 'self'"))
         #expect(
-            apps[2].clientCookies.isEmpty && apps[2].gatewayBar == .automatic && apps[2].rewrite == .full && apps[2].contentSecurityPolicy == .merge)
+            apps[2].clientCookies == AppConfiguration.csrfCookieNames && apps[2].gatewayBar == .automatic && apps[2].rewrite == .full && apps[2].contentSecurityPolicy == .merge)
         #expect(!apps[2].isToldItsPrefix)
         let wrong = problems(
             base.replacingOccurrences(

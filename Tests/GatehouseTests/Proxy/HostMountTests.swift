@@ -45,6 +45,28 @@ import Testing
         return String(grant.dropFirst("gatehouse_app=".count).prefix { $0 != ";" })
     }
 
+    /// A request for an app's resource without the session, which no member could follow to a sign-in (a manifest the
+    /// browser fetched without cookies, a script's fetch, an image), is not sent to the sign-in, on either mount: a
+    /// manifest gets one that names nothing, the rest `401` with JSON; a page the member opens still goes to sign in.
+    @Test func anonymousResourcesAreToldNotRedirected() async throws {
+        try await Self.withHostMounts { gateway, _ in
+            for (path, host) in [("/apps/wiki/manifest.json", [(String, String)]()), ("/manifest.json", Self.host("spa", gateway))] {
+                let manifest = try await gateway.get(
+                    path, cookies: [:], headers: host + [("Sec-Fetch-Mode", "cors"), ("Sec-Fetch-Dest", "manifest"), ("Sec-Fetch-Site", "same-origin")])
+                #expect(manifest.status == 200 && manifest.body == "{}", "\(path)")
+                #expect(manifest.headers.first(name: "Content-Type") == "application/manifest+json" && manifest.setCookies.isEmpty)
+                for destination in ["empty", "image", "script"] {
+                    let fetched = try await gateway.get(
+                        path, cookies: [:], headers: host + [("Sec-Fetch-Mode", "no-cors"), ("Sec-Fetch-Dest", destination)])
+                    #expect(fetched.status == 401 && fetched.body.contains(#""error":"sign_in_required""#) && fetched.location == nil, "\(path)")
+                }
+                for navigation in [[("Sec-Fetch-Mode", "navigate"), ("Sec-Fetch-Dest", "document")], []] {
+                    #expect(try await gateway.get(path, cookies: [:], headers: host + navigation).status == 303, "\(path)")
+                }
+            }
+        }
+    }
+
     /// One gate for every way into an app: a path-mounted request, a host-mounted request and a WebSocket upgrade
     /// deliver the same forwarding and identity headers upstream.
     @Test func everyWayIntoAnAppDeliversTheSameIdentityHeaders() async throws {

@@ -222,7 +222,9 @@ import Testing
                 #expect(received.headers["host"] == ["127.0.0.1:\(upstream.port)"])
                 #expect(received.headers["x-forwarded-proto"] == ["https"])
                 #expect(received.headers["x-forwarded-user"] == [DevelopmentAccounts.all[0].sub])
-                for (name, _) in ProxyTests.hostileRequestHeaders where !name.lowercased().hasPrefix("x-forwarded-") && name != "Forwarded" {
+                // HTTP/2 has no `Connection` (the client drops it), so what it lists is just a header there.
+                for (name, _) in ProxyTests.hostileRequestHeaders
+                where !name.lowercased().hasPrefix("x-forwarded-") && name != "Forwarded" && name != "X-Secret" {
                     #expect(received.headers[name.lowercased()] == nil, "\(name)")
                 }
                 #expect(received.headers["cookie"] == nil)

@@ -18,6 +18,7 @@ extension HTMLStreamRewriter {
         }
         // Compared in place: most tags are none of these, and need no copy of their name.
         let name = tag[nameStart..<nameEnd]
+        let start = output.count
         if equalsIgnoringCase(name, "meta") {
             if let kept = rewriteMeta(Array(tag), nameEnd: nameEnd, urls: urls) { output += kept }  // else neutralised: dropped
         } else if let urls {
@@ -35,8 +36,50 @@ extension HTMLStreamRewriter {
         } else {
             output.append(contentsOf: tag)
         }
+        if equalsIgnoringCase(name, "link") { fetchManifestWithCredentials(tagAt: start, nameEnd: nameEnd, in: &output) }
         let selfClosing = tag.count >= 2 && tag[tag.count - 2] == UInt8(ascii: "/")
         return (equalsIgnoringCase(name, "body"), selfClosing ? nil : rawTextElement(name))
+    }
+
+    /// A `<link rel="manifest">` to the page's own origin, written at `start` of `output`, gets
+    /// `crossorigin="use-credentials"`: browsers fetch a manifest without cookies otherwise, and the gateway serves
+    /// nothing of an app's to a request without the member's session. One that says `crossorigin` already, or leads to
+    /// another origin, is left as it is.
+    static func fetchManifestWithCredentials(tagAt start: Int, nameEnd: Int, in output: inout [UInt8]) {
+        let written = Array(output[start...])
+        guard written.count > nameEnd + 1, !containsIgnoringCase(written, "crossorigin") else { return }
+        var isManifest = false
+        var href: String?
+        _ = rewriteAttributes(written, nameEnd: nameEnd, only: { equalsIgnoringCase($0, "rel") || equalsIgnoringCase($0, "href") }) { name, value in
+            if equalsIgnoringCase(name, "rel") {
+                isManifest = value.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).contains("manifest")
+            } else {
+                href = value
+            }
+            return value
+        }
+        guard isManifest, let href, isRelativeReference(href) else { return }
+        var end = output.count - 1
+        if output[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        output.insert(contentsOf: " crossorigin=\"use-credentials\"".utf8, at: end)
+    }
+
+    /// A URL with neither scheme nor host (`manifest.json`, `/apps/x/manifest.json`): one of the page's own origin.
+    static func isRelativeReference(_ url: String) -> Bool {
+        let url = url.trimmingCharacters(in: .whitespacesAndNewlines)
+        // `//host/…`, and `/\host/…` and `\\host/…` as browsers read them.
+        if url.hasPrefix("//") || url.hasPrefix("/\\") || url.hasPrefix("\\") { return false }
+        guard let colon = url.firstIndex(of: ":") else { return true }
+        return url[..<colon].contains { $0 == "/" || $0 == "?" || $0 == "#" }
+    }
+
+    /// Whether `bytes` hold `lowercase` in any letter case.
+    static func containsIgnoringCase(_ bytes: [UInt8], _ lowercase: String) -> Bool {
+        let needle = Array(lowercase.utf8)
+        guard bytes.count >= needle.count else { return false }
+        return (0...(bytes.count - needle.count)).contains { offset in
+            needle.indices.allSatisfy { bytes[offset + $0].asciiLowercased == needle[$0] }
+        }
     }
 
     /// Whether `bytes` spell `lowercase` in any letter case. The names compared are literals: no arrays of them

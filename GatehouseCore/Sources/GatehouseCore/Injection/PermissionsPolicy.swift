@@ -3,9 +3,10 @@
 /// every other. Each app's pages are allowed only the features its `apps[].permissions` names; the gateway's own
 /// pages none.
 public enum PermissionsPolicy {
-    /// The features the header turns off unless allowed (those a browser asks the member for, or that reach devices).
+    /// The features the header turns off unless allowed (those a browser asks the member for, or that reach devices),
+    /// each one browsers know: a name Chromium does not (`bluetooth`) is a console error on every page of every app.
     public static let features = [
-        "camera", "microphone", "geolocation", "display-capture", "usb", "serial", "hid", "bluetooth", "midi", "payment",
+        "camera", "microphone", "geolocation", "display-capture", "usb", "serial", "hid", "midi", "payment",
     ]
 
     /// The header's value: `allowed` features for the page's own origin, every other one for nobody.

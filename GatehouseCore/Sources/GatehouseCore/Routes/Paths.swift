@@ -88,6 +88,8 @@ public enum Paths {
     public static let barScript = "/static/gatehouse-bar.js"
     public static let barStyle = "/static/gatehouse-bar.css"
     public static let toastsScript = "/static/gatehouse-toasts.js"
+    /// Moves the bar out of `<body>` before the app's scripts run, and keeps it there (not deferred).
+    public static let barKeeperScript = "/static/gatehouse-bar-keeper.js"
     /// The warning before a session ends (`session.warning_seconds`), on the gateway's pages and in the bar.
     public static let sessionScript = "/static/gatehouse-session.js"
     /// The script that maps the URLs an app's JavaScript builds to its mount (`apps[].rewrite: full`).

@@ -150,6 +150,29 @@ import Testing
     func metaRefreshesAndCookiesAreNeutralised(html: String, expected: String) {
         #expect(rewrite(html, urls: Self.urls, injection: nil) == expected)
     }
+
+    /// A page's manifest of its own origin is fetched with the member's cookies (browsers send none otherwise); one
+    /// that says how already, or leads elsewhere, is left alone. Whatever the app's rewriting.
+    @Test(arguments: [
+        (#"<link rel="manifest" href="manifest.json">"#, #"<link rel="manifest" href="manifest.json" crossorigin="use-credentials">"#),
+        (#"<LINK REL="Manifest" HREF="/app.webmanifest"/>"#, #"<LINK REL="Manifest" HREF="/app.webmanifest" crossorigin="use-credentials"/>"#),
+        (#"<link href=./m.json rel='icon manifest'>"#, #"<link href=./m.json rel='icon manifest' crossorigin="use-credentials">"#),
+        (#"<link rel="manifest" href="m.json" crossorigin>"#, #"<link rel="manifest" href="m.json" crossorigin>"#),
+        (#"<link rel="manifest" href="m.json" CrossOrigin="anonymous">"#, #"<link rel="manifest" href="m.json" CrossOrigin="anonymous">"#),
+        (#"<link rel="manifest" href="https://cdn.example.net/m.json">"#, #"<link rel="manifest" href="https://cdn.example.net/m.json">"#),
+        (#"<link rel="manifest" href="//cdn.example.net/m.json">"#, #"<link rel="manifest" href="//cdn.example.net/m.json">"#),
+        (#"<link rel="manifest" href="/\cdn.example.net/m.json">"#, #"<link rel="manifest" href="/\cdn.example.net/m.json">"#),
+        (#"<link rel="stylesheet" href="s.css">"#, #"<link rel="stylesheet" href="s.css">"#),
+        (#"<link rel="manifest">"#, #"<link rel="manifest">"#),
+    ])
+    func aManifestOfTheAppsOwnIsFetchedWithTheSession(html: String, expected: String) {
+        #expect(rewrite("<head>\(html)</head>", injection: nil) == "<head>\(expected)</head>")
+        let urls = URLRewriter(current: .init(prefix: "/apps/wiki", upstream: URL(string: "https://wiki.example.org/")!), all: [])
+        let mapped = rewrite("<head>\(html)</head>", urls: urls, injection: nil)
+        // On a path mount, a URL the app meant as its own is mapped into the mount first: then it is the gateway's.
+        let mappedIntoMount = mapped.contains(#"href="/apps/wiki/"#)
+        #expect(mapped.contains("use-credentials") == (expected.contains("use-credentials") || mappedIntoMount), "\(mapped)")
+    }
 }
 
 /// The scanner copies runs of bytes in one go; on generated pages, cut into chunks anywhere, it must give exactly
@@ -199,6 +222,7 @@ import Testing
             if output != expected { return }
         }
     }
+
 }
 
 /// A deterministic generator (SplitMix64), so a failing page can be found again.
