@@ -26,6 +26,10 @@ struct ClientCookies: Sendable {
     /// The `Set-Cookie` fields that bring the browser's copies in line with `jar` for a request to `origin`, given the
     /// `Cookie` fields the browser sent.
     func settings(jar: CookieJar, origin: CookieOrigin, browserCookies: [String]) -> [String] {
+        // Most answers: no such cookie in the jar nor in the browser, found without a copy or a dictionary.
+        guard jar.cookies.contains(where: { !$0.httpOnly && names.matches($0.name) }) || Self.holdsAny(browserCookies, of: names) else {
+            return []
+        }
         var jar = jar
         var truth: [String: String] = [:]
         // Longest path first: the value the app's own page would read first.
@@ -42,6 +46,19 @@ struct ClientCookies: Sendable {
             }
         }
         return settings
+    }
+
+    /// Whether the browser's `Cookie` fields name any of `names`, read in place.
+    static func holdsAny(_ cookieFields: [String], of names: NamePatterns) -> Bool {
+        cookieFields.contains { field in
+            var rest = Substring(field)
+            while !rest.isEmpty {
+                let pair = rest.prefix { $0 != ";" }
+                rest = rest.dropFirst(pair.count + 1)
+                if names.matches(pair.drop { $0 == " " || $0 == "\t" }.prefix { $0 != "=" }) { return true }
+            }
+            return false
+        }
     }
 
     /// The browser's cookies by name (the first of a name, as the app's page reads it first).

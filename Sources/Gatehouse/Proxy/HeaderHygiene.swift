@@ -120,7 +120,7 @@ public enum HeaderHygiene {
     /// An app's header configuration as the request path reads it, worked out once per app: the canonical names it
     /// passes and the identity headers it gets (in name order), and the gateway's public scheme and host.
     struct Rules: Sendable {
-        /// `pass_headers`, read only for a strict app (every other app gets them anyway).
+        /// `pass_headers`: what a strict app gets besides browsers' own headers, and the names with `_` any app gets.
         let passed: NamePatterns
         /// The app takes only browsers' own headers and `passed` (`request_headers: "strict"`).
         let isStrict: Bool

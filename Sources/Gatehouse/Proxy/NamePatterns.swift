@@ -1,23 +1,21 @@
 /// Names as an app's configuration gives them (`pass_headers`, `client_cookies`): exact, or with `*` for any run of
 /// characters, for names that carry an id (`CSRF-Token-*` matches `CSRF-Token-ABCDE`).
 struct NamePatterns: Sendable {
-    private let exact: Set<String>
+    private let exact: [String]
     /// Each pattern with a `*`, cut at its stars: a name starts with the first piece, ends with the last and holds the
     /// others in order between.
     private let globs: [[String]]
-    private let ignoresCase: Bool
 
-    /// `ignoresCase` for header names (compared lower-case), not for cookie names.
+    /// `ignoresCase` for header names (which are then given lower-case), not for cookie names.
     init(_ patterns: some Sequence<String>, ignoresCase: Bool) {
-        self.ignoresCase = ignoresCase
-        var exact = Set<String>()
+        var exact: [String] = []
         var globs: [[String]] = []
         for pattern in patterns {
             let pattern = ignoresCase ? pattern.lowercased() : pattern
             if pattern.contains("*") {
                 globs.append(pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init))
-            } else {
-                exact.insert(pattern)
+            } else if !exact.contains(pattern) {
+                exact.append(pattern)
             }
         }
         self.exact = exact
@@ -26,17 +24,15 @@ struct NamePatterns: Sendable {
 
     var isEmpty: Bool { exact.isEmpty && globs.isEmpty }
 
-    /// Whether `name` is one of the names; a header name is given lower-case.
-    func matches(_ name: String) -> Bool {
-        if exact.contains(name) { return true }
-        guard !globs.isEmpty else { return false }
-        let name = ignoresCase ? name.lowercased() : name
-        return globs.contains { Self.matches(name, $0) }
+    /// Whether `name` is one of the names (a header name given lower-case), compared in place: asked of every header
+    /// and cookie of a request, it makes no copy.
+    func matches(_ name: some StringProtocol) -> Bool {
+        exact.contains { $0.utf8.elementsEqual(name.utf8) } || globs.contains { Self.matches(name.utf8, $0) }
     }
 
-    private static func matches(_ name: String, _ pieces: [String]) -> Bool {
-        guard let first = pieces.first, let last = pieces.last, name.hasPrefix(first) else { return false }
-        var rest = name.utf8.dropFirst(first.utf8.count)
+    private static func matches(_ name: some Collection<UInt8>, _ pieces: [String]) -> Bool {
+        guard let first = pieces.first, let last = pieces.last, name.starts(with: first.utf8) else { return false }
+        var rest = name.dropFirst(first.utf8.count)
         for piece in pieces.dropFirst().dropLast() where !piece.isEmpty {
             guard let found = rest.firstRange(of: piece.utf8) else { return false }
             rest = rest[found.upperBound...]

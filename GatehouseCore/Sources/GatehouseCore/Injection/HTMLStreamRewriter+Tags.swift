@@ -36,7 +36,10 @@ extension HTMLStreamRewriter {
         } else {
             output.append(contentsOf: tag)
         }
-        if equalsIgnoringCase(name, "link") { fetchManifestWithCredentials(tagAt: start, nameEnd: nameEnd, in: &output) }
+        // Only a tag that says `manifest` at all is read further: a page's other links cost one scan of their bytes.
+        if equalsIgnoringCase(name, "link"), contains(tag, ignoringCase: "manifest"), !contains(tag, ignoringCase: "crossorigin") {
+            fetchManifestWithCredentials(tagAt: start, nameEnd: nameEnd, in: &output)
+        }
         let selfClosing = tag.count >= 2 && tag[tag.count - 2] == UInt8(ascii: "/")
         return (equalsIgnoringCase(name, "body"), selfClosing ? nil : rawTextElement(name))
     }
@@ -47,7 +50,7 @@ extension HTMLStreamRewriter {
     /// another origin, is left as it is.
     static func fetchManifestWithCredentials(tagAt start: Int, nameEnd: Int, in output: inout [UInt8]) {
         let written = Array(output[start...])
-        guard written.count > nameEnd + 1, !containsIgnoringCase(written, "crossorigin") else { return }
+        guard written.count > nameEnd + 1 else { return }
         var isManifest = false
         var href: String?
         _ = rewriteAttributes(written, nameEnd: nameEnd, only: { equalsIgnoringCase($0, "rel") || equalsIgnoringCase($0, "href") }) { name, value in
@@ -73,13 +76,19 @@ extension HTMLStreamRewriter {
         return url[..<colon].contains { $0 == "/" || $0 == "?" || $0 == "#" }
     }
 
-    /// Whether `bytes` hold `lowercase` in any letter case.
-    static func containsIgnoringCase(_ bytes: [UInt8], _ lowercase: String) -> Bool {
-        let needle = Array(lowercase.utf8)
-        guard bytes.count >= needle.count else { return false }
-        return (0...(bytes.count - needle.count)).contains { offset in
-            needle.indices.allSatisfy { bytes[offset + $0].asciiLowercased == needle[$0] }
+    /// Whether `bytes` hold `lowercase` (a literal) anywhere, in any letter case: no copy made.
+    static func contains(_ bytes: UnsafeBufferPointer<UInt8>, ignoringCase lowercase: StaticString) -> Bool {
+        let count = lowercase.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        let needle = UnsafeBufferPointer(start: lowercase.utf8Start, count: count)
+        var offset = 0
+        while offset <= bytes.count - count {
+            var index = 0
+            while index < count, bytes[offset + index].asciiLowercased == needle[index] { index += 1 }
+            if index == count { return true }
+            offset += 1
         }
+        return false
     }
 
     /// Whether `bytes` spell `lowercase` in any letter case. The names compared are literals: no arrays of them
