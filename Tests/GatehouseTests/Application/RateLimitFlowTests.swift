@@ -27,13 +27,14 @@ import Testing
 
             let page = try await gateway.get(start, cookies: [:], headers: Self.from("203.0.113.5"))
             #expect(page.status == 429)
-            // The wait is what is left of the next start's 3 s (less on a machine slow enough to take a second here).
+            // The wait is what is left of the next start's 3 s: less on a machine slow enough to take a second or two
+            // here (a loaded CI machine took more than one), never none and never the whole period.
             let wait = try #require(page.headers.first(name: "Retry-After"))
-            #expect(["2", "3"].contains(wait))
+            #expect(["1", "2", "3"].contains(wait))
             #expect(page.body.contains("Too many attempts") && page.body.contains("wait \(wait) seconds"))
             #expect(page.body.contains(#"href="/signin/start?return_to=%2Fchats""#))  // the retry link
             let json = try await gateway.get(start, cookies: [:], headers: Self.from("203.0.113.5", json: true))
-            #expect(json.status == 429 && ["2", "3"].contains(json.headers.first(name: "Retry-After")))
+            #expect(json.status == 429 && ["1", "2", "3"].contains(json.headers.first(name: "Retry-After")))
             let answer = try #require(try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: String])
             #expect(answer["error"] == "rate_limited" && answer["message"]?.contains(" seconds") == true && answer["request_id"] != nil)
 
