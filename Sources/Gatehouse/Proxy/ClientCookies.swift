@@ -50,29 +50,35 @@ struct ClientCookies: Sendable {
 
     /// Whether the browser's `Cookie` fields name any of `names`, read in place.
     static func holdsAny(_ cookieFields: [String], of names: NamePatterns) -> Bool {
-        cookieFields.contains { field in
-            var rest = Substring(field)
-            while !rest.isEmpty {
-                let pair = rest.prefix { $0 != ";" }
-                rest = rest.dropFirst(pair.count + 1)
-                if names.matches(pair.drop { $0 == " " || $0 == "\t" }.prefix { $0 != "=" }) { return true }
-            }
-            return false
+        var found = false
+        forEachPair(cookieFields) { name, _ in
+            found = names.matches(name)
+            return !found
         }
+        return found
     }
 
     /// The browser's cookies by name (the first of a name, as the app's page reads it first).
     static func values(_ cookieFields: [String]) -> [String: String] {
         var values: [String: String] = [:]
-        for field in cookieFields {
-            for pair in field.split(separator: ";") {
-                let pair = pair.drop { $0 == " " || $0 == "\t" }
-                guard let equals = pair.firstIndex(of: "=") else { continue }
-                let name = String(pair[..<equals])
-                if values[name] == nil { values[name] = String(pair[pair.index(after: equals)...]) }
-            }
+        forEachPair(cookieFields) { name, value in
+            if values[String(name)] == nil { values[String(name)] = String(value) }
+            return true
         }
         return values
+    }
+
+    /// Each `name=value` pair of the browser's `Cookie` fields, in place, until `body` says stop (`false`).
+    private static func forEachPair(_ cookieFields: [String], _ body: (Substring, Substring) -> Bool) {
+        for field in cookieFields {
+            var rest = Substring(field)
+            while !rest.isEmpty {
+                let pair = rest.prefix { $0 != ";" }.drop { $0 == " " || $0 == "\t" }
+                rest = rest.dropFirst(rest.prefix { $0 != ";" }.count + 1)
+                guard let equals = pair.firstIndex(of: "=") else { continue }
+                if !body(pair[..<equals], pair[pair.index(after: equals)...]) { return }
+            }
+        }
     }
 
     private func setting(_ name: String, _ value: String, maxAge: Int?) -> String {

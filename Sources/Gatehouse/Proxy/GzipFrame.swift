@@ -8,6 +8,14 @@ import GatehouseCore
 struct GzipFrame {
     private var crc: UInt32 = 0
     private var size: UInt32 = 0
+    private var started = false
+
+    /// The member's header the first time (before the first compressed bytes), nothing after.
+    mutating func headerIfFirst() -> [UInt8] {
+        guard !started else { return [] }
+        started = true
+        return Self.header()
+    }
 
     /// The member's header: `FEXTRA` with one subfield (`Gh`) of 0–32 random bytes, the fastest level's `XFL`, no name
     /// or time.

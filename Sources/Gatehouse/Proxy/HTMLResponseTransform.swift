@@ -43,7 +43,6 @@ struct HTMLResponseTransform {
     private var compressor: ZlibCompressor?
     /// The gzip member the compressed bytes go in (`GzipFrame`), its header written before the first of them.
     private var frame = GzipFrame()
-    private var startedFrame = false
 
     init(rewriter: Rewriter, encoding: Encoding, limits: InflationLimits, emptyBody: [UInt8]? = nil, compresses: Bool = false)
         throws
@@ -71,8 +70,7 @@ struct HTMLResponseTransform {
     mutating func process(_ chunk: ByteBuffer) throws(ProxyError) -> ByteBuffer {
         let plain = try inflate(chunk)
         if plain.readableBytes > 0 { sawBytes = true }
-        let rewritten = html?.feed(plain.readableBytesView) ?? css!.feed(plain.readableBytesView)
-        return try compress(rewritten, flush: .sync)
+        return try compress(html?.feed(plain.readableBytesView) ?? css!.feed(plain.readableBytesView), flush: .sync)
     }
 
     /// The body's last bytes (and the end of the gzip member). A failure to compress them (zlib out of memory) ends
@@ -93,10 +91,7 @@ struct HTMLResponseTransform {
         if bytes.isEmpty && flush != .finish { return ByteBuffer() }
         var input = ByteBuffer(bytes: bytes)
         var output = allocator.buffer(capacity: compressor.maxSize(from: input) + GzipFrame.maximumPadding + 32)
-        if !startedFrame {
-            output.writeBytes(GzipFrame.header())
-            startedFrame = true
-        }
+        output.writeBytes(frame.headerIfFirst())
         frame.add(bytes)
         do {
             while true {

@@ -195,14 +195,16 @@ public enum HeaderHygiene {
         return !rules.isStrict || name.hasPrefix(browserRequestPrefix) || rules.passed.matches(name)
     }
 
+    /// What every request to an app carries of the gateway's instead of the browser's: not worth naming as removed.
+    static let replacedByTheGateway = hopByHop.union(["cookie", "host", "content-length", "accept-encoding", "traceparent"])
+
     /// The names of the browser's headers that did not reach the app, but for those the gateway always replaces
     /// (`Cookie`, `Host`, framing, hop-by-hop): what the debug log names when the app refuses a request.
     static func removedNames(from fields: HTTPFields, for rules: Rules) -> [String] {
         let listed = fields.contains { $0.name == .connection } ? connectionListed(fields) : []
         return fields.compactMap { field in
             let name = field.name.canonicalName
-            let replaced = hopByHop.contains(name) || ["cookie", "host", "content-length", "accept-encoding", "traceparent"].contains(name)
-            return replaced || passes(name, rules: rules, listed: listed) ? nil : field.name.rawName
+            return replacedByTheGateway.contains(name) || passes(name, rules: rules, listed: listed) ? nil : field.name.rawName
         }
     }
 
