@@ -17,7 +17,8 @@ import NIOHTTP1
 /// When a request may go, and where the parts after its head go, is `MemberConnectionStateMachine`'s; this class
 /// holds the waiting parts, the exchange and the pipeline, and does what the machine answers.
 public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = HTTPServerRequestPart
+    public typealias InboundIn = MemberRequestPart
+    /// What goes on to the application: its head as NIO's HTTP handlers take it, made only here.
     public typealias InboundOut = HTTPServerRequestPart
     public typealias OutboundIn = HTTPServerResponsePart
     public typealias OutboundOut = HTTPServerResponsePart
@@ -34,7 +35,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The data plane's exchange under way (it may end before the member's request has been read to its end).
     private var exchange: ExchangeRun?
     /// Parts that arrived while an earlier answer was under way, oldest first.
-    private var waiting = CircularBuffer<HTTPServerRequestPart>()
+    private var waiting = CircularBuffer<MemberRequestPart>()
 
     public init(routes: any DataPlaneRoutes, upgrades: (any DataPlaneUpgrades)?, pools: UpstreamPools, readTimeout: TimeAmount) {
         self.routes = routes
@@ -114,7 +115,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     // MARK: - Requests
 
     /// Takes one part; `false` when it must wait for an earlier answer (it is then kept, in order).
-    private func process(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) -> Bool {
+    private func process(_ part: MemberRequestPart, context: ChannelHandlerContext) -> Bool {
         switch part {
         case .head(let head):
             switch machine.head(head, isUpgrade: upgrades != nil && Self.isWebSocketUpgrade(head)) {
@@ -125,7 +126,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
             switch routes.route(head, peer: context.channel.remoteAddress) {
             case .application:
                 machine.toApplication()
-                context.fireChannelRead(wrapInboundOut(part))
+                context.fireChannelRead(wrapInboundOut(.head(head.httpRequestHead)))
             case .proxy(let proxied):
                 guard let pool, let timer, machine.toExchange() else { return false }
                 let run = ExchangeRun(
@@ -140,15 +141,15 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .body(let chunk):
             switch machine.body() {
             case .exchange: exchange?.requestBody(chunk)
-            case .application: context.fireChannelRead(wrapInboundOut(part))
+            case .application: context.fireChannelRead(wrapInboundOut(.body(chunk)))
             case .decideUpgrade, .drop: break
             }
-        case .end:
+        case .end(let trailers):
             switch machine.end() {
             case .exchange: exchange?.requestEnd()
-            case .application: context.fireChannelRead(wrapInboundOut(part))
+            case .application: context.fireChannelRead(wrapInboundOut(.end(trailers)))
             case .decideUpgrade(let head):
-                upgrades?.upgrade(head, peer: context.channel.remoteAddress, eventLoop: context.eventLoop).assumeIsolated().whenComplete {
+                upgrades?.upgrade(head.httpRequestHead, peer: context.channel.remoteAddress, eventLoop: context.eventLoop).assumeIsolated().whenComplete {
                     [unowned self] result in
                     self.upgradeDecided(head, result, context: context)
                 }
@@ -158,15 +159,15 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
         return true
     }
 
-    static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+    static func isWebSocketUpgrade(_ head: RequestHead) -> Bool {
         head.version == .http1_1 && head.method == .GET
-            && head.headers["upgrade"].contains { field in
+            && head.values("upgrade").contains { field in
                 field.lowercased().split(separator: ",").contains { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }) == ["websocket"] }
             }
     }
 
     /// The gateway decided an upgrade: a tunnel opens, or the request goes on to the application as a plain one.
-    private func upgradeDecided(_ head: HTTPRequestHead, _ result: Result<DataPlaneUpgrade, any Error>, context: ChannelHandlerContext) {
+    private func upgradeDecided(_ head: RequestHead, _ result: Result<DataPlaneUpgrade, any Error>, context: ChannelHandlerContext) {
         switch result {
         case .success(.tunnel(let answer, let upstream, let opened)):
             guard !machine.isClosed, let app = try? upstream.pipeline.syncOperations.handler(type: TunnelSide.self) else {
@@ -176,7 +177,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
             openTunnel(answer, app: app, upstream: upstream, context: context, opened: opened)
         case .success(.application), .failure:
             guard let releaseQuiesce = machine.upgradeToApplication() else { return }
-            context.fireChannelRead(wrapInboundOut(.head(head)))
+            context.fireChannelRead(wrapInboundOut(.head(head.httpRequestHead)))
             context.fireChannelRead(wrapInboundOut(.end(nil)))
             context.fireChannelReadComplete()
             if releaseQuiesce { context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
@@ -184,8 +185,8 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    /// The HTTP decoder leaves the pipeline first (it parses nothing after an upgrade request, and a client sends
-    /// nothing before the `101`); then the `101` goes out through the HTTP encoder, which leaves too, and the tunnel's
+    /// The HTTP reader leaves the pipeline first (it parses nothing after an upgrade request, and a client sends
+    /// nothing before the `101`); then the `101` goes out through the HTTP writer, which leaves too, and the tunnel's
     /// side takes this handler's place: the connection carries the tunnel's bytes from here on, and nothing reaches
     /// the application any more.
     private func openTunnel(
@@ -195,7 +196,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
         let pipeline = context.pipeline.syncOperations
         let decoderRemoved = context.eventLoop.makePromise(of: Void.self)
         do {
-            pipeline.removeHandler(try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self), promise: decoderRemoved)
+            pipeline.removeHandler(try pipeline.handler(type: ByteToMessageHandler<HTTP1RequestReader>.self), promise: decoderRemoved)
         } catch {
             decoderRemoved.fail(error)
         }
@@ -203,7 +204,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
             do {
                 guard case .success = removed, !machine.isClosed else { throw ChannelError.ioOnClosedChannel }
                 context.writeAndFlush(wrapOutboundOut(.head(answer)), promise: nil)
-                pipeline.removeHandler(try pipeline.handler(type: HTTPResponseEncoder.self), promise: nil)
+                pipeline.removeHandler(try pipeline.handler(type: HTTP1ResponseWriter.self), promise: nil)
                 let member = TunnelSide(.member)
                 try pipeline.addHandler(member, position: .after(self))
                 machine.handOver()

@@ -8,7 +8,7 @@ public protocol DataPlaneRoutes: Sendable {
     /// `peer` is the connection's remote address. Anything that needs to wait (no cached session, a refresh due, a
     /// name not yet resolved, a request with a body) answers `.application`; WebSocket upgrades are
     /// `DataPlaneUpgrades`' and never come here.
-    func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute
+    func route(_ head: RequestHead, peer: SocketAddress?) -> DataPlaneRoute
 }
 
 /// What the gateway decides about a WebSocket upgrade (`Upgrade: websocket` on HTTP/1.1), on whichever request of a
@@ -24,7 +24,7 @@ public enum DataPlaneUpgrade: Sendable {
     /// closes or the gateway ends the tunnel it is given in `opened`.
     case tunnel(HTTPResponseHead, upstream: any Channel, opened: @Sendable (WebSocketTunnel) -> Void)
     /// No upgrade: the request goes on to the application, which answers it as a plain request (its page), and the
-    /// connection closes after that answer (the HTTP decoder reads nothing after an upgrade request).
+    /// connection closes after that answer (the HTTP reader reads nothing after an upgrade request).
     case application
 }
 

@@ -15,7 +15,7 @@ struct MemberConnectionStateMachine {
         /// The data plane's exchange (dropped if it already ended: the app answered before reading it all).
         case exchange
         /// An upgrade request: its body is nobody's, its end has it decided.
-        case upgrade(HTTPRequestHead)
+        case upgrade(RequestHead)
     }
 
     /// What a request's head calls for.
@@ -32,7 +32,7 @@ struct MemberConnectionStateMachine {
     enum PartStep: Equatable {
         case application
         case exchange
-        case decideUpgrade(HTTPRequestHead)
+        case decideUpgrade(RequestHead)
         case drop
     }
 
@@ -72,7 +72,7 @@ struct MemberConnectionStateMachine {
 
     // MARK: - Requests
 
-    mutating func head(_ head: HTTPRequestHead, isUpgrade: Bool) -> HeadStep {
+    mutating func head(_ head: RequestHead, isUpgrade: Bool) -> HeadStep {
         guard !exchangeUnderWay, !upgrading, !isClosed else { return .wait }
         guard isUpgrade else { return .route }
         guard applicationAnswersOwed == 0 else { return .wait }

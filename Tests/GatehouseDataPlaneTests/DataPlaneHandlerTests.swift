@@ -14,9 +14,9 @@ import Testing
     struct Routes: DataPlaneRoutes {
         let outcomes: Outcomes
         let holds: Holds
-        func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
+        func route(_ head: RequestHead, peer: SocketAddress?) -> DataPlaneRoute {
             guard head.uri.hasPrefix("/dp/") else { return .application }
-            let length = head.headers.first(name: "content-length").flatMap { Int($0) } ?? 0
+            let length = head.first("content-length").flatMap { Int($0) } ?? 0
             // `/dp/short…`: the gateway tells the app of fewer bytes than the member sends (as an HTTP/2 stream's DATA
             // beyond its length would be).
             return .proxy(
@@ -122,12 +122,15 @@ import Testing
                 self.upstreams.append((channel, reads))
                 return loop.makeSucceededFuture(channel)
             }
+            let writer = HTTP1ResponseWriter()
             try member.pipeline.syncOperations.addHandlers([
-                memberReads, ByteToMessageHandler(HTTPRequestDecoder()), HTTPResponseEncoder(),
+                memberReads, ByteToMessageHandler(HTTP1RequestReader(limits: Self.limits, answers: writer)), writer,
                 DataPlaneHandler(routes: Routes(outcomes: outcomes, holds: holds), upgrades: upgrades, pools: pools, readTimeout: .seconds(30)),
             ])
             try member.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         }
+
+        static let limits = HTTP1RequestReader.Limits(maximumTargetBytes: 8192, maximumFieldBytes: 32768, maximumFieldCount: 256)
 
         func send(_ text: String) throws { try member.writeInbound(ByteBuffer(string: text)) }
 

@@ -41,7 +41,7 @@ import Testing
     static func apply(_ event: Event, to machine: inout MemberConnectionStateMachine) -> String {
         switch event {
         case .head(let uri, let upgrade):
-            return "\(machine.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), isUpgrade: upgrade))"
+            return "\(machine.head(RequestHead(HTTPRequestHead(version: .http1_1, method: .GET, uri: uri)), isUpgrade: upgrade))"
         case .toApplication:
             machine.toApplication()
             return "owed \(machine.applicationAnswersOwed)"

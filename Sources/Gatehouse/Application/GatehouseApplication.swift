@@ -165,18 +165,17 @@ public enum GatehouseApplication {
         return application
     }
 
-    /// HTTP/1 with WebSocket upgrades, its decoder's limits from the configuration, and the framing guard and the data
-    /// plane after it; behind TLS when the listener has a certificate; each connection admitted by the listener's
+    /// HTTP/1 with WebSocket upgrades, read by the gateway's own reader with the configuration's limits, and the
+    /// framing guard and the data plane after it; behind TLS when the listener has a certificate; each connection admitted by the listener's
     /// connection limits first.
     static func server(_ configuration: GatehouseConfiguration, running: RunningGateway) -> HTTPServerBuilder {
         let gateway = running.gateway
         let listen = configuration.listen
-        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
-            maxHeaderFieldSize: listen.maximumHeaderBytes, maxHeaderListSize: listen.maximumHeaderBytes, maxHeaderFieldCount: 256)
         let limits = RequestFramingGuard.Limits(
             headerTimeout: .seconds(Int64(listen.headerTimeoutSeconds)), idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
             bodyTimeout: .seconds(Int64(listen.bodyTimeoutSeconds)), sendTimeout: .seconds(Int64(listen.sendTimeoutSeconds)),
-            maximumRequestTargetBytes: listen.maximumRequestTargetBytes)
+            reader: .init(
+                maximumTargetBytes: listen.maximumRequestTargetBytes, maximumFieldBytes: listen.maximumHeaderBytes, maximumFieldCount: 256))
         let current = CurrentRoutes(running: running)
         let dataPlane = MemberDataPlane(
             routes: current, upgrades: current, pools: gateway.upstreamPools,
@@ -187,9 +186,7 @@ public enum GatehouseApplication {
             gateway.metrics.follow("gatehouse_connections_refused_total", [("reason", reason.rawValue)]) { admission.refused(reason) }
         }
         return HTTPServerBuilder { responder in
-            let http = GuardedHTTPChannel(
-                inner: HTTP1Channel(responder: responder, configuration: .init(httpDecoderConfiguration: decoder)),
-                limits: limits, draining: gateway.draining, dataPlane: dataPlane)
+            let http = MemberHTTP1Channel(responder: responder, limits: limits, draining: gateway.draining, dataPlane: dataPlane)
             guard let tls = gateway.listenerTLS else { return AdmittedChannel(inner: http, admission: admission) }
             let http2 =
                 tls.configuration.http2

@@ -79,7 +79,7 @@ public struct CurrentResponder: HTTPResponder {
 struct CurrentRoutes: DataPlaneRoutes, DataPlaneUpgrades {
     let running: RunningGateway
 
-    func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
+    func route(_ head: RequestHead, peer: SocketAddress?) -> DataPlaneRoute {
         running.gateway.dataPlane.route(head, peer: peer)
     }
 

@@ -1,3 +1,4 @@
+import GatehouseDataPlane
 import HTTPTypes
 import NIOHTTP1
 
@@ -8,6 +9,17 @@ extension HTTPFields {
         reserveCapacity(headers.count)
         for (name, value) in headers {
             if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
+        }
+    }
+}
+
+extension HTTPFields {
+    /// A member's request head (`RequestHead`, as the listener read it) as HTTP types' fields.
+    init(_ head: RequestHead) {
+        self.init()
+        reserveCapacity(head.fields.count)
+        for field in head.fields {
+            if let name = HTTPField.Name(head.name(field)) { append(HTTPField(name: name, value: head.value(field))) }
         }
     }
 }

@@ -73,14 +73,15 @@ final class ProxyDataPlane: DataPlaneRoutes {
         upstreamAuthorities = Dictionary(uniqueKeysWithValues: catalog.apps.map { ($0.slug, Self.authority(of: $0.upstream)) })
     }
 
-    func route(_ head: HTTPRequestHead, peer: SocketAddress?) -> DataPlaneRoute {
+    func route(_ head: RequestHead, peer: SocketAddress?) -> DataPlaneRoute {
+        let uri = head.uri
         guard let method = Self.method(head.method), let bodyLength = Self.bodyLength(head, limit: maximumRequestBodyBytes),
-            method != .get || bodyLength == 0, !head.headers.contains(name: "upgrade"), let mounted = mounted(head),
+            method != .get || bodyLength == 0, !head.contains("upgrade"), let mounted = mounted(head, uri: uri),
             !KeptForms.isMarked(mounted.rest)
         else { return .application }
         let clientAddress =
             clientAddresses.trustsAnyProxy
-            ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) : peer?.ipAddress
+            ? clientAddresses.resolve(peer: peer?.ipAddress, forwardedFor: head.values("x-forwarded-for")) : peer?.ipAddress
         let client = clientAddress.flatMap(IPAddress.init)
         // A rule's freshness is a comparison of times on the cached session, its network one of addresses.
         let now = Date()
@@ -93,7 +94,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         else { return .application }
         let app = mounted.app
 
-        let browser = HTTPFields(head.headers)
+        let browser = HTTPFields(head)
         // A form or a fetch that changes something comes from the gateway's own pages or the app's, or it is the
         // application's to refuse (with its page).
         guard (try? forwarding.checkOrigin(method: method, browser: browser)) != nil else { return .application }
@@ -125,7 +126,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         return .proxy(
             ProxiedRequest(
                 plane: self, forwarding: forwarding, endpoint: endpoint, upstreamHead: upstreamHead,
-                memberURI: head.uri, gatewayBase: mounted.gatewayBase, requestBodyLength: bodyLength, isNavigation: GatewayBar.isDocumentNavigation(method: method, headers: browser),
+                memberURI: uri, gatewayBase: mounted.gatewayBase, requestBodyLength: bodyLength, isNavigation: GatewayBar.isDocumentNavigation(method: method, headers: browser),
                 accept: browser[.accept], acceptLanguage: browser[.acceptLanguage], acceptsGzip: acceptEncoding.takesGzip, trace: trace,
                 spans: spans, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie],
                 browserForDebugLog: logger.logLevel <= .debug ? browser : nil))
@@ -147,9 +148,9 @@ final class ProxyDataPlane: DataPlaneRoutes {
     /// The length of the request's body when the data plane can take it: none, or a `Content-Length` within the
     /// gateway's limit. A chunked body, one over the limit or one of no stated length is the application's (which
     /// streams or refuses it).
-    static func bodyLength(_ head: HTTPRequestHead, limit: Int) -> Int? {
-        guard !head.headers.contains(name: "transfer-encoding") else { return nil }
-        let values = head.headers["content-length"]
+    static func bodyLength(_ head: RequestHead, limit: Int) -> Int? {
+        guard !head.contains("transfer-encoding") else { return nil }
+        let values = head.values("content-length")
         // Without a length, only a `GET` is known to have no body (an HTTP/2 stream's body may come without one).
         guard let first = values.first else { return head.method == .GET ? 0 : nil }
         guard values.allSatisfy({ $0 == first }), let length = Int(first), length >= 0, length <= limit else { return nil }
@@ -170,18 +171,18 @@ final class ProxyDataPlane: DataPlaneRoutes {
     /// application's); on the gateway's host,
     /// `/apps/<slug>/…` of a path-mounted app with the session cookie. Either way only with a session the state cache
     /// holds: any other request is the application's.
-    func mounted(_ head: HTTPRequestHead) -> Mounted? {
-        if let app = catalog.hostMountedApp(authority: head.headers.first(name: "host")) {
-            let path = head.uri.prefix { $0 != "?" }
+    func mounted(_ head: RequestHead, uri: String) -> Mounted? {
+        if let app = catalog.hostMountedApp(authority: head.first("host")) {
+            let path = uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
                 path != Paths.frame, path != Paths.chatUnread,
-                let grant = head.headers.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
+                let grant = head.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
                 let sessionID = cache.grantedSession(token: grant, slug: app.slug, hash: TokenHash.hex), let session = cache.session(sessionID)
             else { return nil }
-            return Mounted(app: app, rest: head.uri, session: session, gatewayBase: publicOrigin)
+            return Mounted(app: app, rest: uri, session: session, gatewayBase: publicOrigin)
         }
-        guard let (app, rest) = catalog.appPath(head.uri), catalog.isProxiedOnPaths(app),
-            let cookie = head.headers.cookie(named: cookieName), !cookie.isEmpty, cookie.utf8.count <= 128,
+        guard let (app, rest) = catalog.appPath(uri), catalog.isProxiedOnPaths(app),
+            let cookie = head.cookie(named: cookieName), !cookie.isEmpty, cookie.utf8.count <= 128,
             let session = cache.session(token: cookie, hash: SessionResolver.sessionID)
         else { return nil }
         return Mounted(app: app, rest: rest, session: session, gatewayBase: "")

@@ -23,7 +23,7 @@ struct MemberDataPlane: Sendable {
     /// parts, `https` their scheme.
     func http2StreamHandlers() -> [any ChannelHandler] {
         [
-            HTTP2FramePayloadToHTTP1ServerCodec(), DataPlaneHandler(routes: routes, upgrades: nil, pools: pools, readTimeout: readTimeout),
+            HTTP2FramePayloadToHTTP1ServerCodec(), RequestHeadsAsBytes(), DataPlaneHandler(routes: routes, upgrades: nil, pools: pools, readTimeout: readTimeout),
             HTTP1ToHTTPServerCodec(secure: true),
         ]
     }

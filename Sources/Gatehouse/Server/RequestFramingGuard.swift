@@ -3,17 +3,13 @@ import GatehouseDataPlane
 import NIOCore
 import NIOHTTP1
 
-/// Sits right after the HTTP/1 decoder and makes every framing problem end the way RFC 9112 says: a status, then a
-/// closed connection, within the configured time. Without it a parse error leaves the connection open with no
-/// answer, and a client that sends half a request or nothing at all
-/// keeps a connection forever.
+/// Sits right after the HTTP/1 reader (`HTTP1RequestReader`) and makes every framing problem end the way RFC 9112
+/// says: a status, then a closed connection, within the configured time. Without it a refused request would leave
+/// the connection open with no answer, and a client that sends half a request or nothing at all would keep a
+/// connection forever.
 ///
-/// - Parse errors (obs-fold, whitespace before a colon, bare LF, bad lengths, bad chunk sizes, …): `400`; an
-///   unknown method `501`; oversized headers `431`.
-/// - Heads the decoder accepts but RFC 9112 does not: no or several `Host` fields, a `Host` with userinfo or
-///   characters no authority has, several or non-decimal `Content-Length` values, `Content-Length` together with
-///   `Transfer-Encoding`, a `Transfer-Encoding` whose last coding is not exactly `chunked` (`400`) or that names
-///   codings the gateway cannot decode (`501`), a request target longer than the limit (`414`).
+/// - What the reader refuses (malformed lines, `Host`, lengths and codings, sizes: its documentation) is answered
+///   with the status it names.
 /// - A head that does not arrive completely within `headerTimeout` of its first bytes: `408`; a body whose bytes stop
 ///   coming for `bodyTimeout` while the server is ready to read them: `408` (the request's reader fails, so nothing
 ///   takes the short body for a whole one); a connection with no request for `idleTimeout`: closed; a client that
@@ -30,8 +26,8 @@ import NIOHTTP1
 /// A refused request never reaches the router, so nothing of it goes upstream. An error in a body already handed on
 /// is passed on too, so the request's reader fails instead of seeing a short body as complete.
 final class RequestFramingGuard: ChannelDuplexHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
+    typealias InboundIn = MemberRequestPart
+    typealias InboundOut = MemberRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
@@ -41,7 +37,8 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         var bodyTimeout: TimeAmount
         /// An answer the client takes nothing of for this long (the connection stays unwritable) ends the connection.
         var sendTimeout: TimeAmount
-        var maximumRequestTargetBytes: Int
+        /// The reader's limits: the target, the fields' bytes and their count.
+        var reader: HTTP1RequestReader.Limits
     }
 
     private enum Inbound {
@@ -122,10 +119,6 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         readRequested = false
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if let status = Self.problem(with: head, limits: limits) {
-                refuse(status, context: context)
-                return
-            }
             inbound = .inBody
             awaitingResponse = true
             awaitingAnswer.append((head.version, head.isKeepAlive))
@@ -204,11 +197,11 @@ final class RequestFramingGuard: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard !isUpgraded, let parseError = error as? HTTPParserError else {
+        guard !isUpgraded, let refusal = error as? RequestFramingError else {
             context.fireErrorCaught(error)
             return
         }
-        refuse(Self.status(for: parseError), context: context, cause: error)
+        refuse(refusal.status, context: context, cause: error)
     }
 
     // MARK: - Timers
@@ -290,14 +283,6 @@ final class RequestFramingGuard: ChannelDuplexHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in close() }
     }
 
-    static func status(for error: HTTPParserError) -> HTTPResponseStatus {
-        switch error {
-        case .headerOverflow: .requestHeaderFieldsTooLarge
-        case .invalidMethod: .notImplemented
-        default: .badRequest
-        }
-    }
-
     /// Makes `head` an HTTP/1.0 answer and says whether the connection may stay open after it: only when the client
     /// asked (`Connection: keep-alive`) and the answer has a length; otherwise it says `Connection: close`, and a
     /// body without a length is written as it comes, ended by the close.
@@ -311,68 +296,10 @@ final class RequestFramingGuard: ChannelDuplexHandler {
 
     /// `Expect: 100-continue` on an HTTP/1.1 request that has a body (RFC 9110 §10.1.1); other expectations are left
     /// to the application.
-    static func expectsContinue(_ head: HTTPRequestHead) -> Bool {
+    static func expectsContinue(_ head: RequestHead) -> Bool {
         guard head.version.major == 1, head.version.minor >= 1,
-            head.headers["Expect"].contains(where: { $0.trimmingOptionalWhitespace.lowercased() == "100-continue" })
+            head.values("expect").contains(where: { $0.lowercased() == "100-continue" })
         else { return false }
-        let hasBody = head.headers["Transfer-Encoding"].isEmpty == false || head.headers["Content-Length"].contains { $0 != "0" }
-        return hasBody
-    }
-
-    // MARK: - What RFC 9112 refuses in a parsed head
-
-    /// The status a head must be refused with, or `nil` when it is fine.
-    static func problem(with head: HTTPRequestHead, limits: Limits) -> HTTPResponseStatus? {
-        if head.uri.utf8.count > limits.maximumRequestTargetBytes { return .uriTooLong }
-        let hosts = head.headers["Host"]
-        if head.version.minor >= 1 || !hosts.isEmpty {
-            guard hosts.count == 1, isValidHost(hosts[0]) else { return .badRequest }
-        }
-        let lengths = head.headers["Content-Length"]
-        let codings = head.headers["Transfer-Encoding"]
-        if lengths.count > 1 { return .badRequest }
-        if let length = lengths.first, !(1...15).contains(length.utf8.count) || !length.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            return .badRequest
-        }
-        if !codings.isEmpty {
-            if !lengths.isEmpty || head.version.minor == 0 { return .badRequest }
-            let list = codings.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-                .map { $0.trimmingOptionalWhitespace.lowercased() }
-            guard list.last == "chunked" else { return .badRequest }
-            if list.count > 1 { return list.dropLast().contains("chunked") || list.contains("") ? .badRequest : .notImplemented }
-        }
-        return nil
-    }
-
-    /// `uri-host [ ":" port ]` (RFC 9110 §7.2): a registered name, IPv4 or bracketed IPv6, no userinfo.
-    static func isValidHost(_ value: String) -> Bool {
-        var host = Substring(value)
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let literal = host[host.index(after: host.startIndex)..<close]
-            guard !literal.isEmpty, literal.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
-            host = host[host.index(after: close)...]
-            if host.isEmpty { return true }
-            guard host.first == ":" else { return false }
-            return isPort(host.dropFirst())
-        }
-        if let colon = host.lastIndex(of: ":") {
-            guard isPort(host[host.index(after: colon)...]) else { return false }
-            host = host[..<colon]
-        }
-        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
-        // Read as bytes: every request asks this.
-        return host.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
-                true
-            default: false
-            }
-        }
-    }
-
-    static func isPort(_ text: Substring) -> Bool {
-        (1...5).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        return head.contains("transfer-encoding") || head.values("content-length").contains { $0 != "0" }
     }
 }
