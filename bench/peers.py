@@ -29,7 +29,8 @@ The ceilings add no CSP and no banner: they show what each design leaves for Gat
 
 Environment: GATEHOUSE_BIN (release binary), CEILINGS_BIN (the folder of bench/ceilings' release build, for the
 ceilings), GATEHOUSE_BASELINE_BIN (an earlier build, measured beside it as
-gatehouse-*-baseline), DURATION (10s), CONNECTIONS (32), THREADS (2), ROUNDS (3), TARGETS, PAGES.
+gatehouse-*-baseline), DURATION (10s), CONNECTIONS (32), THREADS (2), ROUNDS (3), TARGETS, PAGES, PHASES (1: with perf
+installed, a profile of gatehouse-sso's page split into the data plane's phases, bench/phases.py; 0: none).
 """
 
 import json
@@ -49,6 +50,7 @@ from urllib.parse import urljoin
 import requests
 
 import gatehouse
+import phases
 from gatehouse import Process, answers, free_port, wait_until
 BANNER = '<div id="gw-banner" style="background:#fc0;padding:4px">GATEWAY BANNER</div>'
 CSP = "default-src 'self'; frame-ancestors 'none'; object-src 'none'"
@@ -588,8 +590,26 @@ def main():
                 shown_cpu = f"{cpu:.0f} µs" if cpu is not None else ""
                 print(f"| {page} | {name} | {rps:,.0f} | {rps / direct:.2f} | {shown} | {shown_cpu} | {times} | {wire[(page, name)]:,} |")
 
-        # The 100 MB page streamed through the injector: how much the gateway's peak memory grows.
+        # Where the member's page goes, phase by phase (bench/phases.py), from a profile of one more load of the same
+        # page, beside nginx's CPU per page of the rounds above.
         process, base, sso = measured
+        if shutil.which("perf") and os.environ.get("PHASES", "1") != "0" and "gatehouse-sso" in names:
+            page = PAGES[0]
+            recording = subprocess.Popen(
+                ["perf", "record", "-e", "cpu-clock", "-g", "-p", str(process.process.pid), "-o", str(run.work / "phases.data")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)
+            load("gatehouse-sso", base + page, sso, ())
+            recording.send_signal(signal.SIGINT)
+            recording.wait()
+            per_page = statistics.median(r[3] for r in results[(page, "gatehouse-sso")])
+            nginx = results.get((page, "nginx"))
+            print()
+            print(f"Where the CPU of a page at `sso` goes ({page}, perf record -e cpu-clock -g of one more load):")
+            print()
+            print(phases.table(run.work / "phases.data", per_page, statistics.median(r[3] for r in nginx) if nginx else None))
+
+        # The 100 MB page streamed through the injector: how much the gateway's peak memory grows.
         pid = process.process.pid
         before = gatehouse.memory_mib(pid)["VmRSS"]
         Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets the peak to the current RSS
