@@ -108,10 +108,8 @@ public struct HTTP1RequestReader: ByteToMessageDecoder {
             state = .stopped  // the fields are the reader's alone while it adds to them (no copy on write)
             return try readHead(&buffer, scanned: scanned, line: line, fields: fields, fieldBytes: fieldBytes)
         case .body(let remaining):
-            guard buffer.readableBytes > 0 else { return nil }
-            let count = min(remaining, buffer.readableBytes)
-            let chunk = buffer.readSlice(length: count)!
-            state = count == remaining ? .ending : .body(remaining: remaining - count)
+            guard let (chunk, left) = Self.readBody(&buffer, remaining: remaining) else { return nil }
+            state = left == 0 ? .ending : .body(remaining: left)
             return .body(chunk)
         case .chunkSize:
             guard let line = try readLine(&buffer, limit: 1024, what: "chunk size") else { return nil }
@@ -119,10 +117,8 @@ public struct HTTP1RequestReader: ByteToMessageDecoder {
             state = size == 0 ? .trailers(HTTPHeaders()) : .chunkData(remaining: size)
             return try next(&buffer)
         case .chunkData(let remaining):
-            guard buffer.readableBytes > 0 else { return nil }
-            let count = min(remaining, buffer.readableBytes)
-            let chunk = buffer.readSlice(length: count)!
-            state = count == remaining ? .chunkEnd : .chunkData(remaining: remaining - count)
+            guard let (chunk, left) = Self.readBody(&buffer, remaining: remaining) else { return nil }
+            state = left == 0 ? .chunkEnd : .chunkData(remaining: left)
             return .body(chunk)
         case .chunkEnd:
             guard buffer.readableBytes >= 2 else { return nil }
@@ -145,6 +141,13 @@ public struct HTTP1RequestReader: ByteToMessageDecoder {
                 guard trailers.count <= limits.maximumFieldCount else { throw RequestFramingError(.requestHeaderFieldsTooLarge, "too many trailer fields") }
             }
         }
+    }
+
+    /// As much of `remaining` bytes of a body as has arrived (a slice of the connection's buffer), and what is left.
+    private static func readBody(_ buffer: inout ByteBuffer, remaining: Int) -> (ByteBuffer, left: Int)? {
+        guard buffer.readableBytes > 0 else { return nil }
+        let count = min(remaining, buffer.readableBytes)
+        return (buffer.readSlice(length: count)!, remaining - count)
     }
 
     private mutating func end(trailers: HTTPHeaders? = nil) -> MemberRequestPart {
