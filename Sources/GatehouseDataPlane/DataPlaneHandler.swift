@@ -160,10 +160,7 @@ public final class DataPlaneHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     static func isWebSocketUpgrade(_ head: RequestHead) -> Bool {
-        head.version == .http1_1 && head.method == .GET
-            && head.values("upgrade").contains { field in
-                field.lowercased().split(separator: ",").contains { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }) == ["websocket"] }
-            }
+        head.version == .http1_1 && head.method == .GET && head.has(token: "websocket", inFieldsNamed: "upgrade")
     }
 
     /// The gateway decided an upgrade: a tunnel opens, or the request goes on to the application as a plain one.

@@ -1,4 +1,3 @@
-import GatehouseCore
 import GatehouseDataPlane
 import NIOCore
 import NIOHTTP1
