@@ -110,8 +110,10 @@ struct ExpirySweeper: Service {
     }
 }
 
-/// Writes the jar changes the data plane made in the state cache to the store, every `interval`, each session's
-/// waiting changes in one write; at shutdown whatever still waits. While the store is unavailable the changes stay
+/// Writes the jar changes the data plane made in the state cache to the store, `interval` after the first of them
+/// (so that a burst goes in one pass), each session's waiting changes in one write, and again every `interval` while
+/// some wait; at shutdown whatever still waits. While none waits it sleeps (`StateCache.jarChangesWaiting` wakes
+/// it): a gateway at rest, or serving pages that change no jar, wakes no thread for it. While the store is unavailable the changes stay
 /// waiting and are written once it answers (a cookie an app set during a database outage is not lost; meanwhile the
 /// data plane leaves pages to the application's path past `ProxyDataPlane.pendingJarLimit`). A change the store
 /// refuses (its session was deleted with its jar) is dropped and logged. What a crash loses: the changes still
@@ -124,7 +126,14 @@ struct JarWriteBehind: Service {
     var interval: Duration = .milliseconds(50)
 
     func run() async throws {
-        await repeatUntilShutdown(every: interval, startingNow: false) { await flush() }
+        try? await cancelWhenGracefulShutdown {
+            for await _ in cache.jarChangesWaiting {
+                repeat {
+                    try await Task.sleep(for: interval)
+                    await flush()
+                } while cache.pendingJarChanges > 0
+            }
+        }
         await flush()
     }
 

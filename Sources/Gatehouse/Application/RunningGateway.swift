@@ -32,9 +32,11 @@ public struct ConfigurationSource: Sendable {
 }
 
 /// The gateway new requests go to, with the router made for it. A reload replaces both at once; a request, an
-/// exchange of the data plane or a WebSocket keeps the one it began with to its end.
+/// exchange of the data plane or a WebSocket keeps the one it began with to its end. Every request reads it and a
+/// reload is rare: each thread reads its own copy while no reload happened (`ReadMostly`), so two event loops never
+/// contend on it.
 final class RunningGateway: Sendable {
-    /// A class, so that a request's look-up copies one reference out of the lock.
+    /// A class, so that a request's look-up copies one reference.
     final class Generation: Sendable {
         let gateway: Gateway
         let responder: HeadAsGetResponder
@@ -47,20 +49,20 @@ final class RunningGateway: Sendable {
     }
 
     let foundation: GatewayFoundation
-    private let current: NIOLockedValueBox<Generation>
+    private let current: ReadMostly<Generation>
 
     init(_ gateway: Gateway) {
         foundation = gateway.foundation
-        current = NIOLockedValueBox(Generation(gateway))
+        current = ReadMostly(Generation(gateway))
         gateway.takeOver()
     }
 
-    var generation: Generation { current.withLockedValue { $0 } }
+    var generation: Generation { current.value }
     var gateway: Gateway { generation.gateway }
 
     /// From now on, new requests go to `next`.
     func replace(with next: Generation) {
-        current.withLockedValue { $0 = next }
+        current.change { $0 = next }
         next.gateway.takeOver()
     }
 }

@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseStorage
 import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
@@ -24,6 +25,8 @@ public struct GatewayBar: Sendable {
     /// The rendered bar, cut at its per-response placeholders, by the page's base, the member's level and apps,
     /// the app the page belongs to, and the request's language.
     private let renderings = NIOLockedValueBox<[RenderingKey: Segments]>([:])
+    /// Each thread's own copies of `renderings` it used, read first (no lock shared by the event loops).
+    private let renderingsSeen = ThreadMemo<RenderingKey, Segments>(limit: 256)
     /// Enough for every combination of roles an organization has; past it the cache starts over.
     static let renderingLimit = 1024
     /// The banner's upgrade link up to its way back (which follows percent-encoded), escaped for an attribute.
@@ -139,7 +142,11 @@ public struct GatewayBar: Sendable {
         let key = RenderingKey(
             gatewayBase: gatewayBase, level: session.level, app: app.slug, roles: session.identity.roles, groups: session.identity.groups,
             language: renderer.languages.current)
-        if let cached = renderings.withLockedValue({ $0[key] }) { return cached }
+        if let seen = renderingsSeen[key] { return seen }
+        if let cached = renderings.withLockedValue({ $0[key] }) {
+            renderingsSeen.remember(cached, for: key)
+            return cached
+        }
         let listed = catalog.listedApps(for: session.identity, level: session.level)
         var values = values(level: session.level, identity: session.identity, app: app, listed: listed, gatewayBase: gatewayBase)
         values["banner"] = offersBanner(session)
@@ -161,6 +168,7 @@ public struct GatewayBar: Sendable {
             if cache.count >= Self.renderingLimit { cache.removeAll() }
             cache[key] = segments
         }
+        renderingsSeen.remember(segments, for: key)
         return segments
     }
 

@@ -15,6 +15,8 @@ public final class AuditTrail: Service, Sendable {
     /// The apps each session has opened on this replica: the first request to an app in a session is recorded, the
     /// rest are not. Forgotten at `openedLimit` (an app opened again after that is recorded again, nothing worse).
     private let opened = NIOLockedValueBox<Set<Opened>>([])
+    /// What each thread already found in `opened`, looked at first (no lock shared by the event loops on each page).
+    private let openedSeen = ThreadMemo<Opened, Bool>(limit: 4096)
     static let openedLimit = 200_000
 
     private struct Opened: Hashable {
@@ -50,9 +52,12 @@ public final class AuditTrail: Service, Sendable {
 
     /// `session`'s first request to `app` in this session (`path` without its query).
     func opened(_ app: String, path: String, session: Session) {
+        let key = Opened(session: session.id, app: app)
+        guard openedSeen[key] == nil else { return }
+        openedSeen.remember(true, for: key)
         let first = opened.withLockedValue { opened in
             if opened.count >= Self.openedLimit { opened.removeAll() }
-            return opened.insert(Opened(session: session.id, app: app)).inserted
+            return opened.insert(key).inserted
         }
         if first { record(AuditRecord(action: .appOpened, member: session.identity.sub, app: app, path: path)) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseStorage
 import GatehouseCore
 import Logging
 import NIOConcurrencyHelpers
@@ -14,6 +15,9 @@ public struct EventRecorder: Sendable {
     let audit: AuditTrail?
     /// When each (event, member) of `recordOnceIn` was last recorded.
     private let lastRecorded = NIOLockedValueBox<[RecentKey: NIODeadline]>([:])
+    /// What each thread last found in `lastRecorded`, looked at first: within its window, nothing is recorded and
+    /// the shared table is not taken (no lock shared by the event loops on each page that shows the banner).
+    private let lastSeen = ThreadMemo<RecentKey, NIODeadline>(limit: 4096)
 
     public init(queue: EventQueue, logger: Logger, metrics: GatewayMetrics? = nil, audit: AuditTrail? = nil) {
         self.audit = audit
@@ -36,9 +40,13 @@ public struct EventRecorder: Sendable {
     /// is one row per member and window, not one per page, while the metric still counts every showing.
     public func recordOnceIn(_ window: TimeAmount, _ name: EventName, sub: String) {
         let now = NIODeadline.now()
+        let key = RecentKey(name: name, sub: sub)
+        if let seen = lastSeen[key], now - seen < window { return countOnly(name) }
         let due = lastRecorded.withLockedValue { recent in
-            let key = RecentKey(name: name, sub: sub)
-            if let last = recent[key], now - last < window { return false }
+            if let last = recent[key], now - last < window {
+                lastSeen.remember(last, for: key)
+                return false
+            }
             if recent.count >= Self.recentLimit {
                 let cutoff = now - window
                 recent = recent.filter { $0.value > cutoff }
@@ -47,7 +55,12 @@ public struct EventRecorder: Sendable {
             recent[key] = now
             return true
         }
-        if due { record(name, sub: sub) } else { metrics?.event(name, detail: nil) }
+        lastSeen.remember(now, for: key)
+        if due { record(name, sub: sub) } else { countOnly(name) }
+    }
+
+    private func countOnly(_ name: EventName) {
+        metrics?.event(name, detail: nil)
     }
 
     public func record(_ name: EventName, sub: String? = nil, detail: String? = nil) {

@@ -17,6 +17,8 @@ public final class GatewayMetrics: Sendable {
     private let requestHandles = NIOLockedValueBox<[RequestKey: RequestHandles]>([:])
     /// Every other counter's handle by name and labels (bounded too: labels only hold bounded values).
     private let counters = NIOLockedValueBox<[CounterKey: CoreMetrics.Counter]>([:])
+    /// What the event loops counted and have not added to the registry yet (`LoopTallies`).
+    let tallies = LoopTallies()
 
     public init(version: String = GatewayMetrics.version) {
         registry = PrometheusCollectorRegistry()
@@ -34,6 +36,7 @@ public final class GatewayMetrics: Sendable {
 
     /// The registry's text exposition, after every collector ran.
     public func exposition() -> String {
+        addTallies()
         for collect in collectors.withLockedValue({ $0 }) { collect() }
         return registry.emitToString()
     }
@@ -50,7 +53,7 @@ public final class GatewayMetrics: Sendable {
         }
     }
 
-    private struct CounterKey: Hashable {
+    struct CounterKey: Hashable {
         let name: String
         /// Label names and values, in turn.
         let labels: [String]
@@ -82,25 +85,33 @@ public final class GatewayMetrics: Sendable {
 
     /// One request answered: its route class, status class and app (empty when none), and the time to its head.
     func request(route: RouteClass, status: Int, app: String, duration: Duration) {
-        // Every request: the handles are looked up in a dictionary of this gateway's own, not made anew through the
-        // registry (which checks the name and every label each time).
         let key = RequestKey(route: route, statusClass: min(max(status / 100, 1), 5), app: app)
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        // On an event loop, kept on the loop and added in batches (the handles' lock and the histogram's are shared).
+        guard let tally = tallies.current else { return record(key, nanoseconds: nanoseconds) }
+        if let full = tally.add(key, nanoseconds: nanoseconds) { add(full) }
+    }
+
+    /// One request into the registry. The handles are looked up in a dictionary of this gateway's own, not made
+    /// anew through the registry (which checks the name and every label each time).
+    func record(_ key: RequestKey, nanoseconds: Int64) {
         let handles = requestHandles.withLockedValue { handles in
             if let found = handles[key] { return found }
             let made = RequestHandles(
                 count: counter(
-                    "gatehouse_http_requests_total", [("route", route.rawValue), ("status", "\(key.statusClass)xx"), ("app", app)]),
+                    "gatehouse_http_requests_total", [("route", key.route.rawValue), ("status", "\(key.statusClass)xx"), ("app", key.app)]),
                 duration: CoreMetrics.Timer(
-                    label: "gatehouse_http_request_duration_seconds", dimensions: [("route", route.rawValue), ("app", app)], factory: factory))
+                    label: "gatehouse_http_request_duration_seconds", dimensions: [("route", key.route.rawValue), ("app", key.app)],
+                    factory: factory))
             handles[key] = made
             return made
         }
         handles.count.increment()
-        let (seconds, attoseconds) = duration.components
-        handles.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        handles.duration.recordNanoseconds(nanoseconds)
     }
 
-    private struct RequestKey: Hashable {
+    struct RequestKey: Hashable {
         let route: RouteClass
         let statusClass: Int
         let app: String
@@ -114,7 +125,13 @@ public final class GatewayMetrics: Sendable {
     /// A request the data plane answered on its event loop (`gatehouse_data_plane_requests_total`, by app): which
     /// path served what, beside the request counters both paths keep.
     func dataPlaneRequest(app: String) {
-        counter("gatehouse_data_plane_requests_total", [("app", app)]).increment()
+        count("gatehouse_data_plane_requests_total", [("app", app)])
+    }
+
+    /// Adds one to a counter: on an event loop in its tally (as `request`), elsewhere at once.
+    func count(_ name: String, _ dimensions: [(String, String)] = []) {
+        guard let tally = tallies.current else { return counter(name, dimensions).increment() }
+        tally.count(CounterKey(name: name, labels: dimensions.flatMap { [$0.0, $0.1] }))
     }
 
     /// A request to an app that did not get an answer from it.
@@ -146,7 +163,7 @@ public final class GatewayMetrics: Sendable {
     /// A product event (product §7) as its counter; `detail` becomes the `reason` label where it is a fixed reason.
     func event(_ name: EventName, detail: String?) {
         let (metric, hasReason) = Self.eventMetrics[name] ?? ("gatehouse_events_total", false)
-        counter(metric, hasReason ? [("reason", detail ?? "unknown")] : []).increment()
+        count(metric, hasReason ? [("reason", detail ?? "unknown")] : [])
     }
 
     static let eventMetrics: [EventName: (name: String, hasReason: Bool)] = [

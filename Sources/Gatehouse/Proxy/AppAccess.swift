@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseStorage
 import HTTPTypes
 import Logging
 import NIOConcurrencyHelpers
@@ -15,7 +16,10 @@ struct AppAccess: Sendable {
     /// Where a member's first request to an app in a session is recorded.
     let audit: AuditTrail?
     /// The policy's verdict on each app's host (`openWithoutWaiting`), with when it runs out.
-    private let verdicts = NIOLockedValueBox<[String: (host: String, address: String?, until: ContinuousClock.Instant)]>([:])
+    private let verdicts = NIOLockedValueBox<[String: Verdict]>([:])
+    /// Each thread's own copies of the verdicts it used, read first (no lock shared by the event loops).
+    private let verdictsSeen = ThreadMemo<String, Verdict>(limit: 256)
+    private typealias Verdict = (host: String, address: String?, until: ContinuousClock.Instant)
 
     /// Each app's header rules, worked out once.
     private let headerRules: [String: HeaderHygiene.Rules]
@@ -159,11 +163,15 @@ struct AppAccess: Sendable {
             return nil
         }
         var target: UpstreamTarget
-        if let kept = verdicts.withLockedValue({ $0[app.slug] }), kept.until > .now {
+        let now = ContinuousClock.now
+        if let kept = verdictsSeen[app.slug] ?? verdicts.withLockedValue({ $0[app.slug] }), kept.until > now {
+            verdictsSeen.remember(kept, for: app.slug)
             target = UpstreamTarget(url: url, host: kept.host, address: kept.address)
         } else {
             guard let checked = try? policy.checkWithoutWaiting(url) else { return nil }
-            verdicts.withLockedValue { $0[app.slug] = (checked.host, checked.address, .now + UpstreamPolicy.recentLifetime) }
+            let verdict = (host: checked.host, address: checked.address, until: now + UpstreamPolicy.recentLifetime)
+            verdicts.withLockedValue { $0[app.slug] = verdict }
+            verdictsSeen.remember(verdict, for: app.slug)
             target = checked
         }
         target.tls = upstreamTLS[app.slug]

@@ -36,6 +36,9 @@ final class ProxiedRequest: DataPlaneExchange {
     let spans: Spans?
     /// The browser's `Cookie` fields, kept for an app whose client cookies are compared with them.
     let browserCookies: [String]
+    /// The member's jar as the request was decided on (with the app's answer's cookies, once `start` took them in):
+    /// what the client cookies are copied from.
+    private var jar: CookieJar
     /// The browser's fields, kept only when the log takes debug lines (`AppAccess.Forwarding.logRemovedHeaders`).
     let browserForDebugLog: HTTPFields?
     /// The request's id (Hummingbird's kind, so that both paths' log lines look alike), made with the logger that
@@ -61,8 +64,9 @@ final class ProxiedRequest: DataPlaneExchange {
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: UpstreamRequestHead, memberURI: String,
         gatewayBase: String = "", requestBodyLength: Int = 0, isNavigation: Bool, accept: String?, acceptLanguage: String?, acceptsGzip: Bool, trace: TraceContext, spans: Spans? = nil,
-        browserCookies: [String] = [], browserForDebugLog: HTTPFields? = nil
+        jar: CookieJar = CookieJar(), browserCookies: [String] = [], browserForDebugLog: HTTPFields? = nil
     ) {
+        self.jar = jar
         self.browserCookies = browserCookies
         self.browserForDebugLog = browserForDebugLog
         self.acceptLanguage = acceptLanguage
@@ -85,7 +89,9 @@ final class ProxiedRequest: DataPlaneExchange {
         let session = forwarding.session
         let setCookies = fields[values: .setCookie]
         if !setCookies.isEmpty {
-            plane.cache.changeJar(session.id, plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin))
+            let change = plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin)
+            plane.cache.changeJar(session.id, change)
+            change(&jar)
             changedJar = true
         }
         status = HTTPResponse.Status(code: Int(upstream.status.code))
@@ -94,8 +100,8 @@ final class ProxiedRequest: DataPlaneExchange {
             app: forwarding.app, status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip,
             url: forwarding.url,
             urls: forwarding.urls, logger: logger)
-        if let client = forwarding.clientCookies, case .some(let jar) = plane.cache.jar(session.id) {
-            for copy in client.settings(jar: jar ?? CookieJar(), origin: forwarding.origin, browserCookies: browserCookies) {
+        if let client = forwarding.clientCookies {
+            for copy in client.settings(jar: jar, origin: forwarding.origin, browserCookies: browserCookies) {
                 mapped.headers.append(HTTPField(name: .setCookie, value: copy))
             }
         }

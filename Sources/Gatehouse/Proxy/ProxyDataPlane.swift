@@ -85,9 +85,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         let client = clientAddress.flatMap(IPAddress.init)
         // A rule's freshness is a comparison of times on the cached session, its network one of addresses.
         let now = Date()
-        guard resolver.isSettled(mounted.session, client: client, now: now),
-            case .some(let jar) = cache.jar(mounted.session.id), cache.pendingJarChanges < Self.pendingJarLimit
-        else { return .application }
+        guard resolver.isSettled(mounted.session, client: client, now: now) else { return .application }
         let moment = AccessMoment(now: now, client: client, idle: max(0, now.timeIntervalSince(mounted.session.lastSeenAt)))
         guard let forwarding = access.openWithoutWaiting(mounted.app, rest: mounted.rest, method: method.rawValue, session: mounted.session, moment: moment),
             let endpoint = Self.endpoint(forwarding.target)
@@ -98,7 +96,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         // A form or a fetch that changes something comes from the gateway's own pages or the app's, or it is the
         // application's to refuse (with its page).
         guard (try? forwarding.checkOrigin(method: method, browser: browser)) != nil else { return .application }
-        var jarCopy = jar ?? CookieJar()
+        var jarCopy = mounted.jar ?? CookieJar()
         let incoming = clientAddresses.incomingTrace(peer: peer?.ipAddress, traceparent: browser[HeaderHygiene.traceparent])
         let trace: TraceContext
         var spans: ProxiedRequest.Spans?
@@ -128,7 +126,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
                 plane: self, forwarding: forwarding, endpoint: endpoint, upstreamHead: upstreamHead,
                 memberURI: uri, gatewayBase: mounted.gatewayBase, requestBodyLength: bodyLength, isNavigation: GatewayBar.isDocumentNavigation(method: method, headers: browser),
                 accept: browser[.accept], acceptLanguage: browser[.acceptLanguage], acceptsGzip: acceptEncoding.takesGzip, trace: trace,
-                spans: spans, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie],
+                spans: spans, jar: jarCopy, browserCookies: forwarding.clientCookies == nil ? [] : browser[values: .cookie],
                 browserForDebugLog: logger.logLevel <= .debug ? browser : nil))
     }
 
@@ -157,11 +155,13 @@ final class ProxyDataPlane: DataPlaneRoutes {
         return length
     }
 
-    /// The app a request is for, the rest of its path, and the session it comes with, by the app's mount.
+    /// The app a request is for, the rest of its path, and the session it comes with (and its jar), by the app's
+    /// mount.
     struct Mounted {
         let app: AppConfiguration
         let rest: String
         let session: Session
+        let jar: CookieJar?
         /// What the bar's files and links start with: the gateway's origin on an app host, nothing on its own host.
         let gatewayBase: String
     }
@@ -170,22 +170,23 @@ final class ProxyDataPlane: DataPlaneRoutes {
     /// has looked up before (the handoff's and sign-out's own paths, and the bar's choices posted, are the
     /// application's); on the gateway's host,
     /// `/apps/<slug>/…` of a path-mounted app with the session cookie. Either way only with a session the state cache
-    /// holds: any other request is the application's.
+    /// holds with its jar, and fewer than `pendingJarLimit` jar changes waiting: any other request is the
+    /// application's.
     func mounted(_ head: RequestHead, uri: String) -> Mounted? {
         if let app = catalog.hostMountedApp(authority: head.first("host")) {
             let path = uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
                 path != Paths.frame, path != Paths.chatUnread,
                 let grant = head.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
-                let sessionID = cache.grantedSession(token: grant, slug: app.slug, hash: TokenHash.hex), let session = cache.session(sessionID)
+                let member = cache.member(grant: grant, slug: app.slug, hash: TokenHash.hex, pendingJarLimit: Self.pendingJarLimit)
             else { return nil }
-            return Mounted(app: app, rest: uri, session: session, gatewayBase: publicOrigin)
+            return Mounted(app: app, rest: uri, session: member.session, jar: member.jar, gatewayBase: publicOrigin)
         }
         guard let (app, rest) = catalog.appPath(uri), catalog.isProxiedOnPaths(app),
             let cookie = head.cookie(named: cookieName), !cookie.isEmpty, cookie.utf8.count <= 128,
-            let session = cache.session(token: cookie, hash: SessionResolver.sessionID)
+            let member = cache.member(token: cookie, hash: SessionResolver.sessionID, pendingJarLimit: Self.pendingJarLimit)
         else { return nil }
-        return Mounted(app: app, rest: rest, session: session, gatewayBase: "")
+        return Mounted(app: app, rest: rest, session: member.session, jar: member.jar, gatewayBase: "")
     }
 
     /// Where to connect: the checked address (or the literal one), on the URL's port.

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// Where a graceful shutdown is: once it has begun, `/readyz` fails, so that a load balancer stops sending requests,
 /// and every answer says `Connection: close`; when the drain is over, relayed WebSockets close as "going away" before
@@ -16,10 +17,12 @@ public final class Draining: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Whether draining began, read by every answer without the lock (which the event loops would contend on).
+    private let begun = Atomic(false)
 
     public init() {}
 
-    public var hasBegun: Bool { state.withLockedValue { $0.began != nil } }
+    public var hasBegun: Bool { begun.load(ordering: .acquiring) }
 
     /// How long ago draining began, if it has.
     var elapsed: Duration? { state.withLockedValue { $0.began.map { ContinuousClock.now - $0 } } }
@@ -35,6 +38,7 @@ public final class Draining: Sendable {
 
     func begin() {
         state.withLockedValue { $0.began = .now }
+        begun.store(true, ordering: .releasing)
     }
 
     /// The drain is over: what waits (`wait()`) goes on, and relays close.

@@ -30,7 +30,8 @@ final class AssertionKeyRing: Sendable {
     let source: Source
     let logger: Logger
     /// The keys in use (signing and published), oldest first, and the published set's JSON.
-    private let state = NIOLockedValueBox<(keys: [Key], published: Data)>(([], Data(#"{"keys":[]}"#.utf8)))
+    /// Read by every request to an app that takes assertions, changed by a refresh: each thread reads its own copy.
+    private let state = ReadMostly<(keys: [Key], published: Data)>(([], Data(#"{"keys":[]}"#.utf8)))
 
     init(source: Source, logger: Logger) {
         self.source = source
@@ -61,11 +62,11 @@ final class AssertionKeyRing: Sendable {
 
     /// The key that signs at `now`: the newest whose time has come.
     func signing(at now: Date) -> Key? {
-        state.withLockedValue { $0.keys.last { $0.signsFrom <= now } }
+        state.value.keys.last { $0.signsFrom <= now }
     }
 
     /// `{"keys": [...]}`: every key that signs, will sign or signed assertions not yet expired.
-    var publishedSet: Data { state.withLockedValue { $0.published } }
+    var publishedSet: Data { state.value.published }
 
     func refresh(now: Date = Date()) async throws {
         guard case .store(let store, let schedule) = source else { return }
@@ -102,6 +103,6 @@ final class AssertionKeyRing: Sendable {
     private func publish(_ keys: [Key]) {
         let set = ["keys": keys.map { IdentityAssertion.jwk(of: $0.privateKey.publicKey) }]
         let json = (try? JSONSerialization.data(withJSONObject: set, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        state.withLockedValue { $0 = (keys.sorted { $0.signsFrom < $1.signsFrom }, json) }
+        state.change { $0 = (keys.sorted { $0.signsFrom < $1.signsFrom }, json) }
     }
 }

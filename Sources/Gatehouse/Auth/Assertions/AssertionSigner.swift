@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseStorage
 import GatehouseCore
 import NIOConcurrencyHelpers
 
@@ -22,6 +23,8 @@ final class AssertionSigner: Sendable {
     }
 
     private let held = NIOLockedValueBox<[Holder: Held]>([:])
+    /// Each thread's own copies of the assertions it handed out, read first (no lock shared by the event loops).
+    private let heldSeen = ThreadMemo<Holder, Held>(limit: 1024)
     /// Above this many held assertions, the expired ones are dropped at the next signing.
     static let pruneAbove = 20_000
 
@@ -35,14 +38,19 @@ final class AssertionSigner: Sendable {
     func assertion(for session: Session, app slug: String, upstream: URL, now: Date = Date()) -> String? {
         guard let key = ring.signing(at: now) else { return nil }
         let holder = Holder(session: session.id, app: slug, level: session.level)
-        if let kept = held.withLockedValue({ $0[holder] }), kept.kid == key.kid, kept.renewAt > now { return kept.token }
+        if let kept = heldSeen[holder] ?? held.withLockedValue({ $0[holder] }), kept.kid == key.kid, kept.renewAt > now {
+            heldSeen.remember(kept, for: holder)
+            return kept.token
+        }
         let claims = IdentityAssertion.Claims(
             iss: issuer, aud: AppCatalog.origin(upstream), identity: session.identity, level: session.level, sessionID: session.id, issuedAt: now)
         guard let token = try? IdentityAssertion.sign(claims, key: key.privateKey, kid: key.kid) else { return nil }
+        let made = Held(token: token, kid: key.kid, renewAt: now.addingTimeInterval(IdentityAssertion.lifetime - 60))
         held.withLockedValue { held in
             if held.count > Self.pruneAbove { held = held.filter { $0.value.renewAt > now } }
-            held[holder] = Held(token: token, kid: key.kid, renewAt: now.addingTimeInterval(IdentityAssertion.lifetime - 60))
+            held[holder] = made
         }
+        heldSeen.remember(made, for: holder)
         return token
     }
 }
