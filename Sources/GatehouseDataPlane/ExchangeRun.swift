@@ -13,7 +13,7 @@ import NIOHTTP1
 /// upload is the listener's business (its body deadline), not the app's.
 ///
 /// What happens when, and what each event calls for, is `ExchangeStateMachine`'s; this class holds the channels, the
-/// lease and the timer, and does what the machine answers.
+/// lease and the timer, tells the machine each event, and carries out the action it answers (`run`).
 final class ExchangeRun {
     private let exchange: any DataPlaneExchange
     private let member: ChannelHandlerContext
@@ -47,69 +47,47 @@ final class ExchangeRun {
         machine = ExchangeStateMachine(requestBodyLength: exchange.requestBodyLength, isIdempotent: exchange.isIdempotent)
     }
 
-    // MARK: - The upstream side
+    // MARK: - Events
 
     func begin() {
-        machine.connecting()
+        run(machine.begin())
+    }
+
+    private func leaseConnection() {
         if let idle = pool.leaseIdle(exchange.endpoint) { return attach(idle) }
         pool.lease(exchange.endpoint).assumeIsolated().whenComplete { result in
             switch result {
             case .success(let lease): self.attach(lease)
-            case .failure(let error): self.fail(.connect(error))
+            case .failure(let error): self.run(self.machine.fail(.connect(error)))
             }
         }
     }
 
     private func attach(_ lease: UpstreamPool.Lease) {
-        guard machine.attached() else {
+        let action = machine.attached()
+        if case .releaseUnused = action {
             // The member went away while the connection was on its way: it goes back unused.
             pool.release(lease, reusable: true)
             return
         }
         guard let handler = try? lease.channel.pipeline.syncOperations.handler(type: UpstreamConnectionHandler.self) else {
             pool.release(lease, reusable: false)
-            fail(.reset)
-            return
+            return run(machine.fail(.reset))
         }
         self.lease = lease
         reader = handler
         handler.exchange = self
-        sendRequest()
+        run(action)
     }
-
-    // MARK: - The member's request
 
     /// A part of the member's body: passed on, or kept until the app's connection is there.
     func requestBody(_ chunk: ByteBuffer) {
-        take(machine.requestBody(chunk))
+        run(machine.requestBody(chunk))
     }
 
     /// The member's request is complete.
     func requestEnd() {
-        take(machine.requestEnd())
-    }
-
-    private func take(_ step: ExchangeStateMachine.BodyStep) {
-        switch step {
-        case .ignore: return
-        case .accepted: sendRequest()
-        case .mismatch: fail(.refused(RequestBodyMismatch()), closeMember: true)
-        }
-    }
-
-    /// Writes what the app's connection has not been sent yet; the read timeout starts with the end.
-    private func sendRequest() {
-        guard let channel = lease?.channel, let send = machine.nextSend() else { return }
-        if send.head {
-            reader?.expectAnswer(to: exchange.upstreamHead.method)
-            channel.write(exchange.upstreamHead.bytes, promise: nil)
-        }
-        // The body's length is in the head: its parts go as they are, and its end is the last of them.
-        for chunk in send.body { channel.write(chunk, promise: nil) }
-        if send.end { armTimer() }
-        channel.flush()
-        // What waited for the connection is out: the member's connection may be read on.
-        if !machine.requestEnded, channel.isWritable { resumeMemberReads() }
+        run(machine.requestEnd())
     }
 
     /// Whether the member's connection must not be read now: its body waits for the app's connection, or the app's
@@ -120,108 +98,128 @@ final class ExchangeRun {
 
     /// The app's connection takes more again.
     func upstreamWritable() {
-        guard machine.readsMemberBody, lease?.channel.isWritable == true else { return }
+        guard machine.upstreamWritable(), lease?.channel.isWritable == true else { return }
         resumeMemberReads()
     }
 
     func upstreamRead(_ part: HTTPClientResponsePart) {
         armTimer()
-        if machine.keepsAnswerParts { return machine.keep(part) }
-        do {
-            switch part {
-            case .head(let head):
-                guard machine.answerHead(statusCode: Int(head.status.code), keepAlive: head.isKeepAlive) else { return }
-                let start = try exchange.start(head)
-                if let stored = exchange.answerMayStart(on: member.eventLoop) {
-                    machine.holdForStore()
-                    stored.assumeIsolated().whenComplete { result in
-                        switch result {
-                        case .success: self.storeAnswered(start)
-                        case .failure(let error): self.fail(.refused(error))
-                        }
-                    }
-                    return
-                }
-                answerStarts(start)
-            case .body(let chunk):
-                switch machine.answerBody() {
-                case .startHeld: try startHeld(chunk)
-                case .pass: writeBody(try exchange.body(chunk))
-                case .drop: return
-                }
-            case .end:
-                let (startsHeld, completes) = machine.answerEnd()
-                if startsHeld { try startHeld(nil) }
-                guard completes else { return }
-                writeBody(exchange.end())
-                member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
-                complete(failure: nil, upstreamReusable: machine.upstreamReusable)
-            }
-        } catch {
-            fail(.refused(error))
+        switch part {
+        case .head(let head): run(machine.answerHead(head))
+        case .body(let chunk): run(machine.answerBody(chunk))
+        case .end: run(machine.answerEnd())
         }
-    }
-
-    private func answerStarts(_ start: ResponseStart) {
-        switch start {
-        case .now(let memberHead):
-            machine.answerStarted(held: false)
-            writeHead(memberHead)
-        case .afterFirstChunk:
-            machine.answerStarted(held: true)
-        }
-    }
-
-    /// What the answer waited for is done: it goes on, with what the app sent meanwhile, in order.
-    private func storeAnswered(_ start: ResponseStart) {
-        guard let (kept, upstreamClosed) = machine.storeAnswered() else { return }
-        answerStarts(start)
-        for part in kept { upstreamRead(part) }
-        if upstreamClosed {
-            self.upstreamClosed()  // an answer the kept parts did not complete ends incomplete
-        } else if machine.resumesUpstreamReads(memberWritable: member.channel.isWritable) {
-            lease?.channel.read()
-        }
-        if machine.flushesAfterRead { member.flush() }
     }
 
     func upstreamReadComplete() {
-        guard machine.flushesAfterRead else { return }
-        member.flush()
+        run(machine.afterUpstreamRead)
     }
 
-    /// Whether the app's connection must not be read now: the member's connection takes no more for the moment.
-    /// `memberWritable` reads on.
+    /// Whether the app's connection must not be read now: the member's connection takes no more for the moment
+    /// (`memberWritable` reads on), or the answer waits for the store.
     func holdsReads() -> Bool {
         machine.holdsUpstreamReads(memberWritable: member.channel.isWritable)
     }
 
     /// The app's connection closed before its answer was complete.
     func upstreamClosed() {
-        let step = machine.upstreamClosed(wasReused: lease?.isReused == true)
-        guard step != .ignore else { return }
+        let action = machine.upstreamClosed(wasReused: lease?.isReused == true)
+        if case .none = action { return }
         lease = nil
         reader = nil
-        if step == .retry {
-            cancelTimer()
-            begin()  // the head and the end again, on the next connection
-        } else {
-            fail(.reset)
-        }
+        run(action)
     }
 
-    // MARK: - The member's side
-
     func memberWritable() {
-        guard machine.resumesUpstreamReads(memberWritable: member.channel.isWritable) else { return }
-        lease?.channel.read()
+        run(machine.memberWritabilityChanged(isWritable: member.channel.isWritable))
     }
 
     func memberClosed() {
-        fail(.memberLeft)
+        run(machine.memberLeft())
     }
 
-    // MARK: - Ending
+    /// The app sent nothing for the read timeout. The connection is closed on release, after the exchange let go of
+    /// it (no retry of a slow app).
+    func timedOut() {
+        run(machine.timedOut())
+    }
+
+    // MARK: - Actions
+
+    /// Carries out what the machine answered. What fails while doing so (the gateway refuses the app's answer, or
+    /// cannot transform it) is the next event.
+    private func run(_ action: ExchangeStateMachine.Action) {
+        do {
+            switch action {
+            case .none, .waitForStore: return
+            case .lease(let retry):
+                if retry { timer.stop() }  // the head and the end again, on the next connection
+                leaseConnection()
+            case .releaseUnused: preconditionFailure("answered to `attached` only")
+            case .send(let head, let body, let end, let readsMemberOn): send(head: head, body: body, end: end, readsMemberOn: readsMemberOn)
+            case .decide(let head): try decide(head)
+            case .writeHead(let head): writeHead(head)
+            case .startHeld(let chunk): try startHeld(chunk)
+            case .startHeldAtEnd:
+                try startHeld(nil)
+                run(machine.answerEnd())
+            case .forward(let chunk): writeBody(try exchange.body(chunk))
+            case .finish(let upstreamReusable):
+                writeBody(exchange.end())
+                member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+                complete(failure: nil, upstreamReusable: upstreamReusable)
+            case .resume(let head, let kept, let upstreamClosed, let readUpstream):
+                if let head { writeHead(head) }
+                for part in kept { upstreamRead(part) }
+                if upstreamClosed {
+                    self.upstreamClosed()  // an answer the kept parts did not complete ends incomplete
+                } else if readUpstream {
+                    lease?.channel.read()
+                }
+                run(machine.afterUpstreamRead)
+            case .answerFailure(let failure, let closeMember):
+                let (head, body) = exchange.answer(failure)
+                writeHead(head)
+                writeBody(body)
+                member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+                complete(failure: failure, upstreamReusable: false, closeMember: closeMember)
+            case .cutShort(let failure): complete(failure: failure, upstreamReusable: false, closeMember: true)
+            case .abandon(let failure): complete(failure: failure, upstreamReusable: false)
+            case .readUpstream: lease?.channel.read()
+            case .flushMember: member.flush()
+            }
+        } catch {
+            run(machine.fail(.refused(error)))
+        }
+    }
+
+    /// Writes what the app's connection has not been sent yet; the read timeout starts with the end.
+    private func send(head: Bool, body: [ByteBuffer], end: Bool, readsMemberOn: Bool) {
+        guard let channel = lease?.channel else { return }
+        if head {
+            reader?.expectAnswer(to: exchange.upstreamHead.method)
+            channel.write(exchange.upstreamHead.bytes, promise: nil)
+        }
+        // The body's length is in the head: its parts go as they are, and its end is the last of them.
+        for chunk in body { channel.write(chunk, promise: nil) }
+        if end { armTimer() }
+        channel.flush()
+        // What waited for the connection is out: the member's connection may be read on.
+        if readsMemberOn, channel.isWritable { resumeMemberReads() }
+    }
+
+    /// The gateway maps the app's head; the member's answer may have to wait for the store.
+    private func decide(_ head: HTTPResponseHead) throws {
+        let start = try exchange.start(head)
+        let stored = exchange.answerMayStart(on: member.eventLoop)
+        run(machine.decided(start, waitsForStore: stored != nil))
+        stored?.assumeIsolated().whenComplete { result in
+            switch result {
+            case .success: self.run(self.machine.storeAnswered(memberWritable: self.member.channel.isWritable))
+            case .failure(let error): self.run(self.machine.fail(.refused(error)))
+            }
+        }
+    }
 
     private func writeHead(_ head: HTTPResponseHead) {
         var head = head
@@ -243,26 +241,9 @@ final class ExchangeRun {
         member.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(bytes))), promise: nil)
     }
 
-    /// `closeMember`: the member's connection carries nothing more after the answer (its request's framing broke).
-    private func fail(_ failure: DataPlaneFailure, closeMember: Bool = false) {
-        var memberLeft = false
-        if case .memberLeft = failure { memberLeft = true }
-        switch machine.fail(memberLeft: memberLeft) {
-        case .ignore: return
-        case .complete: complete(failure: failure, upstreamReusable: false)
-        case .answer:
-            let (head, body) = exchange.answer(failure)
-            writeHead(head)
-            writeBody(body)
-            member.write(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
-            complete(failure: failure, upstreamReusable: false, closeMember: closeMember)
-        case .cutShort: complete(failure: failure, upstreamReusable: false, closeMember: true)
-        }
-    }
-
+    /// `closeMember`: the member's connection carries nothing more after the answer.
     private func complete(failure: DataPlaneFailure?, upstreamReusable: Bool, closeMember: Bool = false) {
-        machine.completed()
-        cancelTimer()
+        timer.stop()
         reader?.exchange = nil
         reader = nil
         if let lease {
@@ -278,16 +259,5 @@ final class ExchangeRun {
     /// The read timeout counts from the last bytes of the app: each read moves the deadline.
     private func armTimer() {
         timer.set(in: readTimeout)
-    }
-
-    /// The app sent nothing for the read timeout. The connection is closed on release, after the exchange let go of
-    /// it (no retry of a slow app).
-    func timedOut() {
-        guard machine.timeoutFails else { return }
-        fail(.timeout)
-    }
-
-    private func cancelTimer() {
-        timer.stop()
     }
 }

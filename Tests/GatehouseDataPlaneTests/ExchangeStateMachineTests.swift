@@ -8,95 +8,108 @@ import Testing
 /// `event → answer`.
 @Suite struct ExchangeStateMachineTests {
     enum Event: CustomStringConvertible {
-        case connecting, attached, send
+        case begin, attached
         /// A part of the member's body, of this many bytes.
         case body(Int)
         case end
-        case answerHead(Int, keepAlive: Bool)
-        case started(held: Bool)
+        case head(Int, keepAlive: Bool)
+        /// The gateway's decision on the app's head: the member's head now or after the first chunk, and whether it
+        /// waits for the store.
+        case decided(now: Bool, store: Bool)
         case headWritten
         case answerBody, answerEnd
         case closed(reused: Bool)
-        case fail, memberLeft, completed
+        case fail, memberLeft, timeout
         case holdsMemberReads(upstreamWritable: Bool?)
         case holdsUpstreamReads(memberWritable: Bool)
-        case resumesUpstreamReads(memberWritable: Bool)
-        case timeout
-        case holdForStore, keep, storeAnswered
+        case memberWritable(Bool)
+        case storeAnswered(memberWritable: Bool)
 
         var description: String {
             switch self {
-            case .connecting: "connecting"
+            case .begin: "begin"
             case .attached: "attached"
-            case .send: "send"
             case .body(let bytes): "body \(bytes)"
             case .end: "end"
-            case .answerHead(let code, let keepAlive): "head \(code)\(keepAlive ? "" : " close")"
-            case .started(let held): held ? "held" : "started"
+            case .head(let code, let keepAlive): "head \(code)\(keepAlive ? "" : " close")"
+            case .decided(let now, let store): "decided \(now ? "now" : "after first chunk")\(store ? ", store" : "")"
             case .headWritten: "head written"
             case .answerBody: "answer body"
             case .answerEnd: "answer end"
             case .closed(let reused): reused ? "reused closed" : "closed"
             case .fail: "fail"
             case .memberLeft: "member left"
-            case .completed: "completed"
+            case .timeout: "timeout"
             case .holdsMemberReads(let writable): "holds member reads \(writable.map(String.init) ?? "unconnected")"
             case .holdsUpstreamReads(let writable): "holds upstream reads \(writable)"
-            case .resumesUpstreamReads(let writable): "resumes upstream reads \(writable)"
-            case .timeout: "timeout"
-            case .holdForStore: "hold for store"
-            case .keep: "keep"
-            case .storeAnswered: "store answered"
+            case .memberWritable(let writable): "member writable \(writable)"
+            case .storeAnswered(let writable): "store answered\(writable ? "" : ", member full")"
             }
+        }
+    }
+
+    static func describe(_ action: ExchangeStateMachine.Action) -> String {
+        switch action {
+        case .none: "-"
+        case .lease(let retry): retry ? "lease again" : "lease"
+        case .releaseUnused: "release unused"
+        case .send(let head, let body, let end, let readsMemberOn):
+            ((head ? ["head"] : []) + body.map { "\($0.readableBytes)" } + (end ? ["end"] : [])).joined(separator: "+")
+                + (readsMemberOn ? ", reads member on" : "")
+        case .decide(let head): "decide \(head.status.code)"
+        case .waitForStore: "wait for store"
+        case .writeHead(let head): "write head \(head.status.code)"
+        case .startHeld(let chunk): "start held with \(chunk?.readableBytes ?? 0)"
+        case .startHeldAtEnd: "start held at end"
+        case .forward(let chunk): "forward \(chunk.readableBytes)"
+        case .finish(let reusable): "finish reusable=\(reusable)"
+        case .resume(let head, let kept, let closed, let read):
+            ([head.map { "write head \($0.status.code)" }, "\(kept.count) kept", closed ? "upstream closed" : nil, read ? "read upstream" : nil]
+                .compactMap { $0 }).joined(separator: ", ")
+        case .answerFailure(let failure, let close): "answer \(name(failure))\(close ? ", close" : "")"
+        case .cutShort(let failure): "cut short \(name(failure))"
+        case .abandon(let failure): "abandon \(name(failure))"
+        case .readUpstream: "read upstream"
+        case .flushMember: "flush"
+        }
+    }
+
+    static func name(_ failure: DataPlaneFailure) -> String {
+        switch failure {
+        case .connect: "connect"
+        case .timeout: "timeout"
+        case .reset: "reset"
+        case .refused(let error): error is RequestBodyMismatch ? "mismatch" : "refused"
+        case .memberLeft: "member left"
         }
     }
 
     static func apply(_ event: Event, to machine: inout ExchangeStateMachine) -> String {
         switch event {
-        case .connecting:
-            machine.connecting()
-            return "-"
-        case .attached: return machine.attached() ? "use" : "release unused"
-        case .send:
-            guard let send = machine.nextSend() else { return "nothing" }
-            var parts: [String] = []
-            if send.head { parts.append("head") }
-            parts += send.body.map { "\($0.readableBytes)" }
-            if send.end { parts.append("end") }
-            return parts.joined(separator: "+")
-        case .body(let bytes): return "\(machine.requestBody(ByteBuffer(repeating: 0x61, count: bytes)))"
-        case .end: return "\(machine.requestEnd())"
-        case .answerHead(let code, let keepAlive): return machine.answerHead(statusCode: code, keepAlive: keepAlive) ? "final" : "ignored"
-        case .started(let held):
-            machine.answerStarted(held: held)
-            return "\(machine.state)"
+        case .begin: return describe(machine.begin())
+        case .attached: return describe(machine.attached())
+        case .body(let bytes): return describe(machine.requestBody(ByteBuffer(repeating: 0x61, count: bytes)))
+        case .end: return describe(machine.requestEnd())
+        case .head(let code, let keepAlive):
+            let head = HTTPResponseHead(
+                version: .http1_1, status: HTTPResponseStatus(statusCode: code), headers: keepAlive ? [:] : ["connection": "close"])
+            return describe(machine.answerHead(head))
+        case .decided(let now, let store):
+            return describe(machine.decided(now ? .now(HTTPResponseHead(version: .http1_1, status: .ok)) : .afterFirstChunk, waitsForStore: store))
+                + " (\(machine.state.name))"
         case .headWritten:
             machine.memberHeadWritten(.ok)
             return "-"
-        case .answerBody: return "\(machine.answerBody())"
-        case .answerEnd:
-            let (startsHeld, completes) = machine.answerEnd()
-            return (startsHeld ? "start held, " : "") + (completes ? "complete reusable=\(machine.upstreamReusable)" : "no completion")
-        case .closed(let reused): return "\(machine.upstreamClosed(wasReused: reused))"
-        case .fail: return "\(machine.fail(memberLeft: false))"
-        case .memberLeft: return "\(machine.fail(memberLeft: true))"
-        case .completed:
-            machine.completed()
-            return "-"
+        case .answerBody: return describe(machine.answerBody(ByteBuffer(string: "x")))
+        case .answerEnd: return describe(machine.answerEnd())
+        case .closed(let reused): return describe(machine.upstreamClosed(wasReused: reused))
+        case .fail: return describe(machine.fail(.reset))
+        case .memberLeft: return describe(machine.memberLeft())
+        case .timeout: return describe(machine.timedOut())
         case .holdsMemberReads(let writable): return "\(machine.holdsMemberReads(upstreamWritable: writable))"
         case .holdsUpstreamReads(let writable): return "\(machine.holdsUpstreamReads(memberWritable: writable))"
-        case .resumesUpstreamReads(let writable): return "\(machine.resumesUpstreamReads(memberWritable: writable))"
-        case .timeout: return machine.timeoutFails ? "fails" : "ignored"
-        case .holdForStore:
-            machine.holdForStore()
-            return "\(machine.state)"
-        case .keep:
-            guard machine.keepsAnswerParts else { return "passes" }
-            machine.keep(.body(ByteBuffer(string: "x")))
-            return "kept"
-        case .storeAnswered:
-            guard let (kept, closed) = machine.storeAnswered() else { return "over" }
-            return "\(kept.count) kept" + (closed ? ", upstream closed" : "")
+        case .memberWritable(let writable): return describe(machine.memberWritabilityChanged(isWritable: writable))
+        case .storeAnswered(let writable): return describe(machine.storeAnswered(memberWritable: writable))
         }
     }
 
@@ -106,132 +119,131 @@ import Testing
         return events.map { "\($0) → \(apply($0, to: &machine))" }
     }
 
+    /// A GET, its connection there, its head in: what the answers below start from.
+    static let answering: [Event] = [.begin, .end, .attached, .head(200, keepAlive: true)]
+
     @Test func aGetGoesOutWholeOnceTheConnectionIsThere() {
         #expect(
-            Self.run([.connecting, .end, .send, .attached, .send, .send, .answerHead(200, keepAlive: true), .started(held: false), .headWritten,
-                .answerBody, .answerEnd])
+            Self.run(Self.answering + [.decided(now: true, store: false), .headWritten, .answerBody, .answerEnd])
                 == [
-                    "connecting → -", "end → accepted", "send → nothing", "attached → use", "send → head+end", "send → nothing",
-                    "head 200 → final", "started → streaming", "head written → -", "answer body → pass",
-                    "answer end → complete reusable=true",
+                    "begin → lease", "end → -", "attached → head+end", "head 200 → decide 200", "decided now → write head 200 (streaming)",
+                    "head written → -", "answer body → forward 1", "answer end → finish reusable=true",
                 ])
     }
 
     @Test func aBodyWaitsForTheConnectionAndTheHeadGoesWithItsFirstBytes() {
         #expect(
             Self.run(
-                [.connecting, .attached, .send, .holdsMemberReads(upstreamWritable: true), .body(3), .send, .body(2), .body(1),
-                    .holdsMemberReads(upstreamWritable: true), .send, .holdsMemberReads(upstreamWritable: false), .end, .send,
-                    .holdsMemberReads(upstreamWritable: false)],
-                bodyLength: 6, isIdempotent: false)
+                [.begin, .attached, .holdsMemberReads(upstreamWritable: true), .body(3), .body(2), .holdsMemberReads(upstreamWritable: false),
+                    .end, .holdsMemberReads(upstreamWritable: false)],
+                bodyLength: 5, isIdempotent: false)
                 == [
-                    "connecting → -", "attached → use", "send → nothing", "holds member reads true → false", "body 3 → accepted",
-                    "send → head+3", "body 2 → accepted", "body 1 → accepted", "holds member reads true → true", "send → 2+1",
-                    "holds member reads false → true", "end → accepted", "send → end", "holds member reads false → false",
+                    "begin → lease", "attached → -", "holds member reads true → false", "body 3 → head+3, reads member on",
+                    "body 2 → 2, reads member on", "holds member reads false → true", "end → end", "holds member reads false → false",
                 ])
-        // Before the connection: the kept part holds the member's reads.
+        // Before the connection: the kept part holds the member's reads, and goes with the head.
         #expect(
-            Self.run([.connecting, .body(4), .holdsMemberReads(upstreamWritable: nil), .attached, .send], bodyLength: 4, isIdempotent: false)
-                == ["connecting → -", "body 4 → accepted", "holds member reads unconnected → true", "attached → use", "send → head+4"])
+            Self.run([.begin, .body(4), .holdsMemberReads(upstreamWritable: nil), .attached], bodyLength: 4, isIdempotent: false)
+                == ["begin → lease", "body 4 → -", "holds member reads unconnected → true", "attached → head+4, reads member on"])
     }
 
     @Test(arguments: [
         // More than the head said, in one part or over two; fewer at the end.
-        ([Event.body(5)], 4, "body 5 → mismatch"),
-        ([Event.body(3), .body(2)], 4, "body 2 → mismatch"),
-        ([Event.body(3), .end], 4, "end → mismatch"),
+        ([Event.body(5)], 4, "body 5 → answer mismatch, close"),
+        ([Event.body(3), .body(2)], 4, "body 2 → answer mismatch, close"),
+        ([Event.body(3), .end], 4, "end → answer mismatch, close"),
         // A GET with a body it did not announce.
-        ([Event.body(1)], 0, "body 1 → mismatch"),
+        ([Event.body(1)], 0, "body 1 → answer mismatch, close"),
     ])
     func aBodyOfAnotherLengthThanTheHeadSaidIsRefused(events: [Event], length: Int, last: String) {
-        #expect(Self.run([.connecting, .attached] + events, bodyLength: length, isIdempotent: false).last == last)
+        #expect(Self.run([.begin, .attached] + events, bodyLength: length, isIdempotent: false).last == last)
     }
 
     @Test func partsAfterTheExchangeEndedAreDropped() {
         // The app answered before reading the whole body: its connection is not reused, the rest is nobody's.
         #expect(
             Self.run(
-                [.connecting, .attached, .body(2), .send, .answerHead(200, keepAlive: true), .started(held: false), .headWritten, .answerEnd,
-                    .completed, .body(2), .end, .send, .fail, .timeout],
-                bodyLength: 4, isIdempotent: false).suffix(10)
+                [.begin, .attached, .body(2), .head(200, keepAlive: true), .decided(now: true, store: false), .headWritten, .answerEnd,
+                    .body(2), .end, .fail, .timeout, .memberLeft],
+                bodyLength: 4, isIdempotent: false).suffix(8)
                 == [
-                    "head 200 → final", "started → streaming", "head written → -", "answer end → complete reusable=false", "completed → -",
-                    "body 2 → ignore", "end → ignore", "send → nothing", "fail → ignore", "timeout → ignored",
+                    "decided now → write head 200 (streaming)", "head written → -", "answer end → finish reusable=false", "body 2 → -",
+                    "end → -", "fail → -", "timeout → -", "member left → -",
                 ])
     }
 
     @Test func interimAnswersAndAHeadOutOfTurnAreIgnored() {
         #expect(
-            Self.run([.connecting, .attached, .end, .send, .answerHead(103, keepAlive: true), .answerHead(200, keepAlive: false),
-                .started(held: false), .answerHead(200, keepAlive: true), .answerEnd]).suffix(5)
+            Self.run([.begin, .end, .attached, .head(103, keepAlive: true), .head(200, keepAlive: false), .decided(now: true, store: false),
+                .head(200, keepAlive: true), .answerEnd]).suffix(5)
                 == [
-                    "head 103 → ignored", "head 200 close → final", "started → streaming", "head 200 → ignored",
-                    "answer end → complete reusable=false",
+                    "head 103 → -", "head 200 close → decide 200", "decided now → write head 200 (streaming)", "head 200 → -",
+                    "answer end → finish reusable=false",
                 ])
     }
 
     @Test func aHeldHeadGoesOutWithTheFirstChunkOrWithAnEmptyBody() {
         #expect(
-            Self.run([.connecting, .attached, .end, .send, .answerHead(200, keepAlive: true), .started(held: true), .answerBody, .answerBody,
-                .answerEnd]).suffix(4)
-                == ["held → heldForFirstChunk", "answer body → startHeld", "answer body → pass", "answer end → complete reusable=true"])
+            Self.run(Self.answering + [.decided(now: false, store: false), .answerBody, .answerBody, .answerEnd]).suffix(4)
+                == [
+                    "decided after first chunk → - (heldForFirstChunk)", "answer body → start held with 1", "answer body → forward 1",
+                    "answer end → finish reusable=true",
+                ])
+        // An empty body: the held head goes out, then the end is told again.
         #expect(
-            Self.run([.connecting, .attached, .end, .send, .answerHead(204, keepAlive: true), .started(held: true), .answerEnd]).last
-                == "answer end → start held, complete reusable=true")
+            Self.run(Self.answering + [.decided(now: false, store: false), .answerEnd, .answerEnd]).suffix(2)
+                == ["answer end → start held at end", "answer end → finish reusable=true"])
     }
 
     @Test func aReusedConnectionThatClosesUnansweredIsRetriedOnceForABodilessIdempotentRequest() {
-        let events: [Event] = [.connecting, .attached, .end, .send, .closed(reused: true)]
-        #expect(Self.run(events).last == "reused closed → retry")
-        #expect(
-            Self.run(events + [.connecting, .attached, .send, .closed(reused: true)]).suffix(3)
-                == ["attached → use", "send → head+end", "reused closed → fail"])
+        let events: [Event] = [.begin, .end, .attached, .closed(reused: true)]
+        #expect(Self.run(events).last == "reused closed → lease again")
+        #expect(Self.run(events + [.attached, .closed(reused: true)]).suffix(2) == ["attached → head+end", "reused closed → answer reset"])
         // A fresh connection, a POST, a request with a body, or an answer already begun: no second try.
-        #expect(Self.run([.connecting, .attached, .end, .send, .closed(reused: false)]).last == "closed → fail")
-        #expect(Self.run(events, isIdempotent: false).last == "reused closed → fail")
+        #expect(Self.run([.begin, .end, .attached, .closed(reused: false)]).last == "closed → answer reset")
+        #expect(Self.run(events, isIdempotent: false).last == "reused closed → answer reset")
+        #expect(Self.run([.begin, .attached, .body(2), .end, .closed(reused: true)], bodyLength: 2).last == "reused closed → answer reset")
+        #expect(Self.run(Self.answering + [.decided(now: false, store: false), .closed(reused: true)]).last == "reused closed → answer reset")
         #expect(
-            Self.run([.connecting, .attached, .body(2), .end, .send, .closed(reused: true)], bodyLength: 2, isIdempotent: true).last
-                == "reused closed → fail")
-        #expect(
-            Self.run([.connecting, .attached, .end, .send, .answerHead(200, keepAlive: true), .started(held: true), .closed(reused: true)]).last
-                == "reused closed → fail")
+            Self.run(Self.answering + [.decided(now: true, store: false), .headWritten, .closed(reused: true)]).last
+                == "reused closed → cut short reset")
         // No connection yet: the pool's answer decides (a connect failure), not a close.
-        #expect(Self.run([.connecting, .closed(reused: true), .timeout]) == ["connecting → -", "reused closed → ignore", "timeout → ignored"])
+        #expect(Self.run([.begin, .closed(reused: true), .timeout]) == ["begin → lease", "reused closed → -", "timeout → -"])
     }
 
     @Test func aFailureAnswersBeforeTheHeadAndCutsShortAfterIt() {
-        #expect(Self.run([.connecting, .fail]).last == "fail → answer")
-        #expect(Self.run([.connecting, .attached, .end, .send, .timeout, .fail]).suffix(2) == ["timeout → fails", "fail → answer"])
-        #expect(
-            Self.run([.connecting, .attached, .end, .send, .answerHead(200, keepAlive: true), .started(held: false), .headWritten, .fail])
-                .last == "fail → cutShort")
-        #expect(Self.run([.connecting, .memberLeft, .completed, .attached]).suffix(2) == ["completed → -", "attached → release unused"])
+        #expect(Self.run([.begin, .fail]).last == "fail → answer reset")
+        #expect(Self.run([.begin, .end, .attached, .timeout, .fail]).suffix(2) == ["timeout → answer timeout", "fail → -"])
+        #expect(Self.run(Self.answering + [.decided(now: true, store: false), .headWritten, .fail]).last == "fail → cut short reset")
+        #expect(Self.run([.begin, .memberLeft, .attached]).suffix(2) == ["member left → abandon member left", "attached → release unused"])
     }
 
     @Test func theAppIsReadNoFurtherWhileTheMemberTakesNoMore() {
         #expect(
-            Self.run([.connecting, .attached, .resumesUpstreamReads(memberWritable: true), .holdsUpstreamReads(memberWritable: true),
-                .holdsUpstreamReads(memberWritable: false), .resumesUpstreamReads(memberWritable: false),
-                .resumesUpstreamReads(memberWritable: true), .resumesUpstreamReads(memberWritable: true)]).dropFirst(2)
+            Self.run([.begin, .end, .attached, .memberWritable(true), .holdsUpstreamReads(memberWritable: true),
+                .holdsUpstreamReads(memberWritable: false), .memberWritable(false), .memberWritable(true), .memberWritable(true)]).dropFirst(3)
                 == [
-                    "resumes upstream reads true → false", "holds upstream reads true → false", "holds upstream reads false → true",
-                    "resumes upstream reads false → false", "resumes upstream reads true → true", "resumes upstream reads true → false",
+                    "member writable true → -", "holds upstream reads true → false", "holds upstream reads false → true",
+                    "member writable false → -", "member writable true → read upstream", "member writable true → -",
                 ])
     }
 
     @Test func anAnswerHeldForTheStoreKeepsWhatComesAndIsReadNoFurther() {
-        let held: [Event] = [.connecting, .attached, .end, .send, .answerHead(200, keepAlive: false), .holdForStore]
+        let held: [Event] = [.begin, .end, .attached, .head(200, keepAlive: false), .decided(now: true, store: true)]
         #expect(
-            Self.run(held + [.keep, .keep, .holdsUpstreamReads(memberWritable: true), .closed(reused: true), .storeAnswered,
-                .started(held: false), .keep, .resumesUpstreamReads(memberWritable: true)]).suffix(9)
+            Self.run(held + [.answerBody, .answerEnd, .holdsUpstreamReads(memberWritable: true), .memberWritable(true), .closed(reused: true),
+                .storeAnswered(memberWritable: true), .answerBody, .answerEnd]).suffix(9)
                 == [
-                    "hold for store → heldForStore", "keep → kept", "keep → kept", "holds upstream reads true → true",
-                    "reused closed → ignore", "store answered → 2 kept, upstream closed", "started → streaming", "keep → passes",
-                    "resumes upstream reads true → true",
+                    "decided now, store → wait for store (heldForStore)", "answer body → -", "answer end → -",
+                    "holds upstream reads true → true", "member writable true → -", "reused closed → -",
+                    "store answered → write head 200, 2 kept, upstream closed", "answer body → forward 1", "answer end → finish reusable=false",
                 ])
-        // What fails meanwhile fails as before the head went out; the store's answer then finds the exchange over.
+        // Decided for after the first chunk, the connection open: the kept parts, then the app is read on.
         #expect(
-            Self.run(held + [.timeout, .fail, .completed, .storeAnswered]).suffix(4)
-                == ["timeout → fails", "fail → answer", "completed → -", "store answered → over"])
+            Self.run([.begin, .end, .attached, .head(200, keepAlive: true), .decided(now: false, store: true), .answerBody,
+                .holdsUpstreamReads(memberWritable: true), .storeAnswered(memberWritable: true), .answerBody]).suffix(2)
+                == ["store answered → 1 kept, read upstream", "answer body → start held with 1"])
+        // What fails meanwhile fails as before the head went out; the store's answer then finds the exchange over.
+        #expect(Self.run(held + [.timeout, .fail, .storeAnswered(memberWritable: true)]).suffix(3) == ["timeout → answer timeout", "fail → -", "store answered → -"])
     }
 }
