@@ -21,6 +21,8 @@ Targets, each asked as a browser navigation (`Sec-Fetch-Dest: document`) through
                   streaming proxy (bench/ceilings), nothing else
   ceiling-nio     what a channel-level design allows: a minimal NIO proxy, the browser's connection glued to a kept-alive
                   upstream connection of the same event loop (bench/ceilings), nothing else
+  ceiling-splice  what NIO's channel layer itself costs: each browser connection's bytes copied to and from an upstream
+                  connection of its own, no HTTP codec at all (bench/ceilings)
 Pages: a 10 KB HTML page and a 1 MB JSON file. Within a page every target runs once per round, in an order rotated
 every round, so slow drifts of a shared machine hit every target alike; the table shows medians over the rounds.
 Then a 100 MB HTML page through Gatehouse's injector, with the growth of its peak RSS.
@@ -60,8 +62,8 @@ THREADS = os.environ.get("THREADS", "2")
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 TARGETS = os.environ.get(
     "TARGETS",
-    "direct nginx nginx-gzip nginx-tls nginx-h2 apache-oidc caddy caddy-tls ceiling-hummingbird ceiling-nio gatehouse-sso "
-    "gatehouse-sso-gzip gatehouse-sso-noassertion gatehouse-reg gatehouse-host gatehouse-post gatehouse-traced gatehouse-tls gatehouse-h2",
+    "direct nginx nginx-gzip nginx-tls nginx-h2 apache-oidc caddy caddy-tls ceiling-hummingbird ceiling-nio ceiling-splice "
+    "gatehouse-sso gatehouse-sso-gzip gatehouse-sso-noassertion gatehouse-reg gatehouse-host gatehouse-post gatehouse-traced gatehouse-tls gatehouse-h2",
 ).split()
 GZIP = ("Accept-Encoding: gzip",)
 # A form of 4 KB posted from the gateway's own page (the origin checks of unsafe methods pass), as wrk sends it.
@@ -91,7 +93,7 @@ class Run:
         self.stops = []
         self.ports = {
             name: free_port()
-            for name in ["upstream", "nginx", "nginx-tls", "apache", "idp", "caddy", "caddy-tls", "ceiling-hummingbird", "ceiling-nio"]
+            for name in ["upstream", "nginx", "nginx-tls", "apache", "idp", "caddy", "caddy-tls", "ceiling-hummingbird", "ceiling-nio", "ceiling-splice"]
         }
         self.certificate, self.key = self.work / "localhost.pem", self.work / "localhost-key.pem"
 
@@ -495,7 +497,7 @@ def main():
             servers["caddy"] = servers["caddy-tls"] = run.caddy()
             targets["caddy"] = (f"http://127.0.0.1:{ports['caddy']}/", None, None, ())
             targets["caddy-tls"] = (f"https://localhost:{ports['caddy-tls']}/", None, None, ())
-        for name in ("ceiling-hummingbird", "ceiling-nio"):
+        for name in ("ceiling-hummingbird", "ceiling-nio", "ceiling-splice"):
             if name in TARGETS:
                 servers[name] = run.ceiling(name)
                 targets[name] = (f"http://127.0.0.1:{ports[name]}/", None, None, ())

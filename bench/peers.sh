@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Gatehouse side by side with nginx, Apache + mod_auth_openidc, Caddy and the two ceilings (bench/ceilings), in one
+# Gatehouse side by side with nginx, Apache + mod_auth_openidc, Caddy and the ceilings (bench/ceilings), in one
 # run, on one upstream (bench/peers.py says what each target does); then the 100 MB page through the injector and its
 # peak memory; with perf (installed here), where the CPU of the member's page goes, phase by phase (bench/phases.py).
 # Usage: bench/peers.sh   (DURATION=10s CONNECTIONS=32 THREADS=2 ROUNDS=3 TARGETS=… PAGES=… to change the run;

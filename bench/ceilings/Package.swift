@@ -1,8 +1,9 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// The two ceilings of docs/benchmark.md: the fastest a proxy of each design can be on this machine, with nothing of
-// Gatehouse's work in it. Built and started by bench/peers.py when TARGETS names ceiling-hummingbird or ceiling-nio.
+// The ceilings of docs/benchmark.md: the fastest a proxy of each design can be on this machine, with nothing of
+// Gatehouse's work in it, and what NIO's channels cost with no HTTP at all (ceiling-splice). Built and started by
+// bench/peers.py when TARGETS names ceiling-hummingbird, ceiling-nio or ceiling-splice.
 let package = Package(
     name: "Ceilings",
     platforms: [.macOS(.v14)],
@@ -28,6 +29,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "ceiling-splice",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

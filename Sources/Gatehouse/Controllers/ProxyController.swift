@@ -132,25 +132,18 @@ public struct ProxyController: Sendable {
             let jar = try await jars.jar(sessionID: context.session.id)
             copies = clientCookies.settings(jar: jar, origin: origin, browserCookies: request.headers[values: .cookie])
         }
-        var mapped = try mapping.map(
+        let plan = try mapping.plan(
             app: app, status: upstream.status, upstream: upstream.headers, isHEAD: request.method == .head,
             isNavigation: GatewayBar.isDocumentNavigation(method: request.method, headers: request.headers),
-            acceptsGzip: AcceptEncoding(request.headers[.acceptEncoding]).takesGzip, url: url, urls: urls,
-            logger: context.logger)
-        // In the mapped head, so that the head of a transformed body has them too.
-        for copy in copies { mapped.headers.append(HTTPField(name: .setCookie, value: copy)) }
-
-        guard let encoding = mapped.encoding else {
-            let body = TransformedBody(upstream: upstream.body, transform: nil)
-            return Response(status: upstream.status, headers: mapped.untransformedHeaders, body: stream(body, app: app, logger: context.logger))
+            acceptsGzip: AcceptEncoding(request.headers[.acceptEncoding]).takesGzip, url: url, urls: urls, clientCookies: copies,
+            session: context.session, memberURI: request.uri.description, gatewayBase: gatewayBase, bar: bar, logger: context.logger)
+        if let headers = plan.headersNow {
+            let body = TransformedBody(upstream: upstream.body, plan: nil)
+            return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))
         }
-        let transform = try mapping.transform(
-            mapped, encoding: encoding, bar: bar, session: context.session, app: app, memberURI: request.uri.description,
-            gatewayBase: gatewayBase, urls: urls)
-        let body = TransformedBody(upstream: upstream.body, transform: transform)
-        // The first chunk is read and decided on before the head goes out (`AnswerMapping.Head.start`).
-        let headers = try await body.start(mapped)
-        if body.mode == .transform, mapped.nonce != nil { bar.recordShown(session: context.session) }
+        let body = TransformedBody(upstream: upstream.body, plan: plan)
+        // The first chunk is read and decided on before the head goes out (`AnswerPlan.start`).
+        let headers = try await body.start()
         return Response(status: upstream.status, headers: headers, body: stream(body, app: app, logger: context.logger))
     }
 
@@ -180,27 +173,24 @@ public struct ProxyController: Sendable {
     }
 }
 
-/// An upstream body on its way to the member, through the HTML transform or (without one) as it is. The first chunk
-/// of a transformed body is read before the response head is sent (`start`), the rest by the response body's writer:
+/// An upstream body on its way to the member, through its answer's plan (`AnswerPlan`) or (without one) as it is. The
+/// first chunk of a planned body is read before the response head is sent (`start`), the rest by the response body's writer:
 /// one reader after the other, never two at once, which is what makes the unchecked `Sendable` sound.
 final class TransformedBody: @unchecked Sendable {
-    enum Mode { case transform, passThrough }
-
     private var upstream: HTTPClientResponse.Body.AsyncIterator
-    /// `nil` once the body passes through untouched (`start`).
-    private var transform: HTMLResponseTransform?
-    var mode: Mode { transform == nil ? .passThrough : .transform }
+    /// `nil` when the body passes through untouched.
+    private var plan: AnswerPlan?
     private var pending: ByteBuffer?
     private var upstreamEnded = false
     private var finished = false
 
-    init(upstream: HTTPClientResponse.Body, transform: HTMLResponseTransform?) {
+    init(upstream: HTTPClientResponse.Body, plan: AnswerPlan?) {
         self.upstream = upstream.makeAsyncIterator()
-        self.transform = transform
+        self.plan = plan
     }
 
-    /// Reads the first chunk and decides with `mapped` how the body goes out: the member's head.
-    func start(_ mapped: AnswerMapping.Head) async throws -> HTTPFields {
+    /// Reads the first chunk and decides with the plan how the body goes out: the member's head.
+    func start() async throws -> HTTPFields {
         let first: ByteBuffer?
         do {
             first = try await upstream.next()
@@ -208,7 +198,8 @@ final class TransformedBody: @unchecked Sendable {
             throw ProxyError.upstreamReset("the page's body failed: \(error)")
         }
         if first == nil { upstreamEnded = true }  // an empty body: the iterator is not asked again
-        let (headers, out) = try mapped.start(first, transform: &transform)
+        guard plan != nil else { preconditionFailure("a body that passes through is not started") }
+        let (headers, out) = try plan!.start(first)
         pending = out
         return headers
     }
@@ -221,8 +212,8 @@ final class TransformedBody: @unchecked Sendable {
         guard !finished else { return nil }
         guard !upstreamEnded, let chunk = try await upstream.next() else {
             finished = true
-            return transform?.finish()
+            return plan?.end()
         }
-        return try transform?.process(chunk) ?? chunk
+        return try plan?.body(chunk) ?? chunk
     }
 }

@@ -57,9 +57,9 @@ final class ProxiedRequest: DataPlaneExchange {
 
     /// The app's answer changed the member's jar (`start`).
     private var changedJar = false
-    private var mapped: AnswerMapping.Head?
+    /// The member's answer, once the app's head came (`start`).
+    private var plan: AnswerPlan?
     private var status = HTTPResponse.Status.ok
-    private var transform: HTMLResponseTransform?
 
     init(
         plane: ProxyDataPlane, forwarding: AppAccess.Forwarding, endpoint: UpstreamEndpoint, upstreamHead: UpstreamRequestHead, memberURI: String,
@@ -96,22 +96,15 @@ final class ProxiedRequest: DataPlaneExchange {
         }
         status = HTTPResponse.Status(code: Int(upstream.status.code))
         if let browserForDebugLog { forwarding.logRemovedHeaders(status: status.code, browser: browserForDebugLog, logger: logger) }
-        var mapped = try plane.mapping.map(
-            app: forwarding.app, status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip,
-            url: forwarding.url,
-            urls: forwarding.urls, logger: logger)
-        if let client = forwarding.clientCookies {
-            for copy in client.settings(jar: jar, origin: forwarding.origin, browserCookies: browserCookies) {
-                mapped.headers.append(HTTPField(name: .setCookie, value: copy))
-            }
+        let copies = forwarding.clientCookies?.settings(jar: jar, origin: forwarding.origin, browserCookies: browserCookies) ?? []
+        let plan = try inLanguage {
+            try plane.mapping.plan(
+                app: forwarding.app, status: status, upstream: fields, isHEAD: false, isNavigation: isNavigation, acceptsGzip: acceptsGzip,
+                url: forwarding.url, urls: forwarding.urls, clientCookies: copies, session: session, memberURI: memberURI,
+                gatewayBase: gatewayBase, bar: plane.bar, logger: logger)
         }
-        self.mapped = mapped
-        guard let encoding = mapped.encoding else { return .now(memberHead(mapped.untransformedHeaders)) }
-        transform = try inLanguage {
-            try plane.mapping.transform(
-                mapped, encoding: encoding, bar: plane.bar, session: session, app: forwarding.app, memberURI: memberURI,
-                gatewayBase: gatewayBase, urls: forwarding.urls)
-        }
+        self.plan = plan
+        if let headers = plan.headersNow { return .now(memberHead(headers)) }
         return .afterFirstChunk
     }
 
@@ -143,21 +136,19 @@ final class ProxiedRequest: DataPlaneExchange {
         return try RequestLanguage.$current.withValue(RequestLanguage(language), operation: render)
     }
 
-    /// The body's first bytes decide (`AnswerMapping.Head.start`, as on the application's path).
+    /// The body's first bytes decide (`AnswerPlan.start`, as on the application's path).
     func startAfterFirstChunk(_ chunk: ByteBuffer?) throws -> (HTTPResponseHead, ByteBuffer?) {
-        guard let mapped else { throw ProxyError.upstreamReset("no head") }
-        let (headers, first) = try mapped.start(chunk, transform: &transform)
-        if transform != nil, mapped.nonce != nil { plane.bar.recordShown(session: forwarding.session) }
+        guard plan != nil else { throw ProxyError.upstreamReset("no head") }
+        let (headers, first) = try plan!.start(chunk)
         return (memberHead(headers), first)
     }
 
     func body(_ chunk: ByteBuffer) throws -> ByteBuffer {
-        guard transform != nil else { return chunk }
-        return try transform!.process(chunk)
+        try plan?.body(chunk) ?? chunk
     }
 
     func end() -> ByteBuffer? {
-        transform?.finish()
+        plan?.end()
     }
 
     func answer(_ failure: DataPlaneFailure) -> (HTTPResponseHead, ByteBuffer) {
@@ -191,7 +182,7 @@ final class ProxiedRequest: DataPlaneExchange {
                 // A redirect out of the allowlist is a refusal, as on the application's path.
                 if kind == .blocked, let error { plane.access.audit?.refusal(error, member: forwarding.session.identity.sub, app: app, path: memberURI) }
             }
-            if sent != nil, mapped != nil, !Self.isMemberGone(failure) {
+            if sent != nil, plan != nil, !Self.isMemberGone(failure) {
                 logger.warning("upstream body failed", metadata: ["app": .string(app), "error": .string("\(failure)")])
             }
         }
