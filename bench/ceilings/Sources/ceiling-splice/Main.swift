@@ -21,8 +21,7 @@ enum CeilingSplice {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            // The browser's bytes are read once the upstream connection is there to take them.
-            .childChannelOption(.autoRead, value: false)
+            // The browser's connection is registered (and read) once its upstream connection is there to take it.
             .childChannelInitializer { browser in
                 ClientBootstrap(group: browser.eventLoop)
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -31,7 +30,6 @@ enum CeilingSplice {
                         let (toApp, toBrowser) = Glue.pair()
                         try browser.pipeline.syncOperations.addHandler(toApp)
                         try app.pipeline.syncOperations.addHandler(toBrowser)
-                        browser.read()
                     }
             }
             .bind(host: "127.0.0.1", port: port).wait()
