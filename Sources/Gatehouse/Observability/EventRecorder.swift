@@ -1,6 +1,6 @@
 import Foundation
-import GatehouseStorage
 import GatehouseCore
+import GatehouseStorage
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -42,20 +42,18 @@ public struct EventRecorder: Sendable {
         let now = NIODeadline.now()
         let key = RecentKey(name: name, sub: sub)
         if let seen = lastSeen[key], now - seen < window { return countOnly(name) }
-        let due = lastRecorded.withLockedValue { recent in
-            if let last = recent[key], now - last < window {
-                lastSeen.remember(last, for: key)
-                return false
-            }
+        // When it was last recorded, and whether that is now.
+        let (recorded, due) = lastRecorded.withLockedValue { recent -> (NIODeadline, Bool) in
+            if let last = recent[key], now - last < window { return (last, false) }
             if recent.count >= Self.recentLimit {
                 let cutoff = now - window
                 recent = recent.filter { $0.value > cutoff }
                 if recent.count >= Self.recentLimit { recent.removeAll() }
             }
             recent[key] = now
-            return true
+            return (now, true)
         }
-        lastSeen.remember(now, for: key)
+        lastSeen.remember(recorded, for: key)
         if due { record(name, sub: sub) } else { countOnly(name) }
     }
 

@@ -164,7 +164,10 @@ struct AppAccess: Sendable {
         }
         var target: UpstreamTarget
         let now = ContinuousClock.now
-        if let kept = verdictsSeen[app.slug] ?? verdicts.withLockedValue({ $0[app.slug] }), kept.until > now {
+        func current(_ verdict: Verdict?) -> Verdict? { verdict.flatMap { $0.until > now ? $0 : nil } }
+        if let seen = current(verdictsSeen[app.slug]) {
+            target = UpstreamTarget(url: url, host: seen.host, address: seen.address)
+        } else if let kept = current(verdicts.withLockedValue({ $0[app.slug] })) {
             verdictsSeen.remember(kept, for: app.slug)
             target = UpstreamTarget(url: url, host: kept.host, address: kept.address)
         } else {

@@ -1,6 +1,8 @@
 import Foundation
 import GatehouseCore
 import Logging
+import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Testing
 
@@ -58,6 +60,28 @@ import Testing
             let counts = try await stores.events.counts(in: DateInterval(start: .distantPast, end: .distantFuture))
             #expect(counts[.upgradeBannerShown] == EventCount(events: 3, members: 2))
             #expect(MetricsTests.samples(metrics.exposition())["gatehouse_banner_shown_total"] == 6)
+        }
+    }
+
+    /// Each thread looks at its own copy of when an event was last recorded before the shared table; the copy never
+    /// holds the event back longer than the table would: a thread that saw the recording later still records again
+    /// once the window since the recording itself has passed.
+    @Test func aThreadsCopyHoldsAnEventBackNoLongerThanItsWindow() async throws {
+        try await StoreBackend.sqlite.withStores { stores in
+            let queue = EventQueue(store: stores.events, logger: Self.logger)
+            let recorder = EventRecorder(queue: queue, logger: Self.logger, metrics: GatewayMetrics())
+            let window = TimeAmount.seconds(1)
+            let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            let onTheLoop = { try await loop.next().submit { recorder.recordOnceIn(window, .upgradeBannerShown, sub: "alice") }.get() }
+            recorder.recordOnceIn(window, .upgradeBannerShown, sub: "alice")  // recorded, on this thread
+            try await Task.sleep(for: .milliseconds(400))
+            try await onTheLoop()  // within the window: counted only, and the loop remembers the recording's time
+            try await Task.sleep(for: .milliseconds(800))
+            try await onTheLoop()  // past the window since the recording: recorded again
+            try await loop.shutdownGracefully()
+            try await whileRunning(queue) { #expect(await queue.flush(within: .seconds(10))) }
+            let counts = try await stores.events.counts(in: DateInterval(start: .distantPast, end: .distantFuture))
+            #expect(counts[.upgradeBannerShown] == EventCount(events: 2, members: 1))
         }
     }
 }

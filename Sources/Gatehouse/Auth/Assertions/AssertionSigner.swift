@@ -1,6 +1,6 @@
 import Foundation
-import GatehouseStorage
 import GatehouseCore
+import GatehouseStorage
 import NIOConcurrencyHelpers
 
 /// The signed identity assertion for a session and an app, made once and handed out until a minute before it
@@ -38,7 +38,9 @@ final class AssertionSigner: Sendable {
     func assertion(for session: Session, app slug: String, upstream: URL, now: Date = Date()) -> String? {
         guard let key = ring.signing(at: now) else { return nil }
         let holder = Holder(session: session.id, app: slug, level: session.level)
-        if let kept = heldSeen[holder] ?? held.withLockedValue({ $0[holder] }), kept.kid == key.kid, kept.renewAt > now {
+        func current(_ held: Held?) -> Held? { held.flatMap { $0.kid == key.kid && $0.renewAt > now ? $0 : nil } }
+        if let seen = current(heldSeen[holder]) { return seen.token }
+        if let kept = current(held.withLockedValue({ $0[holder] })) {
             heldSeen.remember(kept, for: holder)
             return kept.token
         }
