@@ -98,7 +98,7 @@ final class ExchangeRun {
 
     /// The app's connection takes more again.
     func upstreamWritable() {
-        guard machine.upstreamWritable(), lease?.channel.isWritable == true else { return }
+        guard machine.readsMemberBody, lease?.channel.isWritable == true else { return }
         resumeMemberReads()
     }
 

@@ -193,8 +193,9 @@ struct ExchangeStateMachine {
         return !request.pending.isEmpty || upstreamWritable == false
     }
 
-    /// The app's connection takes more again: whether the member's may be read on.
-    func upstreamWritable() -> Bool {
+    /// Whether the member's body is still to be read (the member's connection is read on when the app's takes more
+    /// again).
+    var readsMemberBody: Bool {
         guard let request = state.request else { return false }
         return !request.ended
     }

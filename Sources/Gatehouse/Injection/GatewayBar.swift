@@ -142,11 +142,7 @@ public struct GatewayBar: Sendable {
         let key = RenderingKey(
             gatewayBase: gatewayBase, level: session.level, app: app.slug, roles: session.identity.roles, groups: session.identity.groups,
             language: renderer.languages.current)
-        if let seen = renderingsSeen[key] { return seen }
-        if let cached = renderings.withLockedValue({ $0[key] }) {
-            renderingsSeen.remember(cached, for: key)
-            return cached
-        }
+        if let cached = renderingsSeen.value(for: key, shared: { renderings.withLockedValue { $0[key] } }) { return cached }
         let listed = catalog.listedApps(for: session.identity, level: session.level)
         var values = values(level: session.level, identity: session.identity, app: app, listed: listed, gatewayBase: gatewayBase)
         values["banner"] = offersBanner(session)

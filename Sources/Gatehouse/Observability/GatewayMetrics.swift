@@ -44,10 +44,13 @@ public final class GatewayMetrics: Sendable {
     /// The counter `name` with `dimensions`, made through the registry the first time only: some are counted on
     /// every proxied page (the banner's), and the registry sanitises the name and every label at each making.
     func counter(_ name: String, _ dimensions: [(String, String)] = []) -> CoreMetrics.Counter {
-        let key = CounterKey(name: name, labels: dimensions.flatMap { [$0.0, $0.1] })
-        return counters.withLockedValue { counters in
+        counter(CounterKey(name: name, dimensions: dimensions))
+    }
+
+    func counter(_ key: CounterKey) -> CoreMetrics.Counter {
+        counters.withLockedValue { counters in
             if let found = counters[key] { return found }
-            let made = CoreMetrics.Counter(label: name, dimensions: dimensions, factory: factory)
+            let made = CoreMetrics.Counter(label: key.name, dimensions: key.dimensions, factory: factory)
             counters[key] = made
             return made
         }
@@ -57,6 +60,15 @@ public final class GatewayMetrics: Sendable {
         let name: String
         /// Label names and values, in turn.
         let labels: [String]
+
+        init(name: String, dimensions: [(String, String)]) {
+            self.name = name
+            labels = dimensions.flatMap { [$0.0, $0.1] }
+        }
+
+        var dimensions: [(String, String)] {
+            stride(from: 0, to: labels.count - 1, by: 2).map { (labels[$0], labels[$0 + 1]) }
+        }
     }
 
     /// A counter that follows a running total kept elsewhere: at each scrape it moves by what the total grew.
@@ -131,7 +143,7 @@ public final class GatewayMetrics: Sendable {
     /// Adds one to a counter: on an event loop in its tally (as `request`), elsewhere at once.
     func count(_ name: String, _ dimensions: [(String, String)] = []) {
         guard let tally = tallies.current else { return counter(name, dimensions).increment() }
-        tally.count(CounterKey(name: name, labels: dimensions.flatMap { [$0.0, $0.1] }))
+        tally.count(CounterKey(name: name, dimensions: dimensions))
     }
 
     /// A request to an app that did not get an answer from it.

@@ -71,9 +71,6 @@ extension GatewayMetrics {
 
     func add(_ figures: LoopTallies.Tally.Figures) {
         for (key, nanoseconds) in figures.requests { record(key, nanoseconds: nanoseconds) }
-        for (key, count) in figures.counts {
-            let dimensions = stride(from: 0, to: key.labels.count - 1, by: 2).map { (key.labels[$0], key.labels[$0 + 1]) }
-            counter(key.name, dimensions).increment(by: count)
-        }
+        for (key, count) in figures.counts { counter(key).increment(by: count) }
     }
 }

@@ -164,11 +164,7 @@ struct AppAccess: Sendable {
         }
         var target: UpstreamTarget
         let now = ContinuousClock.now
-        func current(_ verdict: Verdict?) -> Verdict? { verdict.flatMap { $0.until > now ? $0 : nil } }
-        if let seen = current(verdictsSeen[app.slug]) {
-            target = UpstreamTarget(url: url, host: seen.host, address: seen.address)
-        } else if let kept = current(verdicts.withLockedValue({ $0[app.slug] })) {
-            verdictsSeen.remember(kept, for: app.slug)
+        if let kept = verdictsSeen.value(for: app.slug, isCurrent: { $0.until > now }, shared: { verdicts.withLockedValue { $0[app.slug] } }) {
             target = UpstreamTarget(url: url, host: kept.host, address: kept.address)
         } else {
             guard let checked = try? policy.checkWithoutWaiting(url) else { return nil }

@@ -37,7 +37,7 @@ final class ProxiedRequest: DataPlaneExchange {
     /// The browser's `Cookie` fields, kept for an app whose client cookies are compared with them.
     let browserCookies: [String]
     /// The member's jar as the request was decided on (with the app's answer's cookies, once `start` took them in):
-    /// what the client cookies are copied from.
+    /// what an app's client cookies are copied from.
     private var jar: CookieJar
     /// The browser's fields, kept only when the log takes debug lines (`AppAccess.Forwarding.logRemovedHeaders`).
     let browserForDebugLog: HTTPFields?
@@ -91,7 +91,7 @@ final class ProxiedRequest: DataPlaneExchange {
         if !setCookies.isEmpty {
             let change = plane.jars.absorbing(setCookies: setCookies, from: forwarding.origin)
             plane.cache.changeJar(session.id, change)
-            change(&jar)
+            if forwarding.clientCookies != nil { change(&jar) }
             changedJar = true
         }
         status = HTTPResponse.Status(code: Int(upstream.status.code))

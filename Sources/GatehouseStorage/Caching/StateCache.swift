@@ -99,17 +99,6 @@ public final class StateCache: Sendable {
 
     static func grantKey(_ tokenHash: String, _ slug: String) -> String { slug + " " + tokenHash }
 
-    /// The session a session cookie's token stands for, if kept here; `hash` gives the token's hash (the session's
-    /// id), computed only for a token that has not found its session here before.
-    public func session(token: String, hash: (String) -> String, now: ContinuousClock.Instant = .now) -> Session? {
-        found(byToken: token, hash: hash) { state, tokenHash in session(tokenHash, in: &state, now: now) }
-    }
-
-    /// `grantedSession(tokenHash:slug:)` by the grant itself, hashed the same way.
-    public func grantedSession(token: String, slug: String, hash: (String) -> String, now: ContinuousClock.Instant = .now) -> String? {
-        found(byToken: token, hash: hash) { state, tokenHash in grantedSession(tokenHash: tokenHash, slug: slug, in: state, now: now) }
-    }
-
     /// A member's state as the data plane reads it on an event loop: the session and its jar (`nil`: none yet).
     public struct Member: Sendable {
         public let session: Session
@@ -117,7 +106,8 @@ public final class StateCache: Sendable {
     }
 
     /// The session a session cookie's token stands for and its jar, when both are here and fewer than
-    /// `pendingJarLimit` jar changes wait for the store: one look at the cache (one lock, which the event loops
+    /// `pendingJarLimit` jar changes wait for the store; `hash` gives the token's hash (the session's id), computed
+    /// only for a token that has not found its session here before. One look at the cache (one lock, which the event loops
     /// would otherwise take four times a page and contend on), a second only for a token not seen here before.
     /// On an event loop the thread's own copy answers while nothing in the cache changed (`ThreadMemo`).
     public func member(token: String, hash: (String) -> String, pendingJarLimit: Int, now: ContinuousClock.Instant = .now) -> Member? {

@@ -26,7 +26,16 @@ public final class ThreadMemo<Key: Hashable & Sendable, Value: Sendable>: Sendab
 
     /// This thread's copy for `key`, if it kept one.
     public subscript(key: Key) -> Value? {
-        ThreadMemos.table.currentValue.flatMap { $0.memos[number] }.map { Self.entries($0).values[key] } ?? nil
+        existing()?.values[key]
+    }
+
+    /// This thread's copy for `key` while `isCurrent` holds of it; else what the shared state has (`shared`, under
+    /// its lock), kept as this thread's copy when `isCurrent` holds of that.
+    public func value(for key: Key, isCurrent: (Value) -> Bool = { _ in true }, shared: () -> Value?) -> Value? {
+        if let mine = self[key], isCurrent(mine) { return mine }
+        guard let found = shared(), isCurrent(found) else { return nil }
+        remember(found, for: key)
+        return found
     }
 
     /// Keeps `value` for `key` on this thread.
@@ -38,7 +47,11 @@ public final class ThreadMemo<Key: Hashable & Sendable, Value: Sendable>: Sendab
 
     /// Forgets this thread's copy for `key`.
     public func forget(_ key: Key) {
-        ThreadMemos.table.currentValue.flatMap { $0.memos[number] }.map { Self.entries($0).values[key] = nil }
+        existing()?.values[key] = nil
+    }
+
+    private func existing() -> Entries? {
+        ThreadMemos.table.currentValue?.memos[number].map(Self.entries)
     }
 
     private func mine() -> Entries {

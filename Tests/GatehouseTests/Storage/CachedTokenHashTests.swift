@@ -19,54 +19,70 @@ import Testing
         }
     }
 
+    /// The session and its (empty) jar, as the data plane finds a member only with both.
+    static func keep(_ session: Session, in cache: StateCache) {
+        cache.keep(session, since: cache.snapshot())
+        cache.keep(jar: nil, sessionID: session.id, since: cache.snapshot())
+    }
+
+    /// The session the data plane finds by a session cookie's token.
+    func sessionFound(in cache: StateCache, token: String, hash: (String) -> String) -> Session? {
+        cache.member(token: token, hash: hash, pendingJarLimit: 10)?.session
+    }
+
     @Test func aTokenThatFoundItsSessionIsHashedOnce() async throws {
         let cache = StateCache(trusted: true)
         let counter = CountingHash()
         let session = SessionLifecycleTests.session(cookie: "c1")
         #expect(session.id == TokenHash.hex("c1"))
         // Not kept yet: nothing found, nothing remembered.
-        #expect(cache.session(token: "c1", hash: counter.hash) == nil)
-        #expect(cache.session(token: "c1", hash: counter.hash) == nil)
+        #expect(sessionFound(in: cache, token: "c1", hash: counter.hash) == nil)
+        #expect(sessionFound(in: cache, token: "c1", hash: counter.hash) == nil)
         #expect(counter.calls.withLockedValue { $0 } == 2)
 
-        cache.keep(session, since: cache.snapshot())
-        for _ in 0..<5 { #expect(cache.session(token: "c1", hash: counter.hash)?.id == session.id) }
+        Self.keep(session, in: cache)
+        for _ in 0..<5 { #expect(sessionFound(in: cache, token: "c1", hash: counter.hash)?.id == session.id) }
         #expect(counter.calls.withLockedValue { $0 } == 3)
 
         // Guesses are hashed each time and never remembered.
-        for guess in 0..<3 { #expect(cache.session(token: "guess-\(guess)", hash: counter.hash) == nil) }
-        #expect(cache.session(token: "guess-0", hash: counter.hash) == nil)
+        for guess in 0..<3 { #expect(sessionFound(in: cache, token: "guess-\(guess)", hash: counter.hash) == nil) }
+        #expect(sessionFound(in: cache, token: "guess-0", hash: counter.hash) == nil)
         #expect(counter.calls.withLockedValue { $0 } == 7)
     }
 
     @Test func aRememberedTokenLeadsNowhereOnceItsSessionIsGone() async throws {
         let cache = StateCache(trusted: true)
         let session = SessionLifecycleTests.session(cookie: "c2")
-        cache.keep(session, since: cache.snapshot())
-        #expect(cache.session(token: "c2", hash: TokenHash.hex) != nil)
+        Self.keep(session, in: cache)
+        #expect(sessionFound(in: cache, token: "c2", hash: TokenHash.hex) != nil)
         cache.invalidate(sessionID: session.id)
-        #expect(cache.session(token: "c2", hash: TokenHash.hex) == nil)
+        #expect(sessionFound(in: cache, token: "c2", hash: TokenHash.hex) == nil)
 
         // Emptied (a replica that may have missed invalidations) and untrusted: nothing found, nothing remembered.
-        cache.keep(session, since: cache.snapshot())
+        Self.keep(session, in: cache)
         cache.reset(trusted: false)
         let counter = CountingHash()
-        #expect(cache.session(token: "c2", hash: counter.hash) == nil)
+        #expect(sessionFound(in: cache, token: "c2", hash: counter.hash) == nil)
         cache.reset(trusted: true)
-        cache.keep(session, since: cache.snapshot())
-        #expect(cache.session(token: "c2", hash: counter.hash) != nil)
-        #expect(cache.session(token: "c2", hash: counter.hash) != nil)
+        Self.keep(session, in: cache)
+        #expect(sessionFound(in: cache, token: "c2", hash: counter.hash) != nil)
+        #expect(sessionFound(in: cache, token: "c2", hash: counter.hash) != nil)
         #expect(counter.calls.withLockedValue { $0 } == 2)
     }
 
     @Test func aGrantIsHashedOnceAndOnlyForItsOwnApp() async throws {
         let cache = StateCache(trusted: true)
         let counter = CountingHash()
-        cache.keep(grant: TokenHash.hex("g1"), slug: "wiki", sessionID: "s1")
-        #expect(cache.grantedSession(token: "g1", slug: "wiki", hash: counter.hash) == "s1")
-        #expect(cache.grantedSession(token: "g1", slug: "wiki", hash: counter.hash) == "s1")
-        #expect(cache.grantedSession(token: "g1", slug: "other", hash: counter.hash) == nil)
-        #expect(cache.grantedSession(token: "g2", slug: "wiki", hash: counter.hash) == nil)
+        let session = SessionLifecycleTests.session(cookie: "s1")
+        Self.keep(session, in: cache)
+        cache.keep(grant: TokenHash.hex("g1"), slug: "wiki", sessionID: session.id)
+        func granted(_ grant: String, slug: String) -> String? {
+            cache.member(grant: grant, slug: slug, hash: counter.hash, pendingJarLimit: 10)?.session.id
+        }
+        #expect(granted("g1", slug: "wiki") == session.id)
+        #expect(granted("g1", slug: "wiki") == session.id)
+        #expect(granted("g1", slug: "other") == nil)
+        #expect(granted("g2", slug: "wiki") == nil)
         #expect(counter.calls.withLockedValue { $0 } == 2)
     }
 }

@@ -38,10 +38,9 @@ final class AssertionSigner: Sendable {
     func assertion(for session: Session, app slug: String, upstream: URL, now: Date = Date()) -> String? {
         guard let key = ring.signing(at: now) else { return nil }
         let holder = Holder(session: session.id, app: slug, level: session.level)
-        func current(_ held: Held?) -> Held? { held.flatMap { $0.kid == key.kid && $0.renewAt > now ? $0 : nil } }
-        if let seen = current(heldSeen[holder]) { return seen.token }
-        if let kept = current(held.withLockedValue({ $0[holder] })) {
-            heldSeen.remember(kept, for: holder)
+        if let kept = heldSeen.value(
+            for: holder, isCurrent: { $0.kid == key.kid && $0.renewAt > now }, shared: { held.withLockedValue { $0[holder] } })
+        {
             return kept.token
         }
         let claims = IdentityAssertion.Claims(
