@@ -68,10 +68,9 @@ public struct MatrixClient: Sendable {
 
     /// Sends a text message; `transactionID` makes a retry of the same message arrive once.
     public func send(_ credentials: MatrixCredentials, room: String, text: String, transactionID: String) async throws(MatrixError) -> String {
-        let path = "/_matrix/client/v3/rooms/\(Self.segment(room))/send/m.room.message/\(Self.segment(transactionID))"
-        let answer = try await call(.PUT, path, as: credentials, json: .object(["msgtype": .string("m.text"), "body": .string(text)]))
-        guard let eventID = answer["event_id"]?.string else { throw .invalidResponse("send without event_id") }
-        return eventID
+        try await send(
+            credentials, room: room, type: "m.room.message", content: .object(["msgtype": .string("m.text"), "body": .string(text)]),
+            transactionID: transactionID)
     }
 
     /// A new room: a direct chat with one member (`direct`), or a group with a name; the others invited.
@@ -100,11 +99,12 @@ public struct MatrixClient: Sendable {
     }
 
     /// Events before `from` (a token of the timeline), newest first, and the token before them (`nil`: the start).
-    public func messages(_ credentials: MatrixCredentials, room: String, from: String?, limit: Int) async throws(MatrixError) -> (
-        events: [MatrixEvent], end: String?
-    ) {
+    public func messages(_ credentials: MatrixCredentials, room: String, from: String?, limit: Int, types: [String]? = nil) async throws(MatrixError)
+        -> (events: [MatrixEvent], end: String?)
+    {
         var query = [("dir", "b"), ("limit", String(limit))]
         if let from { query.append(("from", from)) }
+        if let types, let filter = try? JSONEncoder().encode(["types": types]) { query.append(("filter", String(decoding: filter, as: UTF8.self))) }
         let data = try await raw(.GET, "/_matrix/client/v3/rooms/\(Self.segment(room))/messages", query: query, as: credentials, json: nil, timeout: timeout)
         struct Page: Decodable {
             var chunk: [MatrixEvent]

@@ -17,6 +17,8 @@ public struct Message: Sendable, Equatable, Identifiable {
         case membership
         /// A kind of message the gateway does not show (an image, a file): its description.
         case other
+        /// A call started or ended (`call` says which: `audio`, `video`, `ended`, `missed`, `declined`).
+        case call
     }
 
     public var id: String
@@ -35,6 +37,8 @@ public struct Message: Sendable, Equatable, Identifiable {
     /// The id the sending device gave it (`unsigned.transaction_id`): only the sender's own device sees it, and its
     /// page matches the message it showed as pending.
     public var transactionID: String?
+    /// For a call line: what happened.
+    public var call: String?
 
     public var isEdit: Bool { replaces != nil }
 
@@ -86,6 +90,14 @@ public struct Message: Sendable, Equatable, Identifiable {
             case "m.emote": self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .emote)
             case "m.notice": self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .notice)
             default: self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .other)
+            }
+        case "m.call.invite", "m.call.hangup", "m.call.reject":
+            guard let signal = CallSignal(event, room: room.id), room.isOneToOne else { return nil }
+            self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .call)
+            switch signal.kind {
+            case .invite: call = Call(invite: signal).media.rawValue
+            case .reject: call = "declined"
+            default: call = signal.content["reason"]?.string == "invite_timeout" ? "missed" : "ended"
             }
         case "m.room.encrypted":
             self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .encrypted)

@@ -7,6 +7,8 @@ public struct RoomList: Sendable, Equatable {
     public private(set) var rooms: [String: Room] = [:]
     /// Rooms the member's account data marks as direct chats (`m.direct`): room id → the other member.
     public private(set) var directRooms: [String: String] = [:]
+    /// The member's one-to-one calls, from their direct chats' `m.call.*` events.
+    public private(set) var calls = CallLog()
     public let me: String
 
     public init(me: String) { self.me = me }
@@ -19,8 +21,10 @@ public struct RoomList: Sendable, Equatable {
         public var gone: Set<String> = []
         /// New timeline events per room, oldest first, as messages.
         public var messages: [String: [Message]] = [:]
+        /// New call signals, oldest first, in rooms of two (a call in a group is not one the gateway takes part in).
+        public var calls: [CallSignal] = []
 
-        public var isEmpty: Bool { rooms.isEmpty && gone.isEmpty && messages.isEmpty }
+        public var isEmpty: Bool { rooms.isEmpty && gone.isEmpty && messages.isEmpty && calls.isEmpty }
     }
 
     public mutating func apply(_ sync: SyncResponse) -> Changes {
@@ -42,6 +46,7 @@ public struct RoomList: Sendable, Equatable {
             var arrived: [Message] = []
             for event in joined.timeline {
                 if event.stateKey != nil { room.applyState(event) }
+                if let signal = CallSignal(event, room: id), room.isOneToOne, calls.apply(signal) { changes.calls.append(signal) }
                 if let message = Message(event, in: room) {
                     arrived.append(message)
                     if !message.isEdit { room.lastMessage = message }
@@ -74,9 +79,10 @@ public struct RoomList: Sendable, Equatable {
         return changes
     }
 
-    /// The member's rooms as listed: invites first, then by the latest activity, newest first.
+    /// The member's rooms as listed: invites first, then by the latest activity, newest first. Story rooms are not
+    /// chats: Stories shows them.
     public var ordered: [Room] {
-        rooms.values.sorted { a, b in
+        rooms.values.filter { !$0.isStories }.sorted { a, b in
             if (a.membership == .invited) != (b.membership == .invited) { return a.membership == .invited }
             if a.lastActivity != b.lastActivity { return a.lastActivity > b.lastActivity }
             return a.id < b.id
@@ -87,12 +93,16 @@ public struct RoomList: Sendable, Equatable {
     /// What waits for the member: unread messages, and each invite as one (a new chat is news too).
     public var unreadTotal: Int {
         rooms.values.reduce(0) { total, room in
-            switch room.membership {
-            case .joined: total + room.unread
-            case .invited: total + 1
+            switch (room.isStories, room.membership) {
+            case (true, _): total
+            case (false, .joined): total + room.unread
+            case (false, .invited): total + 1
             }
         }
     }
+
+    /// The story rooms the member is in or invited to (their own among them).
+    public var storyRooms: [Room] { rooms.values.filter(\.isStories).sorted { $0.id < $1.id } }
 
     /// Whether the member is in `roomID` (joined or invited).
     public func contains(_ roomID: String) -> Bool { rooms[roomID] != nil }
@@ -104,6 +114,12 @@ public struct RoomList: Sendable, Equatable {
         return rooms.values.first { room in
             room.membership == .joined && room.isDirect && room.joinedMembers.count <= 2 && room.members[userID]?.membership == "join"
         }?.id
+    }
+
+    /// A member's display name as any room of the member's knows it, else their id.
+    public func displayName(ofUser user: String, in room: Room? = nil) -> String {
+        if let name = room?.members[user]?.displayName { return name }
+        return rooms.values.lazy.compactMap { $0.members[user]?.displayName }.first ?? user
     }
 
     /// The room's name as the member reads it: its own name, else the other members' names.
@@ -143,10 +159,22 @@ public struct Room: Sendable, Equatable, Identifiable {
     public var lastMessage: Message?
     public var unread = 0
     public var lastActivity = 0
+    /// The room's type (`m.room.create`'s `type`): `Room.storiesType` for a member's stories.
+    public var roomType: String?
+    /// Who made the room (the creation's sender): a story room's author.
+    public var creator: String?
+
+    /// The type of a member's story room, which the gateway makes for them at their first story.
+    public static let storiesType = "org.gatehouse.stories"
 
     public init(id: String) { self.id = id }
 
+    public var isStories: Bool { roomType == Self.storiesType }
+
     public var joinedMembers: [String] { members.filter { $0.value.membership == "join" }.map(\.key).sorted() }
+
+    /// A room of two at most (joined or invited): where a call is one-to-one.
+    public var isOneToOne: Bool { members.values.filter { $0.membership == "join" || $0.membership == "invite" }.count <= 2 }
 
     mutating func applyState(_ event: MatrixEvent) {
         switch event.type {
@@ -160,6 +188,8 @@ public struct Room: Sendable, Equatable, Identifiable {
             if event.content["is_direct"]?.bool == true { isDirect = true }
         case "m.room.create":
             if let ts = event.timestamp { lastActivity = max(lastActivity, ts) }
+            roomType = event.content["type"]?.string
+            creator = event.sender.isEmpty ? nil : event.sender
         default: break
         }
     }

@@ -77,10 +77,15 @@ extension GatehouseApplication {
             catalog: gateway.catalog, renderer: renderer, features: configuration.features, registration: configuration.registration,
             registrations: stores.registrations, members: stores.members, servesChat: gateway.chats != nil, isOperator: configuration.isOperator)
         portal.addRoutes(to: signedIn)
-        if let chats = gateway.chats {
-            ChatController(chats: chats, portal: portal, registrations: stores.registrations, renderer: renderer, publicOrigin: configuration.publicOrigin,
-                draining: gateway.draining
-            ).addRoutes(to: signedIn)
+        if let chats = gateway.chats, let ring = gateway.callRing {
+            let chat = ChatController(
+                chats: chats, portal: portal, registrations: stores.registrations, renderer: renderer, publicOrigin: configuration.publicOrigin,
+                draining: gateway.draining, features: configuration.features)
+            chat.addRoutes(to: signedIn)
+            let settings = configuration.registration.chat
+            CallController(chat: chat, ring: ring, signalling: CallSignalling(networks: settings.callNetworks), relayOnly: settings.callsRelayOnly)
+                .addRoutes(to: signedIn)
+            StoryController(chat: chat, features: configuration.features, lifetime: settings.storyLifetime, now: { Date() }).addRoutes(to: signedIn)
         }
         let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,

@@ -121,7 +121,12 @@ public enum GatehouseApplication {
                 maximumProvisioningAttempts: configuration.registration.provisioning.maximumAttempts, metrics: gateway.metrics,
                 logger: gateway.logger))
         if let invalidations = gateway.invalidations { services.append(invalidations) }
-        if let chats = gateway.chats { services.append(MatrixDeviceReaper(chats: chats, logger: gateway.logger)) }
+        if let chats = gateway.chats {
+            services.append(MatrixDeviceReaper(chats: chats, logger: gateway.logger))
+            if let admin = gateway.chatBackend as? SynapseChatBackend {
+                services.append(StoryReaper(admin: admin, chats: chats, lifetime: configuration.registration.chat.storyLifetime, logger: gateway.logger))
+            }
+        }
         services.append(ConfigurationReloader(reloads: reloads, file: file, tls: gateway.listenerTLS))
         if let tls = gateway.listenerTLS { services.append(TLSReloader(tls: tls)) }
         if let tracer = gateway.tracer { services.append(tracer.service) }

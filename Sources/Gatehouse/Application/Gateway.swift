@@ -33,6 +33,8 @@ final class Gateway: Sendable {
     let hostMounts: HostMountController
     /// The bar's choices, kept in the session.
     let frame: FrameController
+    /// The ring every page of a member's hears, when the gateway serves its own chat.
+    let callRing: CallRing?
     let webSockets: WebSocketProxy
 
     subscript<Part>(dynamicMember part: KeyPath<GatewayFoundation, Part>) -> Part { foundation[keyPath: part] }
@@ -83,10 +85,14 @@ final class Gateway: Sendable {
         frame = FrameController(
             sessions: stores.sessions, events: events, configuration: configuration.session, refresher: foundation.refresher,
             publicOrigin: configuration.publicOrigin, languages: renderer.languages)
+        let callRing = foundation.chats.map {
+            CallRing(chats: $0, features: configuration.features, renderer: renderer, publicOrigin: configuration.publicOrigin, draining: foundation.draining)
+        }
+        self.callRing = callRing
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame,
             keptForms: keptForms,
-            configuration: configuration, chats: foundation.chats,
+            configuration: configuration, chats: foundation.chats, ring: callRing,
             signature: { [keyring = stores.keyring] text in keyring.lookupHash(text) })
         dataPlane = ProxyDataPlane(
             catalog: catalog, access: access, cache: cache, resolver: resolver, jars: jars, bar: bar, mapping: self.proxy.mapping, renderer: renderer,

@@ -29,7 +29,7 @@ public enum ChatError: PresentableError, Equatable {
         case .homeserver(let error): "chat_homeserver:\(error.reason)"
         case .deviceReplaced: "chat_device_replaced"
         case .notInRoom: "chat_not_in_room"
-        case .invalidMessage: "chat_invalid_message"
+        case .invalidMessage(let detail): "chat_invalid_message:\(detail)"
         }
     }
 

@@ -161,7 +161,28 @@ public final class ChatSessions: Sendable {
     }
 
     private func endLoop(sessionID: String) async {
-        await loops.withLockedValue { $0.removeValue(forKey: sessionID) }?.end()
+        guard let loop = loops.withLockedValue({ $0.removeValue(forKey: sessionID) }) else { return }
+        await hangUp(loop)
+        await loop.end()
+    }
+
+    /// The calls the loop's device placed or answered end with the session: the other member's page is told at once
+    /// rather than by a connection that goes quiet. (A call ringing for the member rings on their other sessions.)
+    func hangUp(_ loop: SyncLoop) async {
+        let rooms = await loop.rooms
+        let now = Int(Date().timeIntervalSince1970 * 1000)
+        for call in rooms.calls.calls.values {
+            let phase = call.phase(at: now)
+            guard phase == .connected || phase == .ringing, call.involves(party: loop.credentials.deviceID) else { continue }
+            let content: JSONValue = .object([
+                "call_id": .string(call.id), "party_id": .string(loop.credentials.deviceID), "version": .string("1"), "reason": .string("user_hangup"),
+            ])
+            do {
+                _ = try await client.send(loop.credentials, room: call.room, type: "m.call.hangup", content: content, transactionID: UUID().uuidString)
+            } catch {
+                logger.warning("chat: a call not hung up as its session ended", metadata: ["error": .string("\(error)")])
+            }
+        }
     }
 
     private func logOut(_ device: StoredMatrixDevice) async {
@@ -192,6 +213,17 @@ public final class ChatSessions: Sendable {
             }
         }
         return ended
+    }
+
+    /// Does `body` as `userID` on a device of its own (the JWT login), logged out afterwards: the gateway's own work
+    /// for a member who may not be signed in (the story reaper's redactions).
+    func asMember<T: Sendable>(
+        _ userID: String, deviceName: String, _ body: (MatrixClient, MatrixCredentials) async throws -> T
+    ) async throws -> T {
+        guard let localpart = localpart(of: userID) else { throw ChatError.notAllowed }
+        let credentials = try await client.login(token: login.token(localpart: localpart), deviceName: deviceName)
+        defer { Task { [client] in try? await client.logout(credentials) } }
+        return try await body(client, credentials)
     }
 
     /// `@alice.c5:chat.test` → `alice.c5`, for this homeserver's accounts only.

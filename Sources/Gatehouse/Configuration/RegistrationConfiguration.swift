@@ -67,6 +67,13 @@ public struct ChatConfiguration: Sendable {
     /// Matrix session; only from a file (`chat.jwt_secret_file`) or the environment. Without it the gateway serves
     /// no chat of its own.
     public var jwtSecret: String?
+    /// The networks a call's ICE candidates may name (`chat.calls.candidate_networks`); empty: any.
+    public var callNetworks: [IPNetwork] = []
+    /// Whether calls go through the homeserver's TURN server only (`chat.calls.relay_only`): no member's own address
+    /// is ever told to the other.
+    public var callsRelayOnly = false
+    /// How long a story is shown before the gateway deletes it (`chat.stories.lifetime_hours`).
+    public var storyLifetime: TimeInterval = 24 * 3600
 
     /// Whether the gateway holds members' Matrix sessions and serves its own chat.
     public var servesChat: Bool { backend == .synapse && homeserverURL != nil && serverName != nil && jwtSecret != nil }

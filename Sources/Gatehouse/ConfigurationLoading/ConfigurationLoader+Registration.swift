@@ -79,6 +79,15 @@ extension ConfigurationLoader {
             authProvider: reader.string("chat.auth_provider", default: defaults.authProvider),
             timeoutSeconds: reader.int("chat.timeout_seconds", default: defaults.timeoutSeconds, range: 1...120),
             tls: Self.readServiceTLS(&reader, "chat"), jwtSecret: jwtSecret?.isEmpty == false ? jwtSecret : nil)
+        for text in reader.stringList("chat.calls.candidate_networks", default: []) {
+            if let network = IPNetwork(text) {
+                chat.callNetworks.append(network)
+            } else {
+                reader.report("chat.calls.candidate_networks", "must be address blocks (192.0.2.0/24, 2001:db8::/32), got \"\(text)\"")
+            }
+        }
+        chat.callsRelayOnly = reader.bool("chat.calls.relay_only", default: false)
+        chat.storyLifetime = TimeInterval(reader.int("chat.stories.lifetime_hours", default: 24, range: 1...168) * 3600)
         if let secret = chat.jwtSecret, secret.utf8.count < 32 {
             reader.report("chat.jwt_secret_file", "must hold at least 32 characters (the homeserver's jwt_config secret), got \(secret.utf8.count)")
         }

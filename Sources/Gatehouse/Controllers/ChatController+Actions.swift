@@ -69,16 +69,20 @@ extension ChatController {
     func direct(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
         let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
-        guard let username = form["username"], let userID = try await chatUserID(ofUsername: username), userID != context.session.chatUserID
+        let roomID = try await directRoom(withUsername: form["username"], context.session)
+        return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+    }
+
+    /// The member's direct chat with the registered member who has `username`, made (and them invited) the first time.
+    func directRoom(withUsername username: String?, _ session: Session) async throws -> String {
+        guard let username, let userID = try await chatUserID(ofUsername: username), userID != session.chatUserID
         else { throw RequestError.badRequest("username: a registered member's username is required") }
-        let loop = try await loop(context.session)
-        if let existing = try await current(loop).directRoom(with: userID) {
-            return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", existing)]))
-        }
+        let loop = try await loop(session)
+        if let existing = try await current(loop).directRoom(with: userID) { return existing }
         let roomID = try await chats.call(loop) { try await chats.client.createRoom(loop.credentials, name: nil, invite: [userID], direct: true) }
         try? await addDirect(loop.credentials, room: roomID, with: userID)
         _ = try? await loop.refresh()
-        return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+        return roomID
     }
 
     /// A group: its name, and the members invited by their usernames (commas between them).

@@ -16,6 +16,8 @@ struct ChatController: Sendable {
     let publicOrigin: String
     /// The gateway's drain, which ends the pages' event streams before the server stops.
     let draining: Draining
+    /// Whether a member may call too: a direct chat then offers an audio and a video call.
+    let features: FeaturesConfiguration
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.chats)) { request, context in try await list(request, context) }
@@ -69,6 +71,7 @@ struct ChatController: Sendable {
             }
         }
         let name = rooms.displayName(of: room)
+        values["callable"] = room.membership == .joined && room.isOneToOne && rooms.peer(in: room) != nil && features.mayUse(.calls, context.session)
         return try renderer.page(
             "chat-room", title: name.isEmpty ? strings["chat_unnamed"] : name,
             try await portal.values(.chats, context.session) { page in

@@ -35,6 +35,7 @@ enum ChatViews {
         case .deleted: what = strings["chat_deleted"]
         case .encrypted: what = strings["chat_encrypted_message"]
         case .membership: return line(message, room: room, strings: strings)
+        case .call: return callLine(message, strings: strings)
         case .other: what = strings["chat_other_message"]
         default: what = String(message.body.prefix(140))
         }
@@ -79,6 +80,7 @@ enum ChatViews {
         case .encrypted: values["note"] = strings["chat_encrypted_message"]
         case .other: values["note"] = strings["chat_other_message"]
         case .membership: values["note"] = line(message, room: room, strings: strings)
+        case .call: values["note"] = callLine(message, strings: strings)
         }
         if let replaces = message.replaces { values["replaces"] = replaces }
         return values
@@ -89,6 +91,11 @@ enum ChatViews {
         let name = message.senderName ?? message.sender
         let target = message.target.map { room.members[$0]?.displayName ?? $0 } ?? ""
         return strings.text("chat_member_\(message.membership ?? "join")", ["name": name, "target": target])
+    }
+
+    /// "Bob started a video call", "Missed call", "Call ended", "Call declined".
+    static func callLine(_ message: Message, strings: StringsTable) -> String {
+        strings.text("chat_call_\(message.call ?? "ended")", ["name": message.senderName ?? message.sender])
     }
 
     /// The room's page: its name, members, whether it is direct, encrypted elsewhere, or an invite.

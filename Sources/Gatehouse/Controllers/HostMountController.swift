@@ -29,12 +29,15 @@ public struct HostMountController: Sendable {
     let signature: @Sendable (String) -> String
     /// The gateway's own chat, whose unread count the bar asks for on an app host.
     let chats: ChatSessions?
+    /// The calls ringing for the member, which the bar hears on an app host too.
+    let ring: CallRing?
 
     init(
         catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
-        keptForms: KeptForms, configuration: GatehouseConfiguration, chats: ChatSessions?, signature: @escaping @Sendable (String) -> String
+        keptForms: KeptForms, configuration: GatehouseConfiguration, chats: ChatSessions?, ring: CallRing?, signature: @escaping @Sendable (String) -> String
     ) {
         self.chats = chats
+        self.ring = ring
         self.keptForms = keptForms
         self.signature = signature
         self.catalog = catalog
@@ -90,6 +93,9 @@ public struct HostMountController: Sendable {
             if request.uri.path == Paths.frame, request.method == .get { return try frame.state(request, session: session) }
             if request.uri.path == Paths.chatUnread, request.method == .get {
                 return try ChatController.unreadAnswer(await chats?.unread(for: session))
+            }
+            if request.uri.path == Paths.callRing, let ring {
+                return request.method == .post ? try await ring.decline(request, session) : try await ring.ring(session)
             }
             RequestLanguage.settle(session, languages: proxy.mapping.renderer.languages)
             var signedIn = context

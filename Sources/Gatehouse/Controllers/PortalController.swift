@@ -50,7 +50,7 @@ public struct PortalController: Sendable {
         group.get(RouterPath(stringLiteral: Paths.openPrefix + "/:slug")) { _, context in
             try await self.loading(context.parameters.require("slug"), context)
         }
-        for tab in [FeatureTab.chats, .calls, .stories] where !(tab == .chats && servesChat) {
+        for tab in [FeatureTab.chats, .calls, .stories] where !servesChat {
             group.get(RouterPath(stringLiteral: tab.path)) { request, context in
                 try await self.feature(tab, context, toast: request.uri.queryParameters.get("toast"))
             }
@@ -208,6 +208,8 @@ public struct PortalController: Sendable {
             },
         ]
         if let email = session.identity.emailBesideName { values["email"] = email }
+        // The gateway's own calls: a call for the member rings on every page of theirs.
+        if servesChat, features.mayUse(.calls, session) { values["ring"] = GatewayBar.ring(renderer.strings) }
         // After the upgrade, what the member chose: their username and phone number, as people write them.
         if session.level == .registered, let account = try await registrations.account(sub: session.identity.sub) {
             values["username"] = account.username

@@ -201,7 +201,15 @@ public struct GatewayBar: Sendable {
                 return values
             },
             "sso": level == .sso, "level": level.rawValue,
+            // A call for the member rings in the bar, heard on the page's own host as the unread count is.
+            "ring": servesChat && level == .registered && features.offers(.calls, to: identity) && (gatewayBase.isEmpty || app.mount == .host)
+                ? Self.ring(strings).merging(["script": gatewayBase + renderer.assets.url(for: Paths.ringScript)]) { _, new in new } : nil as [String: Any]?,
         ]
+    }
+
+    /// Where a page hears the calls that ring for the member (`CallRing`): in the bar and on the gateway's pages, and the prompt's words.
+    static func ring(_ strings: StringsTable) -> [String: Any] {
+        ["path": Paths.callRing, "label": strings["ring_label"], "accept": strings["ring_accept"], "decline": strings["ring_decline"]]
     }
 
     /// A top-level page load, not XHR/fetch, a frame, a download or a resource.

@@ -34,7 +34,7 @@ struct AnswerMapping: Sendable {
         self.renderer = renderer
         compressesPages = configuration.proxy.compressPages
         inflationLimits = .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio)
-        let scriptURLs = [Paths.urlShimScript, Paths.barKeeperScript, Paths.toastsScript, Paths.sessionScript, Paths.barScript].map {
+        let scriptURLs = [Paths.urlShimScript, Paths.barKeeperScript, Paths.toastsScript, Paths.sessionScript, Paths.barScript, Paths.ringScript].map {
             configuration.publicOrigin + renderer.assets.url(for: $0)
         }
         let styleURL = configuration.publicOrigin + renderer.assets.url(for: Paths.barStyle)

@@ -167,7 +167,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
     }
 
     /// On an app host (`slug.apps.example`), any path of the app with the host's grant, whose session this replica
-    /// has looked up before (the handoff's and sign-out's own paths, and the bar's choices posted, are the
+    /// has looked up before (the handoff's and sign-out's own paths, the bar's choices, unread count and ring are the
     /// application's); on the gateway's host,
     /// `/apps/<slug>/…` of a path-mounted app with the session cookie. Either way only with a session the state cache
     /// holds with its jar, and fewer than `pendingJarLimit` jar changes waiting: any other request is the
@@ -176,7 +176,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         if let app = catalog.hostMountedApp(authority: head.first("host")) {
             let path = uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
-                path != Paths.frame, path != Paths.chatUnread,
+                path != Paths.frame, path != Paths.chatUnread, path != Paths.callRing,
                 let grant = head.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
                 let member = cache.member(grant: grant, slug: app.slug, hash: TokenHash.hex, pendingJarLimit: Self.pendingJarLimit)
             else { return nil }

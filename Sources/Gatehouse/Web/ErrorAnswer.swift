@@ -19,7 +19,11 @@ struct ErrorAnswer {
         let title = renderer.strings["\(key)_title"]
         let text = renderer.strings.text("\(key)_text", arguments)
         if wantsJSON {
-            return json(status: status, reason: reason.split(separator: ":").first.map(String.init) ?? reason, message: text, requestID: requestID)
+            let parts = reason.split(separator: ":", maxSplits: 1).map(String.init)
+            // What was wrong with a caller's bad request, said to the caller (`call_id: 1 to 64 letters…`); never a
+            // failure's inner detail.
+            let detail = status == .badRequest && parts.count == 2 ? ["detail": parts[1]] : [:]
+            return json(status: status, reason: parts.first ?? reason, message: text, requestID: requestID, extra: detail)
         }
         var values: [String: Any] = [
             "heading": title, "message": text, "requestID": requestID, "retry": status.code >= 500 || status == .tooManyRequests,

@@ -66,7 +66,7 @@ public struct GatewayAssets: Sendable {
             files.append((String(relative), Array(data)))
         }
         let assets = try GatewayAssets(files: files)
-        for required in [Paths.barScript, Paths.barKeeperScript, Paths.barStyle, Paths.toastsScript, Paths.sessionScript] where assets.byPath[required] == nil {
+        for required in [Paths.barScript, Paths.barKeeperScript, Paths.barStyle, Paths.toastsScript, Paths.sessionScript, Paths.ringScript] where assets.byPath[required] == nil {
             throw GatewayAssetsError.missing(required, directory: directory)
         }
         return assets

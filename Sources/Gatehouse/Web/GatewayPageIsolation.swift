@@ -24,11 +24,11 @@ enum GatewayPageIsolation {
             return nil
         }
         if headers[pageToken] != nil && scriptedPaths.contains(path) { return nil }
-        if queryToken && path == Paths.chatEvents { return nil }
+        if queryToken && (path == Paths.chatEvents || path == Paths.callEvents) { return nil }
         return "gateway page asked for as \(destination.isEmpty ? mode : destination), not as a navigation"
     }
 
-    /// The page token a gateway script sent (`X-Gatehouse-CSRF`, or `csrf` in the query of the chat's event stream),
+    /// The page token a gateway script sent (`X-Gatehouse-CSRF`, or `csrf` in the query of an event stream),
     /// which must be the session's. A request with none passes: a browser's script without one never got here.
     static func checkPageToken(_ request: Request, session: Session) throws {
         guard let token = request.headers[pageToken] ?? request.uri.queryParameters.get("csrf") else { return }
@@ -37,7 +37,10 @@ enum GatewayPageIsolation {
 
     /// The paths the gateway's own scripts ask for data (with `X-Gatehouse-CSRF`, which their handler checks; a form
     /// posted by a script carries the session's token in its body as every form does).
-    static let scriptedPaths: Set<String> = [Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatSend, Paths.chatRead]
+    static let scriptedPaths: Set<String> = [
+        Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatSend, Paths.chatRead, Paths.callServers, Paths.callSignal,
+        Paths.callEvents, Paths.storySeen,
+    ]
 
     /// Whether `path` is one of the gateway's own pages or answers, as opposed to an app's, a static file or an
     /// endpoint for servers.
@@ -52,7 +55,7 @@ enum GatewayPageIsolation {
     /// Endpoints for servers, and the bar's own two: its choices, and the unread count it shows on every app's page
     /// anyway.
     static let serverEndpoints: Set<String> = [
-        Paths.backChannelLogout, Paths.forwardAuth, Paths.assertionKeys, Paths.frame, Paths.chatUnread, "/metrics",
+        Paths.backChannelLogout, Paths.forwardAuth, Paths.assertionKeys, Paths.frame, Paths.chatUnread, Paths.callRing, "/metrics",
     ]
 
     /// Whether a `Referer` names a page of a path-mounted app (on any origin: the referrer policy may shorten it).

@@ -78,6 +78,19 @@ public enum Paths {
     public static let chatMembership = chats + "/membership"
     public static let chatDirect = chats + "/direct"
     public static let chatGroup = chats + "/group"
+    // The gateway's own calls (`CallController`): a call's page by query (`?room=` to call, `?id=` to answer).
+    public static let callStart = calls + "/start"
+    public static let callPage = calls + "/call"
+    public static let callServers = calls + "/ice"
+    public static let callSignal = calls + "/signal"
+    public static let callEvents = calls + "/events"
+    /// The calls ringing for the member, as a stream, and declining one: asked by the bar on every app's page and by the
+    /// gateway's pages, on the page's own host (an app host answers it on its grant), beside the unread count.
+    public static let callRing = "/__gatehouse/calls"
+    // Stories (`StoryController`).
+    public static let storyPost = stories + "/post"
+    public static let storyView = stories + "/view"
+    public static let storySeen = stories + "/seen"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     /// "Loading <app>" at once, then the app: what the portal's tiles open.
@@ -88,6 +101,8 @@ public enum Paths {
     public static let barScript = "/static/gatehouse-bar.js"
     public static let barStyle = "/static/gatehouse-bar.css"
     public static let toastsScript = "/static/gatehouse-toasts.js"
+    /// The ring of a call for the member (`CallRing`), in the bar and on the gateway's pages.
+    public static let ringScript = "/static/gatehouse-ring.js"
     /// Moves the bar out of `<body>` before the app's scripts run, and keeps it there (not deferred).
     public static let barKeeperScript = "/static/gatehouse-bar-keeper.js"
     /// The warning before a session ends (`session.warning_seconds`), on the gateway's pages and in the bar.

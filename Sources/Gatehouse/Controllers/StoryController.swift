@@ -1,0 +1,174 @@
+import Foundation
+import GatehouseCore
+import GatehouseMatrix
+import Hummingbird
+
+/// Stories (`/stories`), on the member's Matrix session that the gateway holds: a short text a registered member
+/// posts for the people they have a direct chat with, shown for `chat.stories.lifetime_hours` (a day), then redacted
+/// (`StoryReaper`). Each member's stories live in a story room of their own (type `org.gatehouse.stories`, made at
+/// their first story, where only they may post), to which the gateway invites their direct chats' people and which
+/// it joins for a member who opens Stories and was invited by one of theirs. Stories lists the people with new
+/// stories first; opening one marks it seen (`org.gatehouse.story.seen`), and its author sees who saw it. Never a
+/// member at `sso`'s: the portal's onboarding prompt answers them.
+struct StoryController: Sendable {
+    let chat: ChatController
+    let features: FeaturesConfiguration
+    /// How long a story is shown.
+    let lifetime: TimeInterval
+    /// The clock stories are shown by (a test's own).
+    let now: @Sendable () -> Date
+
+    var chats: ChatSessions { chat.chats }
+    var renderer: PageRenderer { chat.renderer }
+
+    func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
+        group.get(RouterPath(stringLiteral: Paths.stories)) { request, context in try await list(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.storyPost)) { request, context in try await post(request, context) }
+        group.get(RouterPath(stringLiteral: Paths.storyView)) { request, context in try await view(request, context) }
+    }
+
+    func mayStory(_ session: Session) -> Bool { chats.mayChat(session) && features.mayUse(.stories, session) }
+
+    // MARK: - Pages
+
+    /// The member's own stories with who saw them, a form to post one, and the people with stories, new ones first.
+    func list(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard mayStory(context.session) else { return try await chat.portal.feature(.stories, context) }
+        return try await listPage(context, notice: request.uri.queryParameters.get("done") == "posted" ? renderer.strings["stories_posted"] : nil)
+    }
+
+    func listPage(_ context: SignedInRequestContext, notice: String? = nil, entry: String = "", error: String? = nil) async throws -> Response {
+        let loop = try await chat.loop(context.session)
+        let rooms = try await joinInvitedStories(loop)
+        let strings = renderer.strings
+        var mine: [[String: Any]] = []
+        var people: [(new: Bool, latest: Int, values: [String: Any])] = []
+        for room in rooms.storyRooms where room.membership == .joined {
+            let book = try await book(room, loop)
+            if room.creator == rooms.me {
+                mine += book.live.reversed().map { story in
+                    let viewers = story.seenBy.map { rooms.displayName(ofUser: $0, in: room) }.sorted()
+                    return [
+                        "body": story.body, "at": ChatViews.iso(story.timestamp), "shownAt": ChatViews.shownTime(story.timestamp),
+                        "viewers": viewers.joined(separator: ", "), "hasViewers": !viewers.isEmpty,
+                        "seenCount": strings.text("stories_seen_by", ["count": String(viewers.count)]),
+                    ]
+                }
+                redactLater(book.expired, loop)
+            } else if let author = room.creator, let latest = book.live.last {
+                let name = rooms.displayName(ofUser: author, in: room)
+                let new = book.hasNew(for: rooms.me)
+                people.append(
+                    (
+                        new, latest.timestamp,
+                        [
+                            "room": room.id, "name": name, "initials": AppIcon.monogram(name), "tone": AppIcon.tone(of: room.id), "new": new,
+                            "href": FormEncoding.url(Paths.storyView, adding: [("room", room.id)]), "at": ChatViews.iso(latest.timestamp),
+                            "what": strings.text(new ? "stories_new" : "stories_seen", ["count": String(book.live.count)]),
+                        ]
+                    ))
+            }
+        }
+        people.sort { $0.new != $1.new ? $0.new : $0.latest > $1.latest }
+        return try renderer.page(
+            "stories", title: strings["feature_stories_title"], status: error == nil ? .ok : .unprocessableContent,
+            try await chat.portal.values(.stories, context.session) { values in
+                values["mine"] = mine
+                values["hasMine"] = !mine.isEmpty
+                values["people"] = people.map(\.values)
+                values["hasPeople"] = !people.isEmpty
+                values["notice"] = notice
+                values["storyText"] = entry
+                values["storyError"] = error
+                values["lifetimeHours"] = strings.text("stories_intro", ["hours": String(Int(lifetime / 3600))])
+            })
+    }
+
+    /// Posts a story: the member's story room made at their first, and everyone they have a direct chat with invited.
+    func post(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard mayStory(context.session) else { throw ChatError.notAllowed }
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let text = (form["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...Story.textLimit).contains(text.count) else {
+            return try await listPage(
+                context, entry: String(text.prefix(Story.textLimit * 2)), error: renderer.strings.text("stories_error_length", ["limit": String(Story.textLimit)]))
+        }
+        let loop = try await chat.loop(context.session)
+        let rooms = try await chat.current(loop)
+        let partners = Set(rooms.ordered.filter { $0.membership == .joined && rooms.isDirect($0) && $0.isOneToOne }.compactMap { rooms.peer(in: $0) })
+        let room: String
+        if let own = rooms.storyRooms.first(where: { $0.creator == rooms.me && $0.membership == .joined }) {
+            room = own.id
+            for partner in partners.subtracting(own.members.filter { ["join", "invite"].contains($0.value.membership) }.keys) {
+                try? await chats.client.invite(loop.credentials, room: room, user: partner)
+            }
+        } else {
+            room = try await chats.call(loop) { try await chats.client.createStoryRoom(loop.credentials, invite: partners.sorted()) }
+        }
+        _ = try await chats.call(loop) {
+            try await chats.client.send(
+                loop.credentials, room: room, type: Story.eventType, content: .object(["msgtype": .string("m.text"), "body": .string(text)]),
+                transactionID: RandomToken.make())
+        }
+        _ = try? await loop.refresh()
+        return ChatController.redirect(Paths.stories + "?done=posted")
+    }
+
+    /// One person's live stories, oldest first; opening them marks them seen.
+    func view(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        guard mayStory(context.session) else { return try await chat.portal.feature(.stories, context) }
+        let roomID = try ChatController.roomID(request.uri.queryParameters.get("room"))
+        let loop = try await chat.loop(context.session)
+        let rooms = try await chat.current(loop)
+        guard let room = rooms.rooms[roomID], room.isStories, room.membership == .joined, let author = room.creator else { throw ChatError.notInRoom }
+        let book = try await book(room, loop)
+        for story in book.live where author != rooms.me && !story.seenBy.contains(rooms.me) {
+            let content: JSONValue = .object(["m.relates_to": .object(["rel_type": .string("m.reference"), "event_id": .string(story.id)])])
+            _ = try? await chats.client.send(loop.credentials, room: room.id, type: Story.seenType, content: content, transactionID: RandomToken.make())
+        }
+        let name = rooms.displayName(ofUser: author, in: room)
+        let strings = renderer.strings
+        return try renderer.page(
+            "story-view", title: strings.text("stories_of", ["name": name]),
+            try await chat.portal.values(.stories, context.session) { values in
+                values["authorName"] = name
+                values["heading"] = strings.text("stories_of", ["name": name])
+                values["stories"] = book.live.map { story in
+                    ["id": story.id, "body": story.body, "at": ChatViews.iso(story.timestamp), "shownAt": ChatViews.shownTime(story.timestamp)]
+                }
+                values["hasStories"] = !book.live.isEmpty
+            })
+    }
+
+    // MARK: - Helpers
+
+    /// The room list after joining the story rooms the member's direct chats' people invited them to (an invite from
+    /// anyone else stays unanswered: no one makes a member see what they did not choose).
+    func joinInvitedStories(_ loop: SyncLoop) async throws -> RoomList {
+        let rooms = try await chat.current(loop)
+        let invited = rooms.storyRooms.filter { room in
+            room.membership == .invited && room.inviter.map { rooms.directRoom(with: $0) != nil } == true && room.inviter == room.creator
+        }
+        guard !invited.isEmpty else { return rooms }
+        for room in invited { try? await chats.client.join(loop.credentials, room: room.id) }
+        return (try? await loop.refresh()) ?? rooms
+    }
+
+    func book(_ room: Room, _ loop: SyncLoop) async throws -> StoryBook {
+        let page = try await chats.call(loop) {
+            try await chats.client.messages(loop.credentials, room: room.id, from: nil, limit: 200, types: [Story.eventType, Story.seenType])
+        }
+        return StoryBook(room: room, events: page.events, now: Int(now().timeIntervalSince1970 * 1000), lifetime: Int(lifetime * 1000))
+    }
+
+    /// The author's own expired stories, redacted by their device (the reaper does it for authors who are away).
+    func redactLater(_ stories: [Story], _ loop: SyncLoop) {
+        guard !stories.isEmpty else { return }
+        let client = chats.client
+        Task {
+            for story in stories {
+                try? await client.redact(loop.credentials, room: story.room, event: story.id, reason: "story expired", transactionID: RandomToken.make())
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Events other than text messages: a call's signalling, a story, a redaction; and the homeserver's TURN
+/// credentials for calls.
+extension MatrixClient {
+    /// Sends an event of `type` into `room`; `transactionID` makes a retry arrive once.
+    public func send(_ credentials: MatrixCredentials, room: String, type: String, content: JSONValue, transactionID: String) async throws(MatrixError)
+        -> String
+    {
+        let path = "/_matrix/client/v3/rooms/\(Self.segment(room))/send/\(Self.segment(type))/\(Self.segment(transactionID))"
+        guard let eventID = try await call(.PUT, path, as: credentials, json: content)["event_id"]?.string else {
+            throw .invalidResponse("send without event_id")
+        }
+        return eventID
+    }
+
+    /// Redacts (deletes) an event: its content is gone for everybody, on the homeserver too.
+    public func redact(_ credentials: MatrixCredentials, room: String, event: String, reason: String, transactionID: String) async throws(MatrixError) {
+        let path = "/_matrix/client/v3/rooms/\(Self.segment(room))/redact/\(Self.segment(event))/\(Self.segment(transactionID))"
+        _ = try await call(.PUT, path, as: credentials, json: .object(["reason": .string(reason)]))
+    }
+
+    /// The homeserver's TURN servers and the member's short-lived credentials for them (`turn_uris`,
+    /// `turn_shared_secret`); `nil` when the homeserver has none configured.
+    public func turnServer(_ credentials: MatrixCredentials) async throws(MatrixError) -> TurnServer? {
+        let answer: JSONValue
+        do {
+            answer = try await call(.GET, "/_matrix/client/v3/voip/turnServer", as: credentials)
+        } catch .refused(404, _, _) {
+            return nil
+        }
+        let uris = answer["uris"]?.array?.compactMap(\.string) ?? []
+        guard !uris.isEmpty else { return nil }
+        return TurnServer(
+            uris: uris, username: answer["username"]?.string ?? "", password: answer["password"]?.string ?? "", ttl: answer["ttl"]?.int ?? 0)
+    }
+}
+
+/// A TURN server's addresses and the credentials a member's browser uses with it.
+public struct TurnServer: Sendable, Equatable {
+    public var uris: [String]
+    public var username: String
+    public var password: String
+    /// Seconds the credentials hold.
+    public var ttl: Int
+
+    public init(uris: [String], username: String, password: String, ttl: Int) {
+        self.uris = uris
+        self.username = username
+        self.password = password
+        self.ttl = ttl
+    }
+}
+
+extension MatrixClient {
+    /// The member's story room: private, its name "Stories", the people invited who may see it; only its creator may
+    /// post stories in it (`events` power 100), anyone in it may mark one seen.
+    public func createStoryRoom(_ credentials: MatrixCredentials, invite: [String]) async throws(MatrixError) -> String {
+        let body: JSONValue = .object([
+            "preset": .string("private_chat"), "name": .string("Stories"), "invite": .array(invite.map(JSONValue.string)),
+            "creation_content": .object(["type": .string(Room.storiesType)]),
+            "power_level_content_override": .object(["events": .object([Story.eventType: .number(100)])]),
+        ])
+        guard let roomID = try await call(.POST, "/_matrix/client/v3/createRoom", as: credentials, json: body)["room_id"]?.string else {
+            throw .invalidResponse("createRoom without room_id")
+        }
+        return roomID
+    }
+}

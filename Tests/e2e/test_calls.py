@@ -1,0 +1,205 @@
+"""Calls through the gateway in two real browsers with fake cameras and microphones, on a real Synapse that hands out
+credentials for a real TURN server (coturn from Debian, on loopback): alice calls bob by video; bob, on a proxied app,
+hears the ring in the bar and accepts; both see the other's video playing over a connected WebRTC connection relayed
+by the TURN server; alice hangs up and both see the call's time. An audio call never turns the camera on, and rings
+out as a missed call for bob, listed in Calls and in the chat. Hostile signals (a room bob is not in, candidates for
+addresses outside loopback, markup in names) are refused or shown as text. Then a story: alice posts one, bob sees
+it first as new, opens it, and alice sees him among its viewers (Tests/GatehouseTests/Chat/StoriesTests.swift has the
+rest: a member with no direct chat, and the day after)."""
+
+import json
+import os
+import subprocess
+import time
+import uuid
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from conftest import ROOT, start_browser, start_gateway
+from test_browser_journey import bar, bar_has, path_of, wait
+from test_chat_homeserver import SERVER_NAME, started_homeserver, stop_homeserver
+from test_chats import upgrade
+from test_upgrade_journey import sign_in, submit
+
+COTURN = str(ROOT / "scripts" / "coturn")
+MEDIA = ("--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required")
+
+
+@pytest.fixture
+def turn(tmp_path):
+    folder = tmp_path / "coturn"
+    started = subprocess.run(["bash", COTURN, "start", str(folder)], capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr
+    yield {"uri": f"turn:127.0.0.1:{started.stdout.strip()}?transport=udp", "secret_file": str(folder / "turn_secret"), "folder": folder}
+    subprocess.run(["bash", COTURN, "stop", str(folder)], check=False)
+
+
+@pytest.fixture
+def homeserver(tmp_path, turn, monkeypatch):
+    """A homeserver of the test's own that hands members credentials for the TURN server."""
+    monkeypatch.setenv("SYNAPSE_TURN_URI", turn["uri"])
+    monkeypatch.setenv("SYNAPSE_TURN_SECRET_FILE", turn["secret_file"])
+    started = started_homeserver(tmp_path / "synapse")
+    yield started
+    stop_homeserver(started)
+
+
+def calls_gateway(tmp_path, homeserver):
+    chat = {
+        "backend": "synapse", "homeserver_url": homeserver["url"], "server_name": SERVER_NAME,
+        "admin_token_file": homeserver["token_file"], "jwt_secret_file": homeserver["jwt_secret_file"],
+        # Everything relayed by the TURN server on loopback: no other address is ever a candidate.
+        "calls": {"relay_only": True, "candidate_networks": ["127.0.0.0/8", "::1/128"]},
+    }
+    return start_gateway(tmp_path, "dev", extra={"chat": chat})
+
+
+def call_state(browser):
+    return browser.find_element(By.ID, "main").get_attribute("data-state")
+
+
+def video_playing(browser, element_id="remote-video"):
+    """Whether the other's video plays: it has a size and its time advances."""
+    first = browser.execute_script(f"var v = document.getElementById('{element_id}'); return [v.videoWidth, v.currentTime]")
+    time.sleep(0.6)
+    second = browser.execute_script(f"var v = document.getElementById('{element_id}'); return [v.videoWidth, v.currentTime]")
+    return first[0] > 0 and second[1] > first[1]
+
+
+def ring(browser):
+    """The ring in the bar (an app's page) or on a gateway page, once shown."""
+    root = bar(browser) if browser.find_elements(By.ID, "gatehouse-bar") else browser
+    found = root.find_elements(By.CSS_SELECTOR, "#ring:not([hidden])")
+    return found[0] if found else None
+
+
+def post_signal(browser, body):
+    """A signal posted from the member's own page, as its script would: the status and the answer."""
+    return browser.execute_async_script(
+        """
+        var done = arguments[arguments.length - 1];
+        var csrf = document.querySelector("input[name=csrf]").value;
+        fetch("/calls/signal", {method: "POST", credentials: "same-origin", body: JSON.stringify(arguments[0]),
+          headers: {"Content-Type": "application/json", "Accept": "application/json", "X-Gatehouse-CSRF": csrf}})
+          .then(function (r) { return r.text().then(function (t) { done([r.status, t]); }); });
+        """,
+        body,
+    )
+
+
+def direct_chat(alice_browser, bob_browser, gw, bob_name):
+    """Alice opens the direct chat with Bob, Bob joins it: its room id."""
+    alice_browser.get(gw.url + "/chats/new")
+    submit(alice_browser, "chat-search", bob_name, "chat-search-button")
+    alice_browser.find_element(By.CSS_SELECTOR, f'button[data-username="{bob_name}"]').click()
+    wait(alice_browser, lambda b: path_of(b).startswith("/chats/room?"))
+    room = alice_browser.find_element(By.ID, "main").get_attribute("data-room")
+    bob_browser.get(gw.url + "/chats")
+    wait(bob_browser, lambda b: b.find_elements(By.CSS_SELECTOR, f'li[data-room="{room}"] button[value="join"]'), timeout=40)
+    bob_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{room}"] button[value="join"]').click()
+    wait(bob_browser, lambda b: path_of(b).startswith("/chats/room?"))
+    return room
+
+
+def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, homeserver, turn):
+    gw = calls_gateway(tmp_path, homeserver)
+    alice_browser = start_browser(MEDIA)
+    bob_browser = start_browser(MEDIA)
+    try:
+        alice_name, bob_name = "a" + uuid.uuid4().hex[:8], "b" + uuid.uuid4().hex[:8]
+        sign_in(alice_browser, gw, "alice")
+        upgrade(alice_browser, gw, alice_name, "+15550100001", "Alice <b>Archer</b>")
+        sign_in(bob_browser, gw, "bob")
+        upgrade(bob_browser, gw, bob_name, "+15550100002", "Bob Baker")
+        room = direct_chat(alice_browser, bob_browser, gw, bob_name)
+
+        # Bob is on a proxied app on a host of its own; alice starts a video call from their chat.
+        bob_browser.get(gw.url + "/open/hosted")
+        wait(bob_browser, lambda b: b.current_url.startswith(f"http://hosted.apps.localhost:{gw.port}/") and bar_has(b, "#ring"))
+        alice_browser.get(gw.url + "/chats/room?id=" + room)
+        alice_browser.find_element(By.ID, "room-call-video").click()
+        wait(alice_browser, lambda b: path_of(b).startswith("/calls/call?"))
+        # The call's page is the only one that may use the camera and the microphone.
+        wait(alice_browser, lambda b: call_state(b) == "calling", timeout=30)
+
+        # The ring in Bob's bar: the caller's name as text (markup and all), Accept and Decline.
+        prompt = wait(bob_browser, ring, timeout=30)
+        assert "Alice <b>Archer</b>" in prompt.find_element(By.CSS_SELECTOR, ".ring-text").text
+        assert not prompt.find_elements(By.CSS_SELECTOR, ".ring-text b")
+        prompt.find_element(By.ID, "ring-accept").click()
+        wait(bob_browser, lambda b: path_of(b).startswith("/calls/call?id="))
+
+        # Both pages: connected, the other's video playing, relayed by the TURN server on loopback.
+        for browser in (alice_browser, bob_browser):
+            wait(browser, lambda b: call_state(b) == "connected", timeout=40)
+            wait(browser, lambda b: b.find_element(By.ID, "main").get_attribute("data-connection") == "connected")
+            wait(browser, video_playing, timeout=20)
+            assert browser.find_element(By.ID, "main").get_attribute("data-local-tracks") == "audio video"
+        time.sleep(2)
+        alice_browser.find_element(By.ID, "call-hangup").click()
+        for browser in (alice_browser, bob_browser):
+            wait(browser, lambda b: call_state(b) == "ended", timeout=20)
+            status = browser.find_element(By.ID, "call-status").text
+            assert status.startswith("Call ended · 0:0"), status
+        # Calls lists it on both sides, with its time.
+        bob_browser.get(gw.url + "/calls")
+        line = bob_browser.find_element(By.CSS_SELECTOR, "#recent-calls li.call").text
+        assert "Incoming video call · 0:0" in line, line
+
+        # An audio call: the camera is never asked for; unanswered, it rings out after 60 seconds.
+        bob_browser.get(gw.url + "/")
+        wait(bob_browser, lambda b: b.find_elements(By.ID, "ring"))
+        alice_browser.get(gw.url + "/calls")
+        alice_browser.find_element(By.CSS_SELECTOR, f'#call-contacts li[data-room="{room}"] button[value="audio"]').click()
+        wait(alice_browser, lambda b: call_state(b) == "calling", timeout=30)
+        assert alice_browser.find_element(By.ID, "main").get_attribute("data-local-tracks") == "audio"
+        assert not alice_browser.find_element(By.ID, "call-camera").is_displayed()
+        prompt = wait(bob_browser, ring, timeout=30)
+        assert prompt.get_attribute("data-media") == "audio"
+        wait(alice_browser, lambda b: call_state(b) == "ended", timeout=75)
+        assert alice_browser.find_element(By.ID, "call-status").text == "No answer"
+        wait(bob_browser, lambda b: ring(b) is None, timeout=10)
+        bob_browser.get(gw.url + "/calls")
+        missed = bob_browser.find_element(By.CSS_SELECTOR, "#recent-calls li.call")
+        assert "missed" in missed.get_attribute("class") and "Missed audio call" in missed.text
+        bob_browser.get(gw.url + "/chats/room?id=" + room)
+        notes = [item.text for item in bob_browser.find_elements(By.CSS_SELECTOR, "#timeline li.kind-call .note")]
+        assert notes[-1] == "Missed call", notes
+
+        # Hostile signals from Bob's own page: refused with a reason, nothing sent.
+        bob_browser.get(gw.url + "/calls")
+        offer = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n"
+        status, answer = post_signal(bob_browser, {"type": "invite", "room": f"!nobodys:{SERVER_NAME}", "call_id": "c1", "sdp": offer})
+        assert status == 403, answer
+        status, answer = post_signal(
+            bob_browser,
+            {"type": "invite", "room": room, "call_id": "c2", "sdp": offer + "a=candidate:1 1 udp 2122260223 192.0.2.10 50000 typ host\r\n"})
+        assert status == 400 and "outside the allowed networks" in answer, answer
+        status, answer = post_signal(
+            bob_browser,
+            {"type": "candidates", "room": room, "call_id": "c3", "candidates": [{"candidate": "candidate:1 1 udp 1 10.0.0.1 9 typ host"}]})
+        assert status == 400, answer
+        status, answer = post_signal(bob_browser, {"type": "invite", "room": room, "call_id": "<script>", "sdp": offer})
+        assert status == 400, answer
+        status, answer = post_signal(bob_browser, {"type": "hangup", "room": room, "call_id": "c4", "reason": "<img src=x>"})
+        assert status == 400, answer
+
+        # Stories: alice posts one; bob sees her first, as new, opens it (markup as text); alice sees him among viewers.
+        alice_browser.get(gw.url + "/stories")
+        submit(alice_browser, "story-text", "Off to the <b>garden</b>", "story-post")
+        wait(alice_browser, lambda b: b.find_elements(By.ID, "story-notice"))
+        bob_browser.get(gw.url + "/stories")
+        first = wait(bob_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#story-people li.room.new"), timeout=30)[0]
+        first.find_element(By.CSS_SELECTOR, "a.room-name").click()
+        wait(bob_browser, lambda b: path_of(b).startswith("/stories/view?"))
+        assert bob_browser.find_element(By.CSS_SELECTOR, "#stories .story .body").text == "Off to the <b>garden</b>"
+        bob_browser.get(gw.url + "/stories")
+        assert not bob_browser.find_elements(By.CSS_SELECTOR, "#story-people li.room.new")
+        assert bob_browser.find_elements(By.CSS_SELECTOR, "#story-people li.room")
+        alice_browser.get(gw.url + "/stories")
+        assert "Bob Baker" in alice_browser.find_element(By.CSS_SELECTOR, "#my-stories .story-viewers").text
+    finally:
+        alice_browser.quit()
+        bob_browser.quit()
+        gw.running.stop()
