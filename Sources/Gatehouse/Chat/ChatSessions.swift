@@ -169,7 +169,9 @@ public final class ChatSessions: Sendable {
     /// The calls the loop's device placed or answered end with the session: the other member's page is told at once
     /// rather than by a connection that goes quiet. (A call ringing for the member rings on their other sessions.)
     func hangUp(_ loop: SyncLoop) async {
-        let rooms = await loop.rooms
+        // The room list as of now (the loop may not have run since the device's last signal), once.
+        let refreshed = try? await loop.refresh()
+        let rooms = if let refreshed { refreshed } else { await loop.rooms }
         let now = Int(Date().timeIntervalSince1970 * 1000)
         for call in rooms.calls.calls.values {
             let phase = call.phase(at: now)

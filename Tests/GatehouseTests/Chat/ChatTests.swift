@@ -26,9 +26,12 @@ import Testing
         return id
     }
 
-    /// Reads the member's event stream until `text` arrives (or `seconds` pass): what it read.
-    static func streamUntil(_ gateway: LiveGateway, _ member: Member, room: String?, contains text: String, seconds: Int64 = 20) async throws -> String {
-        var request = HTTPClientRequest(url: gateway.origin + Paths.chatEvents + (room.map { "?room=" + FormEncoding.escape($0) } ?? ""))
+    /// Reads the member's event stream (the chat's, or another at `path`) until `text` arrives (or `seconds` pass): what
+    /// it read.
+    static func streamUntil(
+        _ gateway: LiveGateway, _ member: Member, path: String = Paths.chatEvents, room: String?, contains text: String, seconds: Int64 = 20
+    ) async throws -> String {
+        var request = HTTPClientRequest(url: gateway.origin + path + (room.map { "?room=" + FormEncoding.escape($0) } ?? ""))
         request.headers.add(name: "Cookie", value: member.cookies.values.map { "\($0)=\($1)" }.joined(separator: "; "))
         request.headers.add(name: "Accept", value: "text/event-stream")
         // A client of its own, whose shutdown closes the stream (as a page going away does).
