@@ -34,18 +34,8 @@ import Testing
 
     @Test func aCallRingsIsDeclinedAndEndsWithTheCallersSession() async throws {
         let synapse = try await TestSynapse.shared.value
-        var chat = synapse.chatWithSessions
-        chat.authProvider = "calls"
-        try await UpgradeFlowTests.live(configure: { $0.registration.chat = chat }) { gateway in
-            let alice = try await Member.signIn(gateway, as: "alice")
-            let bob = try await Member.signIn(gateway, as: "bob")
-            let olive = try await Member.signIn(gateway, as: "olive")
-            let aliceName = SynapseChatTests.unique("alice"), bobName = SynapseChatTests.unique("bob")
-            _ = try await alice.register(username: aliceName)
-            _ = try await bob.register(username: bobName, phone: "+15550100002")
-            let room = try ChatTests.room(of: try await alice.post(Paths.chatDirect, [("username", bobName)]))
-            _ = try await ChatTests.streamUntil(gateway, bob, room: nil, contains: room)
-            #expect(try await bob.post(Paths.chatMembership, [("room", room), ("action", "join")]).status == 303)
+        try await ChatTests.directChat(synapse, provider: "calls") { pair in
+            let (gateway, alice, bob, olive, aliceName, room) = (pair.gateway, pair.alice, pair.bob, pair.olive, pair.aliceName, pair.room)
 
             // The call's page alone may use the camera and the microphone.
             let page = try await alice.get(Paths.callPage + "?room=" + FormEncoding.escape(room) + "&media=video")

@@ -49,6 +49,34 @@ import Testing
         return read
     }
 
+    /// Alice and Bob registered with a direct chat Bob joined, and Olive signed in at `sso`, on a gateway whose
+    /// accounts are linked under `provider` (a test's own: the development members' subjects are the same in every
+    /// test on the shared homeserver).
+    struct DirectChat {
+        let gateway: LiveGateway
+        let alice: Member, bob: Member, olive: Member
+        let aliceName: String, bobName: String
+        let room: String
+    }
+
+    static func directChat<T>(_ synapse: TestSynapse, provider: String, _ body: (DirectChat) async throws -> T) async throws -> T {
+        var chat = synapse.chatWithSessions
+        chat.authProvider = provider
+        return try await UpgradeFlowTests.live(configure: { $0.registration.chat = chat }) { gateway in
+            let alice = try await Member.signIn(gateway, as: "alice")
+            let bob = try await Member.signIn(gateway, as: "bob")
+            let olive = try await Member.signIn(gateway, as: "olive")
+            let aliceName = SynapseChatTests.unique("alice"), bobName = SynapseChatTests.unique("bob")
+            _ = try await alice.register(username: aliceName)
+            _ = try await bob.register(username: bobName, phone: "+15550100002")
+            let room = try Self.room(of: try await alice.post(Paths.chatDirect, [("username", bobName)]))
+            _ = try await Self.streamUntil(gateway, bob, room: nil, contains: room)
+            #expect(try await bob.post(Paths.chatMembership, [("room", room), ("action", "join")]).status == 303)
+            return try await body(
+                DirectChat(gateway: gateway, alice: alice, bob: bob, olive: olive, aliceName: aliceName, bobName: bobName, room: room))
+        }
+    }
+
     static func devices(_ synapse: TestSynapse, _ userID: String) async throws -> [[String: Any]] {
         try await synapse.admin(.GET, "/_synapse/admin/v2/users/\(userID)/devices").json["devices"] as? [[String: Any]] ?? []
     }

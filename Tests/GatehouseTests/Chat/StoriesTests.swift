@@ -15,25 +15,11 @@ import Testing
 
     @Test func aStoryLastsADayForThePeopleOfItsAuthorsDirectChats() async throws {
         let synapse = try await TestSynapse.shared.value
-        // Accounts linked under a provider id of this test's own: the development members' subjects are the same in
-        // every test on the shared homeserver.
-        var chat = synapse.chatWithSessions
-        chat.authProvider = "stories"
-        try await UpgradeFlowTests.live(configure: { $0.registration.chat = chat }) { gateway in
-            let alice = try await Member.signIn(gateway, as: "alice")
-            let bob = try await Member.signIn(gateway, as: "bob")
-            let olive = try await Member.signIn(gateway, as: "olive")
-            let aliceName = SynapseChatTests.unique("alice"), bobName = SynapseChatTests.unique("bob"), oliveName = SynapseChatTests.unique("olive")
-            _ = try await alice.register(username: aliceName)
-            _ = try await bob.register(username: bobName, phone: "+15550100002")
-            // At `sso`, Stories is the onboarding prompt.
+        try await ChatTests.directChat(synapse, provider: "stories") { pair in
+            let (gateway, alice, bob, olive, aliceName, bobName) = (pair.gateway, pair.alice, pair.bob, pair.olive, pair.aliceName, pair.bobName)
+            // At `sso`, Stories is the onboarding prompt. Olive then registers, with no direct chat with Alice.
             #expect(try await olive.get(Paths.stories).body.contains(#"id="add-features""#))
-            _ = try await olive.register(username: oliveName, phone: "+15550100003")
-
-            // Alice and Bob have a direct chat (Bob joined it); Alice and Olive have none.
-            let room = try ChatTests.room(of: try await alice.post(Paths.chatDirect, [("username", bobName)]))
-            _ = try await ChatTests.streamUntil(gateway, bob, room: nil, contains: room)
-            #expect(try await bob.post(Paths.chatMembership, [("room", room), ("action", "join")]).status == 303)
+            _ = try await olive.register(username: SynapseChatTests.unique("olive"), phone: "+15550100003")
 
             // An empty story is refused beside the form; a story with markup is posted as text.
             let empty = try await alice.post(Paths.storyPost, [("text", "   ")])
@@ -44,12 +30,12 @@ import Testing
 
             // Bob: Alice's stories, new; opened, shown as text; then seen.
             let list = try await bob.get(Paths.stories).body
-            #expect(list.contains(#"class="room new""#) && list.contains("New: 1 stories"), "\(list)")
+            #expect(list.contains(#"class="room new""#) && list.contains("New stories: 1"), "\(list)")
             let href = try #require(list.firstMatch(of: /href="(\/stories\/view\?room=[^"]+)"/)).1
             let opened = try await bob.get(String(href).replacingOccurrences(of: "&amp;", with: "&")).body
             #expect(opened.contains("&lt;script&gt;alert(1)&lt;/script&gt; Off to the garden") && !opened.contains("<script>alert(1)"))
             let again = try await bob.get(Paths.stories).body
-            #expect(again.contains("1 stories, seen") && !again.contains(#"class="room new""#))
+            #expect(again.contains("Stories seen: 1") && !again.contains(#"class="room new""#))
 
             // Alice sees Bob among her story's viewers.
             let mine = try await alice.get(Paths.stories).body
@@ -59,6 +45,7 @@ import Testing
             #expect(olives.contains(#"id="no-stories""#) && !olives.contains("Off to the garden"))
 
             // A day and an hour later by the reaper's clock: redacted on the homeserver, gone for both.
+            let chat = synapse.chatWithSessions
             let admin = try #require(chat.backend(http: HTTPClient.shared) as? SynapseChatBackend)
             let chats = ChatSessions(
                 client: MatrixClient(http: HTTPClient.shared, homeserver: try #require(chat.homeserverURL), timeoutSeconds: 10),
