@@ -17,6 +17,11 @@ public struct CallSignal: Sendable, Equatable {
     public var timestamp: Int
     public var content: JSONValue
 
+    /// A version 1 signal's content from device `party`: the call, the party, and `extra`.
+    public static func content(call: String, party: String, _ extra: [String: JSONValue] = [:]) -> JSONValue {
+        .object(extra.merging(["call_id": .string(call), "party_id": .string(party), "version": .string("1")]) { _, own in own })
+    }
+
     /// The signal `event` carries, or `nil` for any other event (or a call event without a call id).
     public init?(_ event: MatrixEvent, room: String) {
         guard event.type.hasPrefix("m.call."), let kind = Kind(rawValue: String(event.type.dropFirst("m.call.".count))),

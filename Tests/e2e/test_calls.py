@@ -12,6 +12,7 @@ import os
 import subprocess
 import time
 import uuid
+from urllib.parse import quote
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -199,6 +200,20 @@ def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, ho
         assert bob_browser.find_elements(By.CSS_SELECTOR, "#story-people li.room")
         alice_browser.get(gw.url + "/stories")
         assert "Bob Baker" in alice_browser.find_element(By.CSS_SELECTOR, "#my-stories .story-viewers").text
+
+        # A browser that refuses the camera and microphone: the page said why it would ask, says how to allow them,
+        # and nothing rings for bob.
+        refusing = start_browser(("--use-fake-device-for-media-stream", "--deny-permission-prompts"))
+        try:
+            # Signing in on the call's address leads straight back to it.
+            sign_in(refusing, gw, "alice", deep_link="/calls/call?media=video&room=" + quote(room, safe=""))
+            wait(refusing, lambda b: call_state(b) == "ended", timeout=20)
+            assert "Allow them for this site" in refusing.find_element(By.ID, "call-permission").text
+            bob_browser.get(gw.url + "/calls")
+            time.sleep(3)
+            assert ring(bob_browser) is None
+        finally:
+            refusing.quit()
     finally:
         alice_browser.quit()
         bob_browser.quit()

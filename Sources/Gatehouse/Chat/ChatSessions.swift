@@ -176,9 +176,7 @@ public final class ChatSessions: Sendable {
         for call in rooms.calls.calls.values {
             let phase = call.phase(at: now)
             guard phase == .connected || phase == .ringing, call.involves(party: loop.credentials.deviceID) else { continue }
-            let content: JSONValue = .object([
-                "call_id": .string(call.id), "party_id": .string(loop.credentials.deviceID), "version": .string("1"), "reason": .string("user_hangup"),
-            ])
+            let content = CallSignal.content(call: call.id, party: loop.credentials.deviceID, ["reason": .string("user_hangup")])
             do {
                 _ = try await client.send(loop.credentials, room: call.room, type: "m.call.hangup", content: content, transactionID: UUID().uuidString)
             } catch {

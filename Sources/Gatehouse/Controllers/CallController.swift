@@ -72,7 +72,11 @@ struct CallController: Sendable {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
         guard let media = form["media"].flatMap(Call.Media.init(rawValue:)) else { throw RequestError.badRequest("media: audio or video") }
         let room: String
-        if let given = form["room"] { room = try ChatController.roomID(given) } else { room = try await chat.directRoom(withUsername: form["username"], context.session) }
+        if let given = form["room"] {
+            room = try ChatController.roomID(given)
+        } else {
+            room = try await chat.directRoom(withUsername: form["username"], context.session)
+        }
         return ChatController.redirect(FormEncoding.url(Paths.callPage, adding: [("room", room), ("media", media.rawValue)]))
     }
 
@@ -98,7 +102,8 @@ struct CallController: Sendable {
             values["offer"] = call.offer
             values["candidates"] = CallViews.json(signalling.allowedCandidates(call.candidates[call.callerParty ?? call.caller] ?? []))
             // Answered elsewhere, ended or missed by now: the page says so and offers to call back.
-            if call.caller == rooms.me || call.phase(at: Self.now()) != .ringing { values["over"] = CallViews.phaseText(call, me: rooms.me, now: Self.now(), strings: strings) }
+            let now = Self.now()
+            if call.caller == rooms.me || call.phase(at: now) != .ringing { values["over"] = CallViews.phaseText(call, me: rooms.me, now: now, strings: strings) }
         } else {
             let roomID = try ChatController.roomID(query.get("room"))
             guard let callRoom = rooms.rooms[roomID], callRoom.membership == .joined else { throw ChatError.notInRoom }
@@ -112,7 +117,6 @@ struct CallController: Sendable {
         values["peerName"] = name
         values["peerInitials"] = AppIcon.monogram(name)
         values["tone"] = AppIcon.tone(of: room.id)
-        values["roomHref"] = FormEncoding.url(Paths.chatRoom, adding: [("id", room.id)])
         values["words"] = CallViews.words(strings)
         let media = values["media"] as? String ?? "audio"
         // The seeds' choice: an audio call sounds through the earpiece (a phone's), a video call through the speaker.

@@ -42,7 +42,7 @@ struct CallRing: Sendable {
         let rooms = try await chats.call(loop) { try await loop.current() }
         guard let call = rooms.calls.calls[callID], call.caller != rooms.me else { throw ChatError.notInRoom }
         if call.phase(at: CallController.now()) == .ringing {
-            let content: JSONValue = .object(["call_id": .string(call.id), "party_id": .string(loop.credentials.deviceID), "version": .string("1")])
+            let content = CallSignal.content(call: call.id, party: loop.credentials.deviceID)
             _ = try await chats.call(loop) {
                 try await chats.client.send(loop.credentials, room: call.room, type: "m.call.reject", content: content, transactionID: RandomToken.make())
             }

@@ -34,7 +34,7 @@ struct CallSignalling: Sendable {
         }
         guard let room = json["room"]?.string, (try? ChatController.roomID(room)) != nil else { throw .invalidMessage("room: a room id") }
         guard let callID = json["call_id"]?.string, Self.isCallID(callID) else { throw .invalidMessage("call_id: 1 to 64 letters, digits, . _ -") }
-        var content: [String: JSONValue] = ["call_id": .string(callID), "party_id": .string(party), "version": .string("1")]
+        var content: [String: JSONValue] = [:]
         switch kind {
         case .invite:
             content["offer"] = .object(["type": .string("offer"), "sdp": .string(try sdp(json["sdp"]))])
@@ -58,7 +58,7 @@ struct CallSignalling: Sendable {
         case .reject, .negotiate:
             break
         }
-        return Outgoing(room: room, kind: kind, callID: callID, content: .object(content))
+        return Outgoing(room: room, kind: kind, callID: callID, content: CallSignal.content(call: callID, party: party, content))
     }
 
     /// A signal from the room as the page gets it: its kind, party and parts; candidates outside the allowed
