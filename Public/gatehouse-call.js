@@ -193,7 +193,12 @@
       pc.ontrack = function (event) { if (remoteVideo.srcObject !== event.streams[0]) { remoteVideo.srcObject = event.streams[0]; } };
       pc.onconnectionstatechange = function () {
         main.setAttribute("data-connection", pc.connectionState);
-        if (pc.connectionState === "connected") { connected(); }
+        if (pc.connectionState === "connected") {
+          connected();
+          setState("connected", words.call_connected);
+        }
+        // Packets stopped coming: the browser tries again for a while before it gives up ("failed").
+        if (pc.connectionState === "disconnected" && connectedAt) { setState("connected", words.call_reconnecting); }
         if (pc.connectionState === "failed") { end("call_ended_failed", { type: "hangup", reason: "ice_failed" }); }
       };
       listen();

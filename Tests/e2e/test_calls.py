@@ -214,6 +214,19 @@ def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, ho
             assert ring(bob_browser) is None
         finally:
             refusing.quit()
+
+        # The network drops mid-call (the TURN server every packet goes through stops): both pages say the
+        # connection was lost and the call ended.
+        bob_browser.get(gw.url + "/calls")
+        alice_browser.get(gw.url + "/chats/room?id=" + room)
+        alice_browser.find_element(By.ID, "room-call-audio").click()
+        wait(bob_browser, ring, timeout=30).find_element(By.ID, "ring-accept").click()
+        for browser in (alice_browser, bob_browser):
+            wait(browser, lambda b: call_state(b) == "connected", timeout=40)
+        subprocess.run(["bash", COTURN, "stop", str(turn["folder"])], check=True)
+        for browser in (alice_browser, bob_browser):
+            wait(browser, lambda b: call_state(b) == "ended", timeout=60)
+            assert browser.find_element(By.ID, "call-status").text.startswith("The connection was lost"), browser.find_element(By.ID, "call-status").text
     finally:
         alice_browser.quit()
         bob_browser.quit()

@@ -51,7 +51,7 @@ enum CallViews {
     /// The words a call's page shows as the call goes, by key.
     static func words(_ strings: StringsTable) -> String {
         let keys = [
-            "call_permission_video", "call_permission_audio", "call_permission_denied", "call_calling", "call_connecting", "call_connected",
+            "call_permission_video", "call_permission_audio", "call_permission_denied", "call_calling", "call_connecting", "call_connected", "call_reconnecting",
             "call_ended_hangup", "call_ended_declined", "call_ended_missed", "call_ended_failed", "call_ended_session", "call_ended_other",
             "call_mute", "call_unmute", "call_camera_off", "call_camera_on", "call_no_answer", "call_media_failed", "call_answered_elsewhere",
         ]
