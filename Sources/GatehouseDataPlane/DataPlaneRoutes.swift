@@ -6,7 +6,8 @@ import NIOHTTP1
 /// answers needs a task, a lock held across a suspension, or another thread.
 public protocol DataPlaneRoutes: Sendable {
     /// `peer` is the connection's remote address. Anything that needs to wait (no cached session, a refresh due, a
-    /// name not yet resolved, a request with a body) answers `.application`; WebSocket upgrades are
+    /// name not yet resolved, a body the data plane does not take: chunked, over the limit, or of no stated length)
+    /// answers `.application`; WebSocket upgrades are
     /// `DataPlaneUpgrades`' and never come here.
     func route(_ head: RequestHead, peer: SocketAddress?) -> DataPlaneRoute
 }
