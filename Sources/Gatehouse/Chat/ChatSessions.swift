@@ -177,10 +177,20 @@ public final class ChatSessions: Sendable {
             let phase = call.phase(at: now)
             guard phase == .connected || phase == .ringing, call.involves(party: loop.credentials.deviceID) else { continue }
             let content = CallSignal.content(call: call.id, party: loop.credentials.deviceID, ["reason": .string("user_hangup")])
-            do {
-                _ = try await client.send(loop.credentials, room: call.room, type: "m.call.hangup", content: content, transactionID: UUID().uuidString)
-            } catch {
-                logger.warning("chat: a call not hung up as its session ended", metadata: ["error": .string("\(error)")])
+            // Tried three times while the homeserver's failure is a passing one; one transaction id, so that a retry
+            // of a hang-up that did arrive arrives once.
+            let transaction = "hangup-" + call.id
+            for attempt in 1...3 {
+                do {
+                    _ = try await client.send(loop.credentials, room: call.room, type: "m.call.hangup", content: content, transactionID: transaction)
+                    break
+                } catch {
+                    guard attempt < 3, error.isTransient else {
+                        logger.warning("chat: a call not hung up as its session ended", metadata: ["error": .string("\(error)")])
+                        break
+                    }
+                    try? await Task.sleep(for: .milliseconds(250 * attempt))
+                }
             }
         }
     }
