@@ -142,8 +142,11 @@ let package = Package(
             dependencies: [
                 "Gatehouse",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["BuildStamp"]
         ),
+        // The commit and day the executable is built from (`gatehouse --version`, `/healthz`, `gatehouse_build_info`).
+        .plugin(name: "BuildStamp", capability: .buildTool()),
         // The test binary's allocator, counting each thread's allocations: the data plane's allocation test reads it.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         .testTarget(

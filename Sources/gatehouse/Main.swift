@@ -9,6 +9,7 @@ struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "A web gateway: SSO sign-in, proxied web apps, chat features by auth level.",
+        version: "gatehouse \(BuildInfo.version) (commit \(BuildStamp.commit), built \(BuildStamp.built))",
         subcommands: [Serve.self, CheckConfig.self, Development.self, Funnel.self, StorageCommand.self, Probe.self],
         defaultSubcommand: Development.self
     )
@@ -28,6 +29,7 @@ func loadConfiguration(path: String?, development: Bool) -> GatehouseConfigurati
 func serveGateway(_ configuration: GatehouseConfiguration, file: String?, development: Bool) async throws {
     // The log's last lines (the shutdown's) are written before the process ends, however it ends here.
     defer { LogOutput.standard.flush() }
+    BuildInfo.record(commit: BuildStamp.commit, built: BuildStamp.built)
     LogLevelSetting.gateway.level = Logger.Level(rawValue: configuration.logLevel) ?? .info
     LoggingSystem.bootstrap { label in
         switch configuration.logFormat {
@@ -43,7 +45,8 @@ func serveGateway(_ configuration: GatehouseConfiguration, file: String?, develo
         metadata: [
             "file": .string(file ?? "(none)"), "public_url": .string(configuration.publicOrigin),
             "storage": .string(configuration.storage.kind.rawValue), "apps": .stringConvertible(configuration.apps.count),
-            "development": .stringConvertible(configuration.developmentMode),
+            "development": .stringConvertible(configuration.developmentMode), "version": .string(BuildInfo.version),
+            "commit": .string(BuildStamp.commit), "built": .string(BuildStamp.built),
         ])
     for warning in configuration.warnings { logger.warning("\(warning)") }
     let built = try await GatehouseApplication.build(

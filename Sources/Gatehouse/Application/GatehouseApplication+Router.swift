@@ -23,7 +23,12 @@ extension GatehouseApplication {
         router.add(middleware: StrayAppPathMiddleware(catalog: gateway.catalog, publicOrigin: configuration.publicOrigin))
         router.add(middleware: GatewayAssetsMiddleware(assets: renderer.assets))
 
-        router.get(RouterPath(stringLiteral: Paths.health)) { _, _ in PlainTextResponse.make("ok\n") }
+        // Alive; asked for JSON, also which build runs (`BuildInfo`).
+        router.get(RouterPath(stringLiteral: Paths.health)) { request, _ in
+            guard ErrorAnswer.wantsJSON(accept: request.headers[.accept]) else { return PlainTextResponse.make("ok\n") }
+            let build = BuildInfo.current
+            return try JSONResponse.make(["status": "ok", "version": build.version, "commit": build.commit, "built": build.built])
+        }
         let draining = gateway.draining
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
             if draining.hasBegun { return PlainTextResponse.make("shutting down\n", status: .serviceUnavailable) }

@@ -20,7 +20,7 @@ public final class GatewayMetrics: Sendable {
     /// What the event loops counted and have not added to the registry yet (`LoopTallies`).
     let tallies = LoopTallies()
 
-    public init(version: String = GatewayMetrics.version) {
+    public init(build: BuildInfo = .current) {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
@@ -28,11 +28,8 @@ public final class GatewayMetrics: Sendable {
             .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
         ]
         self.factory = factory
-        CoreMetrics.Gauge(label: "gatehouse_build_info", dimensions: [("version", version)], factory: factory).record(1)
+        CoreMetrics.Gauge(label: "gatehouse_build_info", dimensions: build.fields, factory: factory).record(1)
     }
-
-    /// The version the build reports (`gatehouse_build_info`).
-    public static let version = "0.10.0"
 
     /// The registry's text exposition, after every collector ran.
     public func exposition() -> String {

@@ -86,7 +86,11 @@ import Testing
             #expect(samples[#"gatehouse_http_request_duration_seconds_count{route="proxy",app="echo"}"#] == 3)
             #expect(samples[#"gatehouse_upstream_failures_total{app="echo",kind="blocked"}"#] == 1)
             #expect(samples[#"gatehouse_upstream_failures_total{app="down",kind="connect"}"#] == 1)
-            #expect(samples[#"gatehouse_build_info{version="\#(GatewayMetrics.version)"}"#] == 1)
+            // Which build runs (the executable records its commit and day; a test's build has none).
+            #expect(samples[#"gatehouse_build_info{version="\#(BuildInfo.version)",commit="unknown",built="unknown"}"#] == 1)
+            let health = try await gateway.get(Paths.health, cookies: [:], headers: [("Accept", "application/json")])
+            #expect(health.status == 200 && health.body.contains(#""version":"\#(BuildInfo.version)""#) && health.body.contains(#""status":"ok""#))
+            #expect(try await gateway.get(Paths.health, cookies: [:]).body == "ok\n")
             #expect(samples["gatehouse_active_sessions"] != nil)  // read from the store at start, then every 30 s
             #expect(samples["gatehouse_db_queries_total"] ?? 0 > 0 && samples["gatehouse_db_pool_connections_max"] == 1)  // SQLite: one
             #expect(samples["gatehouse_db_queries_running"] == 0)
