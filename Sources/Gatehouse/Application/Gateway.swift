@@ -36,6 +36,11 @@ final class Gateway: Sendable {
     /// The ring every page of a member's hears, when the gateway serves its own chat.
     let callRing: CallRing?
     let webSockets: WebSocketProxy
+    /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
+    let codeSender: any CodeSender
+    /// The homeserver `chat.backend` names (the loader made sure a synapse backend has what it needs): one for the
+    /// gateway, whatever asks for it.
+    let chatBackend: any ChatBackend
 
     subscript<Part>(dynamicMember part: KeyPath<GatewayFoundation, Part>) -> Part { foundation[keyPath: part] }
 
@@ -103,6 +108,13 @@ final class Gateway: Sendable {
         webSockets = WebSocketProxy(
             catalog: catalog, access: access, jars: jars, resolver: resolver, sessions: stores.sessions, hostMounts: stores.hostMounts,
             configuration: configuration, clientAddresses: clientAddresses, draining: foundation.draining, logger: logger)
+        let registration = configuration.registration
+        if registration.codeSender == .http, let endpoint = registration.codeSenderEndpoint {
+            codeSender = HTTPCodeSender(http: foundation.serviceClients["registration.code_sender.tls"] ?? foundation.http, configuration: endpoint)
+        } else {
+            codeSender = LogCodeSender(inbox: foundation.inbox, logger: foundation.logger)
+        }
+        chatBackend = registration.chat.backend(http: foundation.serviceClients["chat.tls"] ?? foundation.http)
     }
 
     /// Makes what this gateway decides for the parts of the foundation that follow the configuration: from now on,
@@ -114,18 +126,5 @@ final class Gateway: Sendable {
     static func origin(_ url: URL) -> String? {
         guard let scheme = url.scheme, let host = url.host else { return nil }
         return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
-    }
-
-    /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
-    var codeSender: any CodeSender {
-        if configuration.registration.codeSender == .http, let endpoint = configuration.registration.codeSenderEndpoint {
-            return HTTPCodeSender(http: foundation.serviceClients["registration.code_sender.tls"] ?? foundation.http, configuration: endpoint)
-        }
-        return LogCodeSender(inbox: foundation.inbox, logger: foundation.logger)
-    }
-
-    /// The homeserver `chat.backend` names (the loader made sure a synapse backend has what it needs).
-    var chatBackend: any ChatBackend {
-        configuration.registration.chat.backend(http: foundation.serviceClients["chat.tls"] ?? foundation.http)
     }
 }
