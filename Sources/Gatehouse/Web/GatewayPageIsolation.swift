@@ -39,7 +39,7 @@ enum GatewayPageIsolation {
     /// posted by a script carries the session's token in its body as every form does).
     static let scriptedPaths: Set<String> = [
         Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatSend, Paths.chatRead, Paths.callServers, Paths.callSignal,
-        Paths.callEvents, Paths.storySeen,
+        Paths.callEvents,
     ]
 
     /// Whether `path` is one of the gateway's own pages or answers, as opposed to an app's, a static file or an

@@ -90,7 +90,6 @@ public enum Paths {
     // Stories (`StoryController`).
     public static let storyPost = stories + "/post"
     public static let storyView = stories + "/view"
-    public static let storySeen = stories + "/seen"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     /// "Loading <app>" at once, then the app: what the portal's tiles open.
