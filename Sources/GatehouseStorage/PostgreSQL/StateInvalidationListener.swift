@@ -61,11 +61,16 @@ struct StateInvalidationListener: Service {
 
     /// Listens until the connection fails or a heartbeat is late; the cache is trusted meanwhile. A connection that
     /// does not even confirm the `LISTEN` in time is given up the same way.
+    ///
+    /// The first failure ends the wait at once, without waiting for postgres-nio's `listen` to return: after the
+    /// connection is closed under it, its closing `UNLISTEN` may never be answered, and a task group waiting for it
+    /// held the listener, and the gateway's shutdown behind it, for ever.
     private func listen() async throws {
         try await database.client.withConnection { connection in
+            let ended = FirstOutcome<Void>()
             let listening = NIOLockedValueBox(false)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
+            let listener = Task {
+                do {
                     try await connection.listen(on: Self.channel) { notifications in
                         // Listening from here on: whatever changes now is heard, and whatever changed before is not
                         // in the emptied cache.
@@ -75,27 +80,33 @@ struct StateInvalidationListener: Service {
                         logger.info("state cache trusted: listening for invalidations")
                         // Untrusted the moment listening ends, whatever the rest of the unwinding waits for.
                         defer { cache.reset(trusted: false) }
-                        try await withThrowingTaskGroup(of: Void.self) { group in
-                            group.addTask {
+                        let heard = Task {
+                            do {
                                 for try await notification in notifications { apply(notification.payload) }
-                                throw Failure.notificationsEnded
-                            }
-                            group.addTask { try await heartbeats(on: connection) }
-                            defer { group.cancelAll() }
-                            try await group.next()
+                                ended.finish(.failure(Failure.notificationsEnded))
+                            } catch { ended.finish(.failure(error)) }
                         }
+                        let heartbeat = Task {
+                            do { try await heartbeats(on: connection) } catch { ended.finish(.failure(error)) }
+                        }
+                        defer { heard.cancel(); heartbeat.cancel() }
+                        try await ended.value()
                     }
+                    ended.finish(.failure(Failure.notificationsEnded))
+                } catch { ended.finish(.failure(error)) }
+            }
+            let watchdog = Task {
+                try await Task.sleep(for: heartbeatTimeout)
+                guard listening.withLockedValue({ $0 }) else {
+                    try? await connection.close()
+                    return ended.finish(.failure(Failure.heartbeatLate))
                 }
-                group.addTask {
-                    try await Task.sleep(for: heartbeatTimeout)
-                    guard listening.withLockedValue({ $0 }) else {
-                        try? await connection.close()
-                        throw Failure.heartbeatLate
-                    }
-                }
-                defer { group.cancelAll() }
-                // The watchdog ends quietly once listening; the listener only ends by throwing.
-                for try await _ in group {}
+            }
+            defer { listener.cancel(); watchdog.cancel() }
+            do { try await ended.value() } catch {
+                // Never handed back to the pool still listening.
+                try? await connection.close()
+                throw error
             }
         }
     }

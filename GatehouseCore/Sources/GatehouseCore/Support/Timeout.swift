@@ -10,59 +10,54 @@ import Foundation
 public func withTimeout<T: Sendable>(
     _ timeout: Duration, _ body: @Sendable @escaping () async throws -> T, expired: @Sendable @escaping () async -> any Error
 ) async throws -> T {
-    let race = DeadlineRace<T>()
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            race.start(
-                continuation,
-                tasks: [
-                    Task { race.finish(await Result(catching: body)) },
-                    Task {
-                        guard (try? await Task.sleep(for: timeout)) != nil else { return }  // the body came first
-                        race.finish(.failure(await expired()))
-                    },
-                ])
-        }
-    } onCancel: {
-        race.finish(.failure(CancellationError()))
-    }
+    let race = FirstOutcome<T>()
+    let tasks = [
+        Task { race.finish(await Result(catching: body)) },
+        Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }  // the body came first
+            race.finish(.failure(await expired()))
+        },
+    ]
+    defer { for task in tasks { task.cancel() } }
+    return try await race.value()
 }
 
-/// The first outcome of a `withTimeout`, handed to the waiting caller once; the other task is cancelled.
-private final class DeadlineRace<T: Sendable>: Sendable {
+/// An outcome decided once, by whichever of several parties comes first; those who await it never wait for the
+/// others to notice they lost (they are tasks of their own, cancelled and left to end by themselves).
+public final class FirstOutcome<T: Sendable>: Sendable {
     private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
+        var waiting: [CheckedContinuation<T, any Error>] = []
         var outcome: Result<T, any Error>?
-        var tasks: [Task<Void, Never>] = []
     }
 
     private let state = Locked(State())
 
-    func start(_ continuation: CheckedContinuation<T, any Error>, tasks: [Task<Void, Never>]) {
-        let decided = state.withLockedValue { state -> Result<T, any Error>? in
-            state.tasks = tasks
-            guard let outcome = state.outcome else {
-                state.continuation = continuation
-                return nil
-            }
-            return outcome
-        }
-        if let decided {
-            for task in tasks { task.cancel() }
-            continuation.resume(with: decided)
-        }
-    }
+    public init() {}
 
     /// The first call decides; later ones are ignored.
-    func finish(_ outcome: Result<T, any Error>) {
-        let (continuation, tasks) = state.withLockedValue { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
-            guard state.outcome == nil else { return (nil, []) }
+    public func finish(_ outcome: Result<T, any Error>) {
+        let waiting = state.withLockedValue { state -> [CheckedContinuation<T, any Error>] in
+            guard state.outcome == nil else { return [] }
             state.outcome = outcome
-            defer { state.continuation = nil }
-            return (state.continuation, state.tasks)
+            defer { state.waiting = [] }
+            return state.waiting
         }
-        for task in tasks { task.cancel() }
-        continuation?.resume(with: outcome)
+        for continuation in waiting { continuation.resume(with: outcome) }
+    }
+
+    /// The first outcome, whenever it came. A cancelled waiter decides it: `CancellationError`, at once, for all.
+    public func value() async throws -> T {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let decided = state.withLockedValue { state -> Result<T, any Error>? in
+                    if state.outcome == nil { state.waiting.append(continuation) }
+                    return state.outcome
+                }
+                if let decided { continuation.resume(with: decided) }
+            }
+        } onCancel: {
+            finish(.failure(CancellationError()))
+        }
     }
 }
 

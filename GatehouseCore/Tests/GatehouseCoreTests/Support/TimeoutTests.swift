@@ -75,3 +75,27 @@ import Testing
         await #expect(throws: CancellationError.self) { try await caller.value }
     }
 }
+
+/// `FirstOutcome` ends the state listener's wait at its first failure, whoever sees it.
+@Suite struct FirstOutcomeTests {
+    struct Failed: Error, Equatable { let by: String }
+
+    @Test func theFirstFinishDecidesForEveryWaiterAndLaterOnesChangeNothing() async throws {
+        let outcome = FirstOutcome<Int>()
+        let early = Task { try await outcome.value() }
+        try await Task.sleep(for: .milliseconds(20))
+        outcome.finish(.failure(Failed(by: "heartbeat")))
+        outcome.finish(.success(1))
+        await #expect(throws: Failed(by: "heartbeat")) { try await early.value }
+        // Asked after the decision: the same answer at once.
+        await #expect(throws: Failed(by: "heartbeat")) { try await outcome.value() }
+    }
+
+    @Test func aCancelledWaiterIsReleasedAtOnce() async throws {
+        let outcome = FirstOutcome<Int>()
+        let waiter = Task { try await outcome.value() }
+        try await Task.sleep(for: .milliseconds(20))
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+    }
+}
