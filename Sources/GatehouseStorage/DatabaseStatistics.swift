@@ -34,7 +34,7 @@ public final class DatabaseStatistics: Sendable {
                 switch error {
                 case .unavailable: $0.unavailable += 1
                 case .query: $0.failed += 1
-                case .corrupt, .uniqueViolation: break
+                case .corrupt, .uniqueViolation, .newerSchema: break
                 }
             }
             throw error

@@ -202,9 +202,56 @@ struct Funnel: AsyncParsableCommand {
     }
 }
 
+/// Runs a storage command's work; a refusal or a store's error is printed alone and exits 2.
+func storeCommand<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        FileHandle.standardError.write(Data("gatehouse storage: \(error)\n".utf8))
+        throw ExitCode(2)
+    }
+}
+
 struct StorageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "storage", abstract: "Work on the gateway's store.", subcommands: [Reseal.self])
+        commandName: "storage", abstract: "Work on the gateway's store.", subcommands: [Reseal.self, Backup.self, Restore.self])
+
+    struct Backup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: """
+                Copy the SQLite store to FILE consistently (a gateway may be serving from it) and print what the copy holds. \
+                The secrets in it stay sealed: keep the key file's own backup apart from it.
+                """)
+
+        @OptionGroup var store: StoreOptions
+
+        @Option(name: .long, help: "The backup file to make; it must not exist.")
+        var to: String
+
+        func run() async throws {
+            let held = try await storeCommand { try await GatehouseApplication.backupStore(configuration: store.configuration, to: to, logger: store.logger) }
+            print("backup written to \(to)\n\(held)")
+            if held.unreadable > 0 { print("warning: \(held.unreadable) value(s) do not open with the keys at hand: a restore needs the key(s) not at hand") }
+        }
+    }
+
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: """
+                Put a backup made by `gatehouse storage backup` where the configuration's SQLite store goes, which must be empty, \
+                after checking that the backup is whole and that the keys at hand open it.
+                """)
+
+        @OptionGroup var store: StoreOptions
+
+        @Option(name: .long, help: "The backup file to restore.")
+        var from: String
+
+        func run() async throws {
+            let held = try await storeCommand { try await GatehouseApplication.restoreStore(configuration: store.configuration, from: from, logger: store.logger) }
+            print("restored from \(from)\n\(held)")
+        }
+    }
 
     struct Reseal: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -521,7 +521,8 @@ def test_cancelled_and_failed_flows_leave_the_member_at_sso(browser, dev_gateway
 
 
 def register_by_http(gw, account, username):
-    """Registers a demo member without a browser: sign-in form, then every step as plain form posts."""
+    """Registers a demo member without a browser: sign-in form, then every step as plain form posts; the member's
+    signed-in `requests` session."""
     import re
 
     session = gw.member_session(account)
@@ -539,6 +540,7 @@ def register_by_http(gw, account, username):
     post("/upgrade/pin", {"pin": "8642", "pin_confirmation": "8642"})
     response = post("/upgrade/profile", {"display_name": "Olive", "discoverability": "nobody"})
     assert "/upgrade/done" in response.url or "/apps/chat/" in response.url, response.url
+    return session
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -206,6 +206,27 @@ public enum GatehouseApplication {
         try await Stores.open(configuration.storage, logger: logger).reseal()
     }
 
+    /// A consistent copy of the SQLite store, for `gatehouse storage backup`; PostgreSQL is backed up with its own
+    /// tools (`pg_dump`).
+    public static func backupStore(configuration: GatehouseConfiguration, to file: String, logger: Logger) async throws -> StoreInventory {
+        try await SQLiteBackup.backup(
+            store: try sqlitePath(configuration.storage, doing: "backup"), to: file, keyring: try configuration.storage.keys.keyring(), logger: logger)
+    }
+
+    /// The backup `file` put in place of a missing SQLite store, for `gatehouse storage restore`.
+    public static func restoreStore(configuration: GatehouseConfiguration, from file: String, logger: Logger) async throws -> StoreInventory {
+        try await SQLiteBackup.restore(
+            from: file, to: try sqlitePath(configuration.storage, doing: "restore"), keyring: try configuration.storage.keys.keyring(), logger: logger)
+    }
+
+    private static func sqlitePath(_ storage: StorageConfiguration, doing command: String) throws -> String {
+        guard storage.kind == .sqlite else {
+            throw BackupRefusal(
+                "`gatehouse storage \(command)` works on SQLite; PostgreSQL's store is backed up with pg_dump and restored with pg_restore (docs/operations.md, \"Backup and restore\")")
+        }
+        return storage.sqlitePath
+    }
+
     /// The funnel report straight from the store, for `gatehouse funnel`.
     public static func funnelReport(configuration: GatehouseConfiguration, window: DateInterval, logger: Logger) async throws -> FunnelReport {
         try await Stores.open(configuration.storage, logger: logger).whileRunning { stores in

@@ -72,3 +72,25 @@ enum Resealing {
         }
     }
 }
+
+/// Which keys sealed a store's values, and how many of them the keys at hand do not open (a backup's key check).
+enum SealedInventory {
+    static func count(
+        _ access: some SealedRowAccess, columns: [SealedColumn], keyring: StorageKeyring
+    ) async throws -> (sealedBy: [String: Int], unreadable: Int) {
+        var sealedBy: [String: Int] = [:]
+        var unreadable = 0
+        for column in columns where column.kind != .lookupHash {
+            for (key, value) in try await access.values(of: column) {
+                let keyID = column.kind == .sessionBody ? SessionRow.keyID(of: value) : StorageKeyring.keyID(of: value)
+                guard let keyID else { continue }  // stored before sealing existed: the next start seals it
+                sealedBy[keyID, default: 0] += 1
+                let opens = column.kind == .sessionBody
+                    ? (try? SessionRow.decode(value, id: key, with: keyring)) != nil
+                    : (try? column.open(value, key: key, with: keyring)) != nil
+                if !opens { unreadable += 1 }
+            }
+        }
+        return (sealedBy, unreadable)
+    }
+}

@@ -193,6 +193,12 @@ public final class PostgresDatabase: Service, Sendable {
             try await transaction.query(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)")
             let current = try await transaction.query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").first?.decode(Int.self) ?? 0
+            guard current <= migrations.count else {
+                throw StorageError.newerSchema(
+                    SchemaMismatch(
+                        store: current, known: migrations.count,
+                        wayBack: "stop every replica and `pg_restore` the dump taken before the upgrade into an empty database"))
+            }
             for (index, statements) in migrations.enumerated() where index + 1 > current {
                 for statement in statements { try await transaction.query(PostgresQuery(unsafeSQL: statement)) }
                 try await transaction.query("INSERT INTO schema_migrations (version, applied_at) VALUES (\(index + 1), \(Date()))")

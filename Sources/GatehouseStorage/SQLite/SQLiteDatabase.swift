@@ -63,8 +63,30 @@ public final class SQLiteDatabase: Sendable {
             let database = SQLiteDatabase(connection: connection, storage: storage, logger: logger)
             try await database.migrate()
             return database
+        } catch StorageError.newerSchema(let mismatch) {
+            throw StorageError.newerSchema(mismatch)
         } catch {
             throw StorageError.unavailable("cannot open SQLite database at \(path): \(error)")
+        }
+    }
+
+    /// Runs `body` on the existing database at `path` as it is, not migrated (backups, restores), and closes it: a file
+    /// that is not there is an error.
+    static func withExisting<T: Sendable>(path: String, logger: Logger, _ body: (SQLiteDatabase) async throws -> T) async throws -> T {
+        guard FileManager.default.fileExists(atPath: path) else { throw StorageError.unavailable("no SQLite database at \(path)") }
+        let database: SQLiteDatabase
+        do {
+            database = SQLiteDatabase(connection: try await Self.connect(.file(path: path), logger: logger), storage: .file(path: path), logger: logger)
+        } catch {
+            throw StorageError.unavailable("cannot open SQLite database at \(path): \(error)")
+        }
+        do {
+            let result = try await body(database)
+            try await database.close()
+            return result
+        } catch {
+            try? await database.close()
+            throw error
         }
     }
 
@@ -154,213 +176,39 @@ public final class SQLiteDatabase: Sendable {
         return .query(String(describing: error))
     }
 
-    /// Migrations in order; each runs once, recorded in `schema_migrations`.
-    static let migrations: [String] = [
-        """
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            sub TEXT NOT NULL,
-            body TEXT NOT NULL,
-            last_seen_at REAL NOT NULL,
-            expires_at REAL NOT NULL
-        );
-        CREATE INDEX sessions_sub ON sessions(sub);
-        CREATE TABLE login_attempts (
-            state TEXT PRIMARY KEY,
-            body TEXT NOT NULL,
-            created_at REAL NOT NULL
-        );
-        CREATE TABLE registrations (
-            sub TEXT PRIMARY KEY,
-            username TEXT NOT NULL,
-            registered_at REAL NOT NULL
-        );
-        CREATE TABLE events (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            name TEXT NOT NULL,
-            sub TEXT,
-            detail TEXT,
-            at REAL NOT NULL
-        );
-        CREATE INDEX events_at ON events(at);
-        """,
-        """
-        CREATE TABLE cookie_jars (
-            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
-            body TEXT NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        """,
-        """
-        CREATE TABLE app_handoffs (
-            code_hash TEXT PRIMARY KEY,
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            body TEXT NOT NULL,
-            expires_at REAL NOT NULL
-        );
-        CREATE TABLE app_grants (
-            token_hash TEXT PRIMARY KEY,
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            slug TEXT NOT NULL,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX app_grants_session ON app_grants(session_id);
-        """,
-        """
-        ALTER TABLE registrations ADD COLUMN phone_number TEXT;
-        ALTER TABLE registrations ADD COLUMN display_name TEXT;
-        ALTER TABLE registrations ADD COLUMN discoverability TEXT NOT NULL DEFAULT 'nobody';
-        ALTER TABLE registrations ADD COLUMN pin_hash TEXT;
-        ALTER TABLE registrations ADD COLUMN provisioned_at REAL;
-        ALTER TABLE registrations ADD COLUMN provision_attempts INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE registrations ADD COLUMN provision_next_at REAL;
-        ALTER TABLE registrations ADD COLUMN provision_error TEXT;
-        CREATE UNIQUE INDEX registrations_username ON registrations(username COLLATE NOCASE);
-        CREATE TABLE registration_flows (
-            sub TEXT PRIMARY KEY,
-            body TEXT NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        CREATE TABLE verification_sends (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            sub TEXT NOT NULL,
-            phone_number TEXT NOT NULL,
-            at REAL NOT NULL
-        );
-        CREATE INDEX verification_sends_sub ON verification_sends(sub, at);
-        CREATE INDEX verification_sends_phone ON verification_sends(phone_number, at);
-        CREATE TRIGGER registration_completes AFTER INSERT ON registrations BEGIN
-            UPDATE sessions SET body = json_set(body, '$.level', 'registered') WHERE sub = NEW.sub;
-            DELETE FROM registration_flows WHERE sub = NEW.sub;
-        END;
-        """,
-        """
-        CREATE TABLE code_attempts (
-            code_id TEXT PRIMARY KEY,
-            sub TEXT NOT NULL,
-            attempts INTEGER NOT NULL,
-            created_at REAL NOT NULL
-        );
-        """,
-        """
-        ALTER TABLE sessions ADD COLUMN sid TEXT;
-        CREATE INDEX sessions_sid ON sessions(sid);
-        CREATE TABLE logout_tokens (
-            issuer TEXT NOT NULL,
-            jti TEXT NOT NULL,
-            expires_at REAL NOT NULL,
-            PRIMARY KEY (issuer, jti)
-        );
-        """,
-        """
-        CREATE TABLE assertion_keys (
-            generation INTEGER PRIMARY KEY,
-            private_key TEXT NOT NULL,
-            signs_from REAL NOT NULL
-        );
-        """,
-        """
-        CREATE TABLE ended_sessions (
-            id TEXT PRIMARY KEY,
-            until REAL NOT NULL
-        );
-        """,
-        """
-        CREATE TABLE readiness (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            checked_at REAL NOT NULL
-        );
-        """,
-        """
-        ALTER TABLE registrations ADD COLUMN chat_user_id TEXT;
-        CREATE TABLE username_claims (
-            username TEXT PRIMARY KEY COLLATE NOCASE,
-            sub TEXT NOT NULL,
-            claimed_at REAL NOT NULL
-        );
-        CREATE INDEX username_claims_sub ON username_claims(sub);
-        CREATE TRIGGER registration_releases_claims AFTER INSERT ON registrations BEGIN
-            DELETE FROM username_claims WHERE sub = NEW.sub;
-        END;
-        """,
-        """
-        CREATE TRIGGER registration_removed AFTER DELETE ON registrations BEGIN
-            UPDATE sessions SET body = json_set(body, '$.level', 'sso') WHERE sub = OLD.sub AND json_extract(body, '$.level') = 'registered';
-        END;
-        """,
-        // The sessions carry the member's chat account from the registration on, and lose it with the registration.
-        """
-        DROP TRIGGER registration_completes;
-        CREATE TRIGGER registration_completes AFTER INSERT ON registrations BEGIN
-            UPDATE sessions SET body = json_set(body, '$.level', 'registered', '$.chatUserID', NEW.chat_user_id) WHERE sub = NEW.sub;
-            DELETE FROM registration_flows WHERE sub = NEW.sub;
-        END;
-        DROP TRIGGER registration_removed;
-        CREATE TRIGGER registration_removed AFTER DELETE ON registrations BEGIN
-            UPDATE sessions SET body = json_remove(json_set(body, '$.level', 'sso'), '$.chatUserID')
-            WHERE sub = OLD.sub AND json_extract(body, '$.level') = 'registered';
-        END;
-        """,
-        // Forms kept while their member signs in again (`KeptForm`).
-        """
-        CREATE TABLE kept_forms (
-            id_hash TEXT PRIMARY KEY, sub TEXT NOT NULL, body TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL
-        );
-        CREATE INDEX kept_forms_sub ON kept_forms(sub);
-        ALTER TABLE ended_sessions ADD COLUMN timed_out_sub TEXT;
-        """,
-        // The audit trail (`AuditRecord`), read by member, app and day, newest first.
-        """
-        CREATE TABLE audit (
-            id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL, member TEXT, app TEXT, path TEXT, reason TEXT,
-            detail TEXT
-        );
-        CREATE INDEX audit_at ON audit(at);
-        CREATE INDEX audit_member ON audit(member, id);
-        CREATE INDEX audit_app ON audit(app, id);
-        """,
-        // The console's app catalog (`StoredApp`).
-        """
-        CREATE TABLE apps (
-            slug TEXT PRIMARY KEY, entry TEXT NOT NULL, enabled INTEGER NOT NULL, version INTEGER NOT NULL, changed_by TEXT NOT NULL,
-            changed_at REAL NOT NULL, created_at REAL NOT NULL
-        );
-        """,
-        // What is remembered of a member between sessions (`MemberStore`).
-        """
-        CREATE TABLE members (account TEXT PRIMARY KEY, name TEXT, recent_apps TEXT NOT NULL DEFAULT '', seen_at REAL NOT NULL);
-        CREATE INDEX members_seen_at ON members(seen_at);
-        """,
-        // The Matrix devices held for sessions (`MatrixDeviceStore`): no cascade from `sessions`, so that a device
-        // whose session ended is found and logged out.
-        """
-        CREATE TABLE matrix_devices (
-            session_id TEXT PRIMARY KEY, sub TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL, access_token TEXT NOT NULL,
-            created_at REAL NOT NULL
-        );
-        """,
-    ]
+    /// The schema version this Gatehouse migrates to.
+    public static var schemaVersion: Int { migrations.count }
 
-    /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.
-    static func statements(_ migration: String) -> [String] {
-        var statements: [String] = []
-        var pending = ""
-        for piece in migration.split(separator: ";", omittingEmptySubsequences: false) {
-            pending += pending.isEmpty ? String(piece) : ";" + piece
-            let trimmed = pending.trimmingCharacters(in: .whitespacesAndNewlines)
-            let insideTrigger = trimmed.uppercased().hasPrefix("CREATE TRIGGER") && !trimmed.uppercased().hasSuffix("END")
-            if !insideTrigger {
-                if !trimmed.isEmpty { statements.append(trimmed) }
-                pending = ""
-            }
-        }
-        return statements
+    /// The schema version the database was migrated to (0: none).
+    func schemaVersion() async throws -> Int {
+        try await query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
+        return try await query("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations").first?.column("version")?.integer ?? 0
     }
 
+    /// Where an upgrade keeps the store as it was before migrating it from `version`.
+    public static func copyBeforeUpgrade(of path: String, from version: Int) -> String { "\(path).schema-\(version).backup" }
+
+    /// Migrates to `schemaVersion`; a store a newer Gatehouse migrated further is refused. A store with data is first
+    /// copied (`copyBeforeUpgrade`), so that a rollback has the store as this upgrade found it even when nobody took a
+    /// backup.
     private func migrate() async throws {
-        try await query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
-        let applied = try await query("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations")
-        let current = applied.first?.column("version")?.integer ?? 0
+        let current = try await schemaVersion()
+        let path: String? = if case .file(let path) = storage { path } else { nil }
+        guard current <= Self.schemaVersion else {
+            let kept = path.map { Self.copyBeforeUpgrade(of: $0, from: Self.schemaVersion) }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+            throw StorageError.newerSchema(
+                SchemaMismatch(
+                    store: current, known: Self.schemaVersion,
+                    wayBack: "stop it, move the store aside and run `gatehouse storage restore --from FILE` with the backup taken before the upgrade"
+                        + (kept.map { " (the upgrade kept the store as it found it: \($0))" } ?? "")))
+        }
+        if let path, current > 0, current < Self.schemaVersion {
+            let copy = Self.copyBeforeUpgrade(of: path, from: current)
+            if !FileManager.default.fileExists(atPath: copy) {
+                try await vacuum(into: copy)
+                logger.notice("store copied before its upgrade", metadata: ["from": "\(current)", "to": "\(Self.schemaVersion)", "copy": .string(copy)])
+            }
+        }
         for (index, migration) in Self.migrations.enumerated() where index + 1 > current {
             try await query("BEGIN")
             do {
@@ -374,6 +222,26 @@ public final class SQLiteDatabase: Sendable {
                 _ = try? await query("ROLLBACK")
                 throw error
             }
+        }
+    }
+}
+
+extension SQLiteDatabase {
+    /// A consistent copy of the database, owner-only, at `file`, which must not exist: SQLite's `VACUUM INTO` reads one
+    /// transaction's view, so a gateway writing meanwhile neither tears the copy nor waits for it.
+    func vacuum(into file: String) async throws {
+        guard !FileManager.default.fileExists(atPath: file) else { throw StorageError.query("\(file) exists already: nothing is overwritten") }
+        do {
+            try OwnerOnlyFiles.createFolder(of: file)
+            try OwnerOnlyFiles.create(file, contents: "")
+        } catch {
+            throw StorageError.unavailable("cannot create \(file): \(error)")
+        }
+        do {
+            try await query("VACUUM INTO ?", [.text(file)])
+        } catch {
+            try? FileManager.default.removeItem(atPath: file)
+            throw error
         }
     }
 }
