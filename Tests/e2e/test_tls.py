@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -20,7 +21,9 @@ from test_upgrade_journey import code_to_profile, replaced, sign_in, submit
 
 
 class TLSGateway:
-    def __init__(self, folder, **settings):
+    def __init__(self, folder, authority=None, **settings):
+        """`gatehouse dev --tls` in `folder`: with its own development authority, or with the listener certificate the
+        settings name and the `authority` that issued it."""
         self.port = free_port()
         self.url = f"https://localhost:{self.port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
@@ -32,8 +35,8 @@ class TLSGateway:
             **settings,
         )
         self.running = Running([str(BINARY), "dev", "--tls"], folder / "gatehouse.log", env=env, cwd=folder)
-        self.authority = folder / "data" / "tls" / "development-ca.pem"
-        self.certificate = folder / "data" / "tls" / "localhost.pem"
+        self.authority = authority or folder / "data" / "tls" / "development-ca.pem"
+        self.certificate = Path(settings.get("GATEHOUSE_LISTEN_TLS_CERTIFICATE_FILE", folder / "data" / "tls" / "localhost.pem"))
         deadline = time.monotonic() + 60
         while self.curl("/healthz").stdout != "ok\n":
             assert self.running.process.poll() is None and time.monotonic() < deadline, self.running.output()
@@ -107,6 +110,56 @@ def test_the_journey_over_https_in_a_browser(tls_gateway):
         assert session["secure"] and session["httpOnly"]
     finally:
         browser.quit()
+
+
+def authority_issued(folder):
+    """A test authority and a certificate it issued for localhost, as mkcert or an organization's CA make them: the
+    certificate's file holds the leaf alone, and nothing but the browser (here: the clients below) trusts the authority."""
+    folder.mkdir()
+
+    def openssl(*arguments):
+        subprocess.run(["openssl", *arguments], cwd=folder, capture_output=True, check=True)
+
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca-key.pem", "-out", "ca.pem",
+            "-days", "2", "-subj", "/CN=Gatehouse Test Authority", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign")
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "localhost-key.pem", "-out", "localhost.csr",
+            "-subj", "/CN=localhost")
+    (folder / "leaf.ext").write_text("subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n")
+    openssl("x509", "-req", "-in", "localhost.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial", "-days", "2",
+            "-extfile", "leaf.ext", "-out", "localhost.pem")
+    assert (folder / "localhost.pem").read_text().count("BEGIN CERTIFICATE") == 1
+    return folder / "ca.pem", folder / "localhost.pem", folder / "localhost-key.pem"
+
+
+def test_development_mode_signs_in_with_a_certificate_an_authority_issued(tmp_path):
+    """The built-in provider is the gateway itself, asked in-process: a listener certificate whose authority the gateway
+    has no file of still signs members in, over HTTP/1.1 and over HTTP/2."""
+    import requests
+
+    from conftest import Gateway
+
+    authority, certificate, key = authority_issued(tmp_path / "authority")
+    gw = TLSGateway(
+        tmp_path, GATEHOUSE_LISTEN_TLS_CERTIFICATE_FILE=str(certificate), GATEHOUSE_LISTEN_TLS_PRIVATE_KEY_FILE=str(key),
+        authority=str(authority))
+    try:
+        assert gw.curl("/healthz", "--http1.1").stdout == "ok\n"
+        member = requests.Session()
+        member.verify = str(authority)
+        member.trust_env = False  # else REQUESTS_CA_BUNDLE in the environment replaces `verify`
+        landed = Gateway.sign_in_by_form(gw, member, "alice")
+        assert landed.url.rstrip("/") == gw.url, landed.url
+        assert "Alice Archer" in landed.text and "provider_unreachable" not in landed.text
+        browser = start_browser(extra_arguments=[f"--ignore-certificate-errors-spki-list={gw.leaf_spki_hash()}"])
+        try:
+            sign_in(browser, gw, "bob")
+            assert browser.execute_script("return performance.getEntriesByType('navigation')[0].nextHopProtocol") == "h2"
+            assert path_of(browser) == "/"
+        finally:
+            browser.quit()
+    finally:
+        gw.running.stop()
 
 
 # ---------------------------------------------------------------- HTTP/2 and its hazards

@@ -105,8 +105,10 @@ struct GatewayFoundation: Sendable {
         // A refused connection fails at once instead of being retried until the connect timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         if configuration.developmentMode, let tls = listenerTLS {
-            // Development over https (`gatehouse dev --tls`, a self-signed certificate): the built-in provider is at
-            // the gateway's own origin, so the gateway trusts its own certificate file (in development mode only).
+            // Development over https: what the gateway asks of its own origin (the Who Am I demo app fetches the published
+            // assertion keys) trusts the listener's certificate file, as far as it chains in it (a self-signed
+            // certificate, or `gatehouse dev --tls`'s, whose file holds its authority). The built-in provider needs no
+            // trust: it is asked in-process (`DevelopmentIdentityProvider.exchange`), however the certificate was issued.
             var trusting = TLSConfiguration.makeClientConfiguration()
             trusting.additionalTrustRoots = [.certificates(tls.chain)]
             clientConfiguration.tlsConfiguration = trusting
@@ -139,7 +141,10 @@ struct GatewayFoundation: Sendable {
         }
         upstreamClients = UpstreamClients(
             plain: http, configuration: clientConfiguration, retirementDelay: .seconds(Int64(proxy.readTimeoutSeconds + 5)))
-        let providers = IdentityProviders(configuration.providers) { keyPath in serviceClients[keyPath] ?? http }
+        let developmentProvider =
+            configuration.developmentMode ? try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer) : nil
+        self.developmentProvider = developmentProvider
+        let providers = IdentityProviders(configuration.providers, builtIn: developmentProvider) { keyPath in serviceClients[keyPath] ?? http }
         self.providers = providers
         // Every refresh at the provider is counted and logged (never its tokens).
         let refresher = TokenRefresher(
@@ -171,8 +176,6 @@ struct GatewayFoundation: Sendable {
             limits: .init(
                 maximumConnections: proxy.maximumConnectionsPerHost, idleTimeout: .seconds(60),
                 connectTimeout: .seconds(Int64(proxy.connectTimeoutSeconds))))
-        developmentProvider =
-            configuration.developmentMode ? try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer) : nil
         inbox = configuration.developmentMode ? DevelopmentInbox() : nil
     }
 }

@@ -269,5 +269,13 @@ struct DevelopmentIDToken: JWTPayload {
 
 public enum DevelopmentProviderError: Error, CustomStringConvertible {
     case notInDevelopmentMode
-    public var description: String { "the development identity provider only runs in development mode" }
+    /// An in-process request for another provider's address.
+    case notThisProvider(String)
+
+    public var description: String {
+        switch self {
+        case .notInDevelopmentMode: "the development identity provider only runs in development mode"
+        case .notThisProvider(let url): "\(url) is not the development identity provider's"
+        }
+    }
 }

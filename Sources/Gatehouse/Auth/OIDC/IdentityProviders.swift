@@ -8,12 +8,15 @@ import GatehouseCore
 public struct IdentityProviders: Sendable {
     public let all: [OIDCClient]
 
-    /// `http(keyPath)`: the client for a provider's TLS settings (`oidc.tls`, `oidc[1].tls`).
-    public init(_ configurations: [OIDCConfiguration], http: (String) -> HTTPClient) {
+    /// `http(keyPath)`: the client for a provider's TLS settings (`oidc.tls`, `oidc[1].tls`). The provider at
+    /// `builtIn`'s issuer (development mode's) is asked in-process (`DevelopmentIdentityProvider.exchange`).
+    public init(_ configurations: [OIDCConfiguration], builtIn: DevelopmentIdentityProvider? = nil, http: (String) -> HTTPClient) {
         let prefixes = configurations.dropFirst().map { $0.id + ":" }
         all = configurations.enumerated().map { index, configuration in
             OIDCClient(
-                configuration: configuration, http: http(index == 0 ? "oidc.tls" : "oidc[\(index)].tls"),
+                configuration: configuration,
+                exchange: builtIn.flatMap { ProviderMetadata.trimmed(configuration.issuer) == $0.issuer ? $0.exchange : nil }
+                    ?? ProviderExchanges.over(http(index == 0 ? "oidc.tls" : "oidc[\(index)].tls")),
                 breaker: ProviderBreaker(pause: .seconds(configuration.pauseAfterTimeoutsSeconds)),
                 accountPrefix: index == 0 ? "" : configuration.id + ":", reservedPrefixes: index == 0 ? prefixes : [])
         }

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// ID-token verification and the end-session URL.
 public struct OIDCClient: Sendable {
     public let configuration: OIDCConfiguration
-    let http: HTTPClient
+    let exchange: ProviderExchange
     let discovery: DiscoveryCache
     public let verifier: IDTokenVerifier
     /// Every call to the provider goes through it: a provider that stopped answering is not waited for on every one.
@@ -25,20 +25,29 @@ public struct OIDCClient: Sendable {
         configuration: OIDCConfiguration, http: HTTPClient, breaker: ProviderBreaker = ProviderBreaker(), accountPrefix: String = "",
         reservedPrefixes: [String] = []
     ) {
+        self.init(
+            configuration: configuration, exchange: ProviderExchanges.over(http), breaker: breaker, accountPrefix: accountPrefix,
+            reservedPrefixes: reservedPrefixes)
+    }
+
+    public init(
+        configuration: OIDCConfiguration, exchange: @escaping ProviderExchange, breaker: ProviderBreaker = ProviderBreaker(),
+        accountPrefix: String = "", reservedPrefixes: [String] = []
+    ) {
         self.configuration = configuration
-        self.http = http
+        self.exchange = exchange
         self.breaker = breaker
         self.accountPrefix = accountPrefix
         self.reservedPrefixes = reservedPrefixes
         let timeout = TimeAmount.seconds(Int64(configuration.timeoutSeconds))
         let discovery = DiscoveryCache(issuer: configuration.issuer) {
             try await Self.get(
-                http, url: ProviderMetadata.trimmed(configuration.issuer) + "/.well-known/openid-configuration", timeout: timeout, breaker: breaker)
+                exchange, url: ProviderMetadata.trimmed(configuration.issuer) + "/.well-known/openid-configuration", timeout: timeout, breaker: breaker)
         }
         self.discovery = discovery
         let keys = SigningKeySet {
             let metadata = try await discovery.metadata()
-            return try await Self.get(http, url: metadata.jwksURI, timeout: timeout, breaker: breaker)
+            return try await Self.get(exchange, url: metadata.jwksURI, timeout: timeout, breaker: breaker)
         }
         self.verifier = IDTokenVerifier(
             issuer: configuration.issuer, clientID: configuration.clientID, keys: keys,
@@ -98,7 +107,7 @@ public struct OIDCClient: Sendable {
     public func userinfo(accessToken: String) async throws(OIDCError) -> MemberIdentity {
         let metadata = try await metadata()
         guard let endpoint = metadata.userinfoEndpoint else { throw .invalidProviderResponse("no userinfo_endpoint") }
-        var request = HTTPClientRequest(url: endpoint)
+        var request = ProviderRequest(url: endpoint)
         request.headers.add(name: "Authorization", value: "Bearer \(accessToken)")
         request.headers.add(name: "Accept", value: "application/json")
         let (status, body) = try await send(request)
@@ -152,7 +161,7 @@ public struct OIDCClient: Sendable {
 
     private func tokenRequest(_ pairs: [(String, String)]) async throws(OIDCError) -> TokenResponse {
         let metadata = try await metadata()
-        var request = HTTPClientRequest(url: metadata.tokenEndpoint)
+        var request = ProviderRequest(url: metadata.tokenEndpoint)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "Accept", value: "application/json")
@@ -163,7 +172,7 @@ public struct OIDCClient: Sendable {
         } else {
             form.append(("client_id", configuration.clientID))
         }
-        request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
+        request.body = ByteBuffer(string: FormEncoding.encode(form))
         let (status, body) = try await send(request)
         guard status == .ok else {
             let error = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["error"] as? String
@@ -176,21 +185,17 @@ public struct OIDCClient: Sendable {
         }
     }
 
-    private func send(_ request: HTTPClientRequest) async throws(OIDCError) -> (HTTPResponseStatus, Data) {
+    private func send(_ request: ProviderRequest) async throws(OIDCError) -> (HTTPResponseStatus, Data) {
         try await OIDCError.fetching(request.url) {
-            let response = try await breaker.guarding(request.url) {
-                try await http.execute(request, timeout: .seconds(Int64(configuration.timeoutSeconds)))
-            }
-            let buffer = try await response.body.collect(upTo: Self.maximumResponseSize)
-            return (response.status, Data(buffer.readableBytesView))
+            try await breaker.guarding(request.url) { try await exchange(request, .seconds(Int64(configuration.timeoutSeconds))) }
         }
     }
 
-    static func get(_ http: HTTPClient, url: String, timeout: TimeAmount, breaker: ProviderBreaker) async throws -> Data {
-        var request = HTTPClientRequest(url: url)
+    static func get(_ exchange: ProviderExchange, url: String, timeout: TimeAmount, breaker: ProviderBreaker) async throws -> Data {
+        var request = ProviderRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await OIDCError.fetching(url) { try await breaker.guarding(url) { try await http.execute(request, timeout: timeout) } }
-        guard response.status == .ok else { throw OIDCError.invalidProviderResponse("\(url) answered \(response.status.code)") }
-        return Data(try await response.body.collect(upTo: maximumResponseSize).readableBytesView)
+        let (status, body) = try await OIDCError.fetching(url) { try await breaker.guarding(url) { try await exchange(request, timeout) } }
+        guard status == .ok else { throw OIDCError.invalidProviderResponse("\(url) answered \(status.code)") }
+        return body
     }
 }
