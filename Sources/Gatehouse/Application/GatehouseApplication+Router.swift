@@ -9,6 +9,13 @@ extension GatehouseApplication {
     /// pages out of reach of apps' scripts → session →
     /// sign-in routes → signed-in routes (a context that cannot be made without a session) → the proxy.
     static func buildRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
+        let router = ownRouter(gateway)
+        refuseOtherMethods(on: router)
+        return router
+    }
+
+    /// Every route of the gateway's, without the `405` answers for the methods they do not take.
+    static func ownRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
         let configuration = gateway.configuration
         let stores = gateway.stores
         let renderer = gateway.renderer
@@ -129,7 +136,6 @@ extension GatehouseApplication {
             to: signedIn)
         gateway.proxy.addRoutes(to: signedIn)
         gateway.hostMounts.addRoutes(to: signedIn)
-        refuseOtherMethods(on: router, callbackPath: configuration.oidc.redirectPath)
         return router
     }
 }
