@@ -16,13 +16,14 @@ extension GatehouseApplication {
 
     /// Every route of the gateway's, without the `405` answers for the methods they do not take.
     static func ownRouter(_ gateway: Gateway) -> Router<GatewayRequestContext> {
+        let foundation = gateway.foundation
         let configuration = gateway.configuration
-        let stores = gateway.stores
+        let stores = foundation.stores
         let renderer = gateway.renderer
         let router = Router(context: GatewayRequestContext.self)
-        router.add(middleware: TraceMiddleware(resolver: gateway.clientAddresses, tracer: gateway.tracer))
-        if gateway.clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: gateway.clientAddresses)) }
-        router.add(middleware: AccessLogMiddleware(metrics: gateway.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
+        router.add(middleware: TraceMiddleware(resolver: foundation.clientAddresses, tracer: foundation.tracer))
+        if foundation.clientAddresses.trustsAnyProxy { router.add(middleware: ClientAddressMiddleware(resolver: foundation.clientAddresses)) }
+        router.add(middleware: AccessLogMiddleware(metrics: foundation.metrics, catalog: gateway.catalog, callbackPath: configuration.oidc.redirectPath))
         router.add(middleware: SecurityHeadersMiddleware(headers: gateway.securityHeaders))
         router.add(middleware: LanguageMiddleware(languages: renderer.languages))
         router.add(middleware: ErrorPageMiddleware(renderer: renderer))
@@ -36,7 +37,7 @@ extension GatehouseApplication {
             let build = BuildInfo.current
             return try JSONResponse.make(["status": "ok", "version": build.version, "commit": build.commit, "built": build.built])
         }
-        let draining = gateway.draining
+        let draining = foundation.draining
         router.get(RouterPath(stringLiteral: Paths.ready)) { _, _ -> Response in
             if draining.hasBegun { return PlainTextResponse.make("shutting down\n", status: .serviceUnavailable) }
             // Ready means able to serve: the store answering (the gateway's files are in memory since the start).
@@ -47,7 +48,7 @@ extension GatehouseApplication {
             }
             return PlainTextResponse.make("ready\n")
         }
-        let assertionKeys = gateway.assertionKeys
+        let assertionKeys = foundation.assertionKeys
         router.get(RouterPath(stringLiteral: Paths.assertionKeys)) { _, _ in
             // Apps fetch the set again when an assertion names a key they do not know (a rotation announces the
             // next key an hour before it signs), so five minutes of caching never leaves one behind.
@@ -56,43 +57,43 @@ extension GatehouseApplication {
                 body: .init(byteBuffer: ByteBuffer(bytes: assertionKeys.publishedSet)))
         }
         if configuration.metrics?.onMembersListener == true {
-            let metrics = gateway.metrics
+            let metrics = foundation.metrics
             router.get("metrics") { _, _ in MetricsServer.response(metrics) }
         }
-        gateway.developmentProvider?.addRoutes(to: router)
+        foundation.developmentProvider?.addRoutes(to: router)
         BackChannelLogoutController(
-            providers: gateway.providers, sessions: stores.sessions, logoutTokens: stores.logoutTokens, events: gateway.events
+            providers: foundation.providers, sessions: stores.sessions, logoutTokens: stores.logoutTokens, events: foundation.events
         ).addRoutes(to: router)
 
         // The gateway's own routes only (an unknown path stays a 404, which the stray-path middleware may send on).
         let withSession = router.group().add(middleware: GatewayPageIsolationMiddleware()).add(
             middleware: SessionMiddleware(
-                resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: gateway.tracer,
-                audit: gateway.audit)
+                resolver: gateway.resolver, cookieName: configuration.cookie.name, languages: renderer.languages, tracer: foundation.tracer,
+                audit: foundation.audit)
         ).add(middleware: KeptFormMiddleware(forms: gateway.keptForms, origins: gateway.access.origins))
         AuthController(
-            configuration: configuration, providers: gateway.providers, attempts: stores.attempts, sessions: stores.sessions,
+            configuration: configuration, providers: foundation.providers, attempts: stores.attempts, sessions: stores.sessions,
             registrations: ExistingRegistrations(
                 registrations: stores.registrations, chat: gateway.chatBackend, registeredClaim: configuration.registration.registeredClaim),
-            events: gateway.events, renderer: renderer, limiter: gateway.rateLimiter,
-            catalog: gateway.catalog, hostMounts: stores.hostMounts, members: stores.members, chats: gateway.chats,
+            events: foundation.events, renderer: renderer, limiter: gateway.rateLimiter,
+            catalog: gateway.catalog, hostMounts: stores.hostMounts, members: stores.members, chats: foundation.chats,
             chainSignature: gateway.hostMounts.signature
         ).addRoutes(to: withSession)
         LeavingController(renderer: renderer, leaving: configuration.proxy.leaving, publicOrigin: configuration.publicOrigin).addRoutes(
             to: withSession)
         ForwardAuthController(
-            catalog: gateway.catalog, access: gateway.access, clientAddresses: gateway.clientAddresses, publicOrigin: configuration.publicOrigin
+            catalog: gateway.catalog, access: gateway.access, clientAddresses: foundation.clientAddresses, publicOrigin: configuration.publicOrigin
         ).addRoutes(to: withSession)
 
         let signedIn = withSession.group(context: SignedInRequestContext.self)
         let portal = PortalController(
             catalog: gateway.catalog, renderer: renderer, features: configuration.features, registration: configuration.registration,
-            registrations: stores.registrations, members: stores.members, servesChat: gateway.chats != nil, isOperator: configuration.isOperator)
+            registrations: stores.registrations, members: stores.members, servesChat: foundation.chats != nil, isOperator: configuration.isOperator)
         portal.addRoutes(to: signedIn)
-        if let chats = gateway.chats, let ring = gateway.callRing {
+        if let chats = foundation.chats, let ring = gateway.callRing {
             let chat = ChatController(
                 chats: chats, portal: portal, registrations: stores.registrations, renderer: renderer, publicOrigin: configuration.publicOrigin,
-                draining: gateway.draining, features: configuration.features)
+                draining: foundation.draining, features: configuration.features)
             chat.addRoutes(to: signedIn)
             let settings = configuration.registration.chat
             CallController(chat: chat, ring: ring, signalling: CallSignalling(networks: settings.callNetworks), relayOnly: settings.callsRelayOnly)
@@ -101,36 +102,36 @@ extension GatehouseApplication {
         }
         let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,
-            chats: gateway.chats, hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: gateway.events, renderer: renderer,
-            configuration: configuration, inbox: gateway.inbox, metrics: gateway.metrics, limiter: gateway.rateLimiter)
+            chats: foundation.chats, hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: foundation.events, renderer: renderer,
+            configuration: configuration, inbox: foundation.inbox, metrics: foundation.metrics, limiter: gateway.rateLimiter)
         registration.addRoutes(to: signedIn)
         PINCheckController(
-            pins: registration.pins, sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration,
+            pins: registration.pins, sessions: stores.sessions, events: foundation.events, renderer: renderer, configuration: configuration,
             returns: SignInReturns(externalOrigins: gateway.catalog.externalOrigins)
         ).addRoutes(to: signedIn)
         let funnel = FunnelController(
-            events: stores.events, queue: gateway.eventQueue, registrations: stores.registrations, configuration: configuration,
+            events: stores.events, queue: foundation.eventQueue, registrations: stores.registrations, configuration: configuration,
             languages: renderer.languages)
         funnel.addRoutes(to: signedIn)
         // The console: operators only, before any of its pages runs.
         let console = signedIn.group().add(middleware: OperatorOnlyMiddleware(configuration: configuration))
         let audit = OperatorAuditController(
-            audit: stores.audit, members: stores.members, queue: gateway.audit.queue, renderer: renderer, configuration: configuration)
+            audit: stores.audit, members: stores.members, queue: foundation.audit.queue, renderer: renderer, configuration: configuration)
         audit.addRoutes(to: console)
         OperatorController(
-            funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: gateway.metrics, audit: audit, renderer: renderer,
+            funnel: funnel, events: stores.events, sessions: stores.sessions, metrics: foundation.metrics, audit: audit, renderer: renderer,
             configuration: configuration
         ).addRoutes(to: console)
         OperatorMembersController(
-            registrations: stores.registrations, chat: gateway.chatBackend, events: gateway.events, renderer: renderer, configuration: configuration
+            registrations: stores.registrations, chat: gateway.chatBackend, events: foundation.events, renderer: renderer, configuration: configuration
         ).addRoutes(to: console)
         OperatorCatalogController(
-            catalog: gateway.storedCatalog, audit: gateway.audit, trail: audit,
-            probe: UpstreamProbe(policy: gateway.access.policy, clients: gateway.upstreamClients), renderer: renderer, configuration: configuration
+            catalog: foundation.storedCatalog, audit: foundation.audit, trail: audit,
+            probe: UpstreamProbe(policy: gateway.access.policy, clients: foundation.upstreamClients), renderer: renderer, configuration: configuration
         ).addRoutes(to: console)
         gateway.frame.addRoutes(to: signedIn)
         KeptFormController(forms: gateway.keptForms, renderer: renderer, configuration: configuration).addRoutes(to: signedIn)
-        SessionsController(sessions: stores.sessions, events: gateway.events, renderer: renderer, configuration: configuration).addRoutes(
+        SessionsController(sessions: stores.sessions, events: foundation.events, renderer: renderer, configuration: configuration).addRoutes(
             to: signedIn)
         LanguageController(sessions: stores.sessions, languages: renderer.languages, publicOrigin: configuration.publicOrigin).addRoutes(
             to: signedIn)

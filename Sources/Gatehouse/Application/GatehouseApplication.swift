@@ -83,12 +83,13 @@ public enum GatehouseApplication {
         hostResolver: any HostResolver = SystemHostResolver()
     ) async throws -> Built {
         let gateway = try await Gateway(configuration: configuration, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
+        let foundation = gateway.foundation
         let running = RunningGateway(gateway)
         let reloads = ConfigurationReloads(running: running, source: source)
         return Built(
             application: buildApplication(running, reloads: reloads, watching: source?.file),
-            developmentPassword: gateway.developmentProvider?.demoPassword, stateCache: gateway.cache, events: gateway.eventQueue,
-            metrics: gateway.metrics, draining: gateway.draining, listenerTLS: gateway.listenerTLS, stores: gateway.stores,
+            developmentPassword: foundation.developmentProvider?.demoPassword, stateCache: foundation.cache, events: foundation.eventQueue,
+            metrics: foundation.metrics, draining: foundation.draining, listenerTLS: foundation.listenerTLS, stores: foundation.stores,
             running: running, reloads: reloads,
             drain: .seconds(Int64(configuration.listen.drainSeconds)), shutdownGrace: .seconds(Int64(configuration.listen.shutdownGraceSeconds)),
             logger: logger)
@@ -97,59 +98,60 @@ public enum GatehouseApplication {
     /// The server (HTTP/1 with WebSocket upgrades, behind the framing guard) and the services that run beside it.
     static func buildApplication(_ running: RunningGateway, reloads: ConfigurationReloads, watching file: String?) -> Application<CurrentResponder> {
         let gateway = running.gateway
+        let foundation = gateway.foundation
         let configuration = gateway.configuration
-        let stores = gateway.stores
+        let stores = foundation.stores
         // Stopped in reverse order: the event queue is flushed before the store closes.
         var services: [any Service] = [
             stores.service,
-            gateway.eventQueue,
-            gateway.audit,
+            foundation.eventQueue,
+            foundation.audit,
             HTTPClientService(
-                clients: [gateway.http] + gateway.serviceClients.values + [gateway.matrixHTTP].compactMap { $0 }, upstreamClients: gateway.upstreamClients,
-                upstreamPools: gateway.upstreamPools),
-            JarWriteBehind(jars: gateway.jars, cache: gateway.cache, metrics: gateway.metrics, logger: gateway.logger),
+                clients: [foundation.http] + foundation.serviceClients.values + [foundation.matrixHTTP].compactMap { $0 }, upstreamClients: foundation.upstreamClients,
+                upstreamPools: foundation.upstreamPools),
+            JarWriteBehind(jars: foundation.jars, cache: foundation.cache, metrics: foundation.metrics, logger: foundation.logger),
             ExpirySweeper(
                 sessions: stores.sessions, attempts: stores.attempts, handoffs: stores.hostMounts, flows: stores.flows,
                 logoutTokens: stores.logoutTokens, rateLimits: stores.rateLimits, keptForms: stores.keptForms, audit: stores.audit,
                 members: stores.members, auditRetention: TimeInterval(configuration.audit.retentionDays) * 86_400, rules: configuration.registration.rules,
                 configuration: configuration.session,
-                logger: gateway.logger),
+                logger: foundation.logger),
         ]
         services.append(
             StoreGauges(
                 prepared: stores.prepare, sessions: stores.sessions, registrations: stores.registrations, session: configuration.session,
-                maximumProvisioningAttempts: configuration.registration.provisioning.maximumAttempts, metrics: gateway.metrics,
-                logger: gateway.logger))
-        if let invalidations = gateway.invalidations { services.append(invalidations) }
-        if let chats = gateway.chats {
-            services.append(MatrixDeviceReaper(chats: chats, logger: gateway.logger))
+                maximumProvisioningAttempts: configuration.registration.provisioning.maximumAttempts, metrics: foundation.metrics,
+                logger: foundation.logger))
+        if let invalidations = foundation.invalidations { services.append(invalidations) }
+        if let chats = foundation.chats {
+            services.append(MatrixDeviceReaper(chats: chats, logger: foundation.logger))
             if let admin = gateway.chatBackend as? SynapseChatBackend {
-                services.append(StoryReaper(admin: admin, chats: chats, lifetime: configuration.registration.chat.storyLifetime, logger: gateway.logger))
+                services.append(StoryReaper(admin: admin, chats: chats, lifetime: configuration.registration.chat.storyLifetime, logger: foundation.logger))
             }
         }
-        services.append(ConfigurationReloader(reloads: reloads, file: file, tls: gateway.listenerTLS))
-        if let tls = gateway.listenerTLS { services.append(TLSReloader(tls: tls)) }
-        if let tracer = gateway.tracer { services.append(tracer.service) }
-        services.append(AssertionKeyRefresher(ring: gateway.assertionKeys, metrics: gateway.metrics, logger: gateway.logger))
+        services.append(ConfigurationReloader(reloads: reloads, file: file, tls: foundation.listenerTLS))
+        if let tls = foundation.listenerTLS { services.append(TLSReloader(tls: tls)) }
+        if let tracer = foundation.tracer { services.append(tracer.service) }
+        services.append(AssertionKeyRefresher(ring: foundation.assertionKeys, metrics: foundation.metrics, logger: foundation.logger))
         if let port = configuration.listen.redirectHTTPPort {
             services.append(
                 HTTPRedirectServer.application(
-                    publicOrigin: configuration.publicOrigin, host: configuration.listen.host, port: port, logger: gateway.logger))
+                    publicOrigin: configuration.publicOrigin, host: configuration.listen.host, port: port, logger: foundation.logger))
         }
         if let endpoint = configuration.registration.provisioning.endpoint {
             services.append(
                 ProvisioningWebhook(
-                    store: stores.registrations, http: gateway.serviceClients["registration.provisioning.tls"] ?? gateway.http,
+                    store: stores.registrations, http: foundation.serviceClients["registration.provisioning.tls"] ?? foundation.http,
                     configuration: configuration.registration.provisioning, endpoint: endpoint,
-                    logger: gateway.logger))
+                    logger: foundation.logger))
         }
         if let metrics = configuration.metrics {
-            services.append(MetricsServer.application(gateway.metrics, configuration: metrics, logger: gateway.logger))
+            services.append(MetricsServer.application(foundation.metrics, configuration: metrics, logger: foundation.logger))
         }
         if let port = configuration.demoAppsPort {
             services.append(
                 DemoApps.application(
-                    port: port, keysURL: configuration.publicOrigin + Paths.assertionKeys, http: gateway.http, logger: gateway.logger))
+                    port: port, keysURL: configuration.publicOrigin + Paths.assertionKeys, http: foundation.http, logger: foundation.logger))
         }
         var application = Application(
             responder: CurrentResponder(running: running),
@@ -160,13 +162,13 @@ public enum GatehouseApplication {
                 // Hummingbird's 256, a burst beyond it waits a second for the SYN to be sent again.
                 backlog: 4096),
             services: services,
-            logger: gateway.logger
+            logger: foundation.logger
         )
         application.beforeServerStarts(perform: stores.prepare)
         // The console's apps are served from the first request on.
         application.beforeServerStarts { await reloads.reloadCatalog() }
         // Members are served with the keys in place: the first is made now if the store holds none.
-        application.beforeServerStarts { [ring = gateway.assertionKeys] in try await ring.refresh() }
+        application.beforeServerStarts { [ring = foundation.assertionKeys] in try await ring.refresh() }
         return application
     }
 
@@ -175,6 +177,7 @@ public enum GatehouseApplication {
     /// connection limits first.
     static func server(_ configuration: GatehouseConfiguration, running: RunningGateway) -> HTTPServerBuilder {
         let gateway = running.gateway
+        let foundation = gateway.foundation
         let listen = configuration.listen
         let limits = RequestFramingGuard.Limits(
             headerTimeout: .seconds(Int64(listen.headerTimeoutSeconds)), idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds)),
@@ -183,16 +186,16 @@ public enum GatehouseApplication {
                 maximumTargetBytes: listen.maximumRequestTargetBytes, maximumFieldBytes: listen.maximumHeaderBytes, maximumFieldCount: 256))
         let current = CurrentRoutes(running: running)
         let dataPlane = MemberDataPlane(
-            routes: current, upgrades: current, pools: gateway.upstreamPools,
+            routes: current, upgrades: current, pools: foundation.upstreamPools,
             readTimeout: .seconds(Int64(configuration.proxy.readTimeoutSeconds)))
         let admission = ConnectionAdmission(listen)
-        gateway.metrics.gauge("gatehouse_connections_open") { Double(admission.open) }
+        foundation.metrics.gauge("gatehouse_connections_open") { Double(admission.open) }
         for reason in ConnectionAdmission.Refusal.allCases {
-            gateway.metrics.follow("gatehouse_connections_refused_total", [("reason", reason.rawValue)]) { admission.refused(reason) }
+            foundation.metrics.follow("gatehouse_connections_refused_total", [("reason", reason.rawValue)]) { admission.refused(reason) }
         }
         return HTTPServerBuilder { responder in
-            let http = MemberHTTP1Channel(responder: responder, limits: limits, draining: gateway.draining, dataPlane: dataPlane)
-            guard let tls = gateway.listenerTLS else { return AdmittedChannel(inner: http, admission: admission) }
+            let http = MemberHTTP1Channel(responder: responder, limits: limits, draining: foundation.draining, dataPlane: dataPlane)
+            guard let tls = foundation.listenerTLS else { return AdmittedChannel(inner: http, admission: admission) }
             let http2 =
                 tls.configuration.http2
                 ? MemberHTTP2Channel(responder: responder, dataPlane: dataPlane, idleTimeout: .seconds(Int64(listen.idleTimeoutSeconds))) : nil

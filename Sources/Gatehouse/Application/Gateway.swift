@@ -6,12 +6,11 @@ import Logging
 /// Every part of the gateway that follows its configuration, each made once per configuration over the foundation the
 /// gateway keeps from start to end. A reload (`ConfigurationReload`) makes a new one and new requests go to it; the
 /// requests already under way finish with the one they began with. `GatehouseApplication` turns it into a router
-/// (`buildRouter`); the foundation's parts are read through it (`gateway.stores`).
+/// (`buildRouter`); the foundation's parts are named as its (`gateway.foundation.stores`).
 ///
 /// A class: the running gateway is looked up for every request and every exchange of the data plane, and a struct
 /// of this size (the configuration twice, every controller) would be copied there, a retain and a release for each
 /// of its hundreds of references.
-@dynamicMemberLookup
 final class Gateway: Sendable {
     /// What applies now: the foundation's configuration with what changed of the reloadable parts.
     let configuration: GatehouseConfiguration
@@ -41,8 +40,6 @@ final class Gateway: Sendable {
     /// The homeserver `chat.backend` names (the loader made sure a synapse backend has what it needs): one for the
     /// gateway, whatever asks for it.
     let chatBackend: any ChatBackend
-
-    subscript<Part>(dynamicMember part: KeyPath<GatewayFoundation, Part>) -> Part { foundation[keyPath: part] }
 
     /// The gateway as the foundation started it, with its own configuration.
     convenience init(configuration: GatehouseConfiguration, stores: Stores, renderer: PageRenderer, logger: Logger, hostResolver: any HostResolver)
