@@ -105,6 +105,7 @@ extension GatehouseApplication {
             chats: foundation.chats, hasher: PINHasher(cost: UInt8(configuration.registration.pinBcryptCost)), events: foundation.events, renderer: renderer,
             configuration: configuration, inbox: foundation.inbox, metrics: foundation.metrics, limiter: gateway.rateLimiter)
         registration.addRoutes(to: signedIn)
+        AccountController(upgrade: registration).addRoutes(to: signedIn)
         PINCheckController(
             pins: registration.pins, sessions: stores.sessions, events: foundation.events, renderer: renderer, configuration: configuration,
             returns: SignInReturns(externalOrigins: gateway.catalog.externalOrigins)

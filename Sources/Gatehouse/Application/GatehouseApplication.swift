@@ -30,7 +30,7 @@ public enum GatehouseApplication {
         /// The gateway new requests go to.
         let running: RunningGateway
         /// Reads the configuration again (on `SIGHUP`, or when its file changes) and applies it.
-        let reloads: ConfigurationReloads
+        let reloads: ConfigurationApplier
         let drain: Duration
         let shutdownGrace: Duration
         let logger: Logger
@@ -64,7 +64,7 @@ public enum GatehouseApplication {
         }
     }
 
-    /// `source`, when given, is read again on `SIGHUP` and when its file changes (`ConfigurationReload` says what applies).
+    /// `source`, when given, is read again on `SIGHUP` and when its file changes (`ReloadedConfiguration` says what applies).
     public static func build(configuration: GatehouseConfiguration, source: ConfigurationSource? = nil, logger: Logger) async throws -> Built {
         try await build(configuration: configuration, source: source, logger: logger, hostResolver: SystemHostResolver())
     }
@@ -85,7 +85,7 @@ public enum GatehouseApplication {
         let gateway = try await Gateway(configuration: configuration, stores: stores, renderer: renderer, logger: logger, hostResolver: hostResolver)
         let foundation = gateway.foundation
         let running = RunningGateway(gateway)
-        let reloads = ConfigurationReloads(running: running, source: source)
+        let reloads = ConfigurationApplier(running: running, source: source)
         return Built(
             application: buildApplication(running, reloads: reloads, watching: source?.file),
             developmentPassword: foundation.developmentProvider?.demoPassword, stateCache: foundation.cache, events: foundation.eventQueue,
@@ -96,7 +96,7 @@ public enum GatehouseApplication {
     }
 
     /// The server (HTTP/1 with WebSocket upgrades, behind the framing guard) and the services that run beside it.
-    static func buildApplication(_ running: RunningGateway, reloads: ConfigurationReloads, watching file: String?) -> Application<CurrentResponder> {
+    static func buildApplication(_ running: RunningGateway, reloads: ConfigurationApplier, watching file: String?) -> Application<CurrentResponder> {
         let gateway = running.gateway
         let foundation = gateway.foundation
         let configuration = gateway.configuration
@@ -129,7 +129,7 @@ public enum GatehouseApplication {
                 services.append(StoryReaper(admin: admin, chats: chats, lifetime: configuration.registration.chat.storyLifetime, logger: foundation.logger))
             }
         }
-        services.append(ConfigurationReloader(reloads: reloads, file: file, tls: foundation.listenerTLS))
+        services.append(ConfigurationWatcher(reloads: reloads, file: file, tls: foundation.listenerTLS))
         if let tls = foundation.listenerTLS { services.append(TLSReloader(tls: tls)) }
         if let tracer = foundation.tracer { services.append(tracer.service) }
         services.append(AssertionKeyRefresher(ring: foundation.assertionKeys, metrics: foundation.metrics, logger: foundation.logger))

@@ -4,7 +4,7 @@ import GatehouseStorage
 import Logging
 
 /// Every part of the gateway that follows its configuration, each made once per configuration over the foundation the
-/// gateway keeps from start to end. A reload (`ConfigurationReload`) makes a new one and new requests go to it; the
+/// gateway keeps from start to end. A reload (`ReloadedConfiguration`) makes a new one and new requests go to it; the
 /// requests already under way finish with the one they began with. `GatehouseApplication` turns it into a router
 /// (`buildRouter`); the foundation's parts are named as its (`gateway.foundation.stores`).
 ///

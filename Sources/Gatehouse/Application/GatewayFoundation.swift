@@ -13,7 +13,7 @@ import ServiceLifecycle
 /// cookie jars' queue, the listener's certificate and the development provider. Made from the configuration the
 /// gateway started with; the parts of a configuration that apply at run time make a `Gateway` over it.
 struct GatewayFoundation: Sendable {
-    /// The configuration the gateway started with: what a reload cannot change (`ConfigurationReload`) stays as here.
+    /// The configuration the gateway started with: what a reload cannot change (`ReloadedConfiguration`) stays as here.
     let configuration: GatehouseConfiguration
     let logger: Logger
     /// The stores, reading through this replica's state cache.

@@ -237,8 +237,8 @@ func whenChanged<State: Equatable & Sendable>(
 /// `SIGHUP` reads the configuration again (and the members' listener's certificate and key); so does a change of the
 /// configuration file (looked at every `interval`). `SIGHUP` never ends the gateway: it is trapped from the start of
 /// the service group, with or without TLS. Another replica's change to the console's apps applies them here too.
-struct ConfigurationReloader: Service {
-    let reloads: ConfigurationReloads
+struct ConfigurationWatcher: Service {
+    let reloads: ConfigurationApplier
     let file: String?
     let tls: ListenerTLS?
     var interval: Duration = .seconds(2)
@@ -267,7 +267,7 @@ struct ConfigurationReloader: Service {
 }
 
 /// Reads the members' listener's certificate and key again when their files change (looked at every few seconds:
-/// renewals by an ACME client or a secret mount need no signal); `SIGHUP` does too (`ConfigurationReloader`).
+/// renewals by an ACME client or a secret mount need no signal); `SIGHUP` does too (`ConfigurationWatcher`).
 struct TLSReloader: Service {
     let tls: ListenerTLS
     var interval: Duration = .seconds(5)

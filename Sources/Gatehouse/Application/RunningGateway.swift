@@ -90,12 +90,12 @@ struct CurrentRoutes: DataPlaneRoutes, DataPlaneUpgrades {
     }
 }
 
-/// Reads the configuration again and puts what it changes to work (`ConfigurationReload`), one reload at a time (a
+/// Reads the configuration again and puts what it changes to work (`ReloadedConfiguration`), one reload at a time (a
 /// signal and a changed file at once: the second waits for the first, so the newest read is the one that stays). A
 /// configuration with problems changes nothing: each problem is logged with its key path. Counted in
 /// `gatehouse_config_reloads_total{result}` (`applied`, `refused`). The console's apps (`StoredCatalog`) join the
 /// file's at each reload, and when they change.
-actor ConfigurationReloads {
+actor ConfigurationApplier {
     enum Outcome: Sendable, Equatable {
         case applied(keptUntilRestart: [String])
         case refused([ConfigurationProblem])
@@ -174,7 +174,7 @@ actor ConfigurationReloads {
         if let read { self.read = read }
         if let stored { self.stored = stored }
         let (merged, setAside) = StoredAppsReader.merge(self.stored, into: self.read)
-        let reload = ConfigurationReload(started: foundation.configuration, read: merged)
+        let reload = ReloadedConfiguration(started: foundation.configuration, read: merged)
         let next: RunningGateway.Generation
         do {
             let renderer = try await PageRenderer.load(configuration: reload.applied)

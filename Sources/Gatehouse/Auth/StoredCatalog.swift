@@ -27,7 +27,7 @@ final class StoredCatalog: Sendable {
         set { applied.withLockedValue { $0 = newValue } }
     }
 
-    /// What applies the stored apps (`ConfigurationReloads`, once the gateway runs).
+    /// What applies the stored apps (`ConfigurationApplier`, once the gateway runs).
     func applyWith(_ apply: @escaping @Sendable () async -> Void) {
         applier.withLockedValue { $0 = apply }
     }

@@ -23,6 +23,8 @@ public struct RegistrationController: Sendable {
     let inbox: DevelopmentInbox?
     let metrics: GatewayMetrics
     let limiter: RateLimiter
+    /// The PIN chosen in the upgrade, checked where it confirms something (the account's changes, a sign-in's check).
+    let pins: PINGuard
     let now: @Sendable () -> Date
 
     public init(
@@ -43,6 +45,7 @@ public struct RegistrationController: Sendable {
         self.metrics = metrics
         self.limiter = limiter
         self.now = now
+        pins = PINGuard(flows: flows, registrations: registrations, hasher: hasher, rules: configuration.registration.rules, now: now)
     }
 
     var rules: VerificationRules { configuration.registration.rules }
@@ -96,7 +99,6 @@ public struct RegistrationController: Sendable {
         group.post(RouterPath(stringLiteral: Paths.upgrade(.profile))) { request, context in try await submitProfile(request, context) }
         group.get(RouterPath(stringLiteral: Paths.upgradeDone)) { request, context in try await done(request, context) }
         group.post(RouterPath(stringLiteral: Paths.upgradeCancel)) { request, context in try await cancel(request, context) }
-        addAccountRoutes(to: group)
         if let inbox {
             group.get(RouterPath(stringLiteral: Paths.developmentInbox)) { _, context in try developmentInbox(inbox, context) }
         }

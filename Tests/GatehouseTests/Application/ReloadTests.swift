@@ -13,7 +13,7 @@ import Testing
 
     @Test func aReadConfigurationAppliesItsAppsAndKeepsWhatTakesARestart() throws {
         let started = try LiveGateway.developmentConfiguration(port: 8080)
-        #expect(ConfigurationReload(started: started, read: started).keptUntilRestart.isEmpty)
+        #expect(ReloadedConfiguration(started: started, read: started).keptUntilRestart.isEmpty)
 
         var read = started
         read.apps = [AppConfiguration(slug: "wiki", name: "Wiki", upstream: URL(string: "https://wiki.example.org/")!)]
@@ -25,15 +25,15 @@ import Testing
         read.storage.sqlitePath = "/elsewhere.sqlite"
         read.session.idleTimeoutSeconds += 60
         read.proxy.readTimeoutSeconds += 5
-        let reload = ConfigurationReload(started: started, read: read)
+        let reload = ReloadedConfiguration(started: started, read: read)
         #expect(reload.keptUntilRestart.sorted() == ["listen", "proxy.read_timeout_seconds", "session", "storage"])
         #expect(reload.applied.apps.map(\.slug) == ["wiki"] && reload.applied.allowlist == ["wiki.example.org"])
         #expect(reload.applied.brand.gatewayName == "Portal" && reload.applied.logLevel == "debug")
         #expect(reload.applied.proxy.compressPages == read.proxy.compressPages)
         #expect(reload.applied.listen.port == 8080 && reload.applied.storage.sqlitePath == started.storage.sqlitePath)
         #expect(reload.applied.proxy.readTimeoutSeconds == started.proxy.readTimeoutSeconds)
-        #expect(ConfigurationReload.key("maximumConnectionsPerHost") == "max_connections_per_host")
-        #expect(ConfigurationReload.key("publicURL") == "public_url")
+        #expect(ReloadedConfiguration.key("maximumConnectionsPerHost") == "max_connections_per_host")
+        #expect(ReloadedConfiguration.key("publicURL") == "public_url")
     }
 
     /// Keep-alive requests to one app all the while; an app added and one removed in the middle, with a request of
@@ -78,7 +78,7 @@ import Testing
                 let source = ConfigurationSource(file: file) { () throws(ConfigurationError) in
                     try ConfigurationLoader(environment: [:], developmentDefaults: .standard).load(path: file, development: true)
                 }
-                let reloads = ConfigurationReloads(running: gateway.built.running, source: source, logLevel: LogLevelSetting(.info))
+                let reloads = ConfigurationApplier(running: gateway.built.running, source: source, logLevel: LogLevelSetting(.info))
                 try #"{"apps": [{"slug": "echo", "name": "Echo", "upstream": "not a URL"}], "allowlist": ["*"], "log_level": "loud"}"#
                     .write(toFile: file, atomically: true, encoding: .utf8)
                 guard case .refused(let problems) = await reloads.reload() else { Issue.record("a broken file was applied"); return }

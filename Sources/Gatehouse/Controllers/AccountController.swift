@@ -8,8 +8,32 @@ import Logging
 /// a new phone number verified with a code as in the upgrade. Every change is confirmed with the PIN chosen in the
 /// upgrade (that is what it is for), reaches the chat homeserver first and is stored after. Wrong PINs are counted
 /// as wrong codes are: `maximumWrongTries` within the rate window, after which no PIN is compared until it ends.
-extension RegistrationController {
-    func addAccountRoutes(to group: RouterGroup<SignedInRequestContext>) {
+///
+/// Apart from the upgrade (`RegistrationController`), whose code sending (with its limits), code checks and entries it
+/// uses as the upgrade does.
+struct AccountController: Sendable {
+    typealias FieldError = RegistrationController.FieldError
+
+    let upgrade: RegistrationController
+    let flows: any RegistrationFlowStore
+    let registrations: any RegistrationStore
+    /// Where the member's chat account is changed first.
+    let chat: any ChatBackend
+    let pins: PINGuard
+    let renderer: PageRenderer
+    let configuration: GatehouseConfiguration
+    let now: @Sendable () -> Date
+
+    init(upgrade: RegistrationController) {
+        self.upgrade = upgrade
+        (flows, registrations, chat, pins) = (upgrade.flows, upgrade.registrations, upgrade.chat, upgrade.pins)
+        (renderer, configuration, now) = (upgrade.renderer, upgrade.configuration, upgrade.now)
+    }
+
+    var rules: VerificationRules { configuration.registration.rules }
+    var strings: StringsTable { renderer.strings }
+
+    func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.account)) { request, context in
             try await registered(context) { account in
                 let saved = request.uri.queryParameters.get("saved").flatMap { ["profile", "phone"].contains($0) ? $0 : nil }
@@ -20,7 +44,7 @@ extension RegistrationController {
         group.post(RouterPath(stringLiteral: Paths.accountPhone)) { request, context in try await startPhoneChange(request, context) }
         group.get(RouterPath(stringLiteral: Paths.accountPhoneCode)) { _, context in
             try await registered(context) { _ in
-                guard let change = try await phoneChange(context) else { return redirect(Paths.account) }
+                guard let change = try await phoneChange(context) else { return upgrade.redirect(Paths.account) }
                 return try phoneCodePage(change, context)
             }
         }
@@ -28,14 +52,14 @@ extension RegistrationController {
         group.post(RouterPath(stringLiteral: Paths.accountPhoneCancel)) { request, context in
             _ = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
             try await flows.deleteFlow(sub: Self.phoneChangeKey(context.session.identity.sub))
-            return redirect(Paths.account)
+            return upgrade.redirect(Paths.account)
         }
     }
 
     /// `body` with the member's registration; members who have none are sent to the upgrade.
     func registered(_ context: SignedInRequestContext, _ body: (RegisteredAccount) async throws -> Response) async throws -> Response {
         guard context.session.level == .registered, let account = try await registrations.account(sub: context.session.identity.sub) else {
-            return redirect(Paths.upgrade)
+            return upgrade.redirect(Paths.upgrade)
         }
         return try await body(account)
     }
@@ -60,8 +84,6 @@ extension RegistrationController {
             "account", title: strings["account_title"], status: httpStatus ?? (errors.isEmpty ? .ok : .unprocessableContent), values)
     }
 
-    var pins: PINGuard { PINGuard(flows: flows, registrations: registrations, hasher: hasher, rules: rules, now: now) }
-
     /// The PIN's field error, or `nil` when it was right.
     func pinError(_ form: [String: String], account: RegisteredAccount, _ context: SignedInRequestContext) async throws -> FieldError? {
         let sub = context.session.identity.sub
@@ -81,7 +103,7 @@ extension RegistrationController {
     func changeProfile(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
         return try await registered(context) { account in
-            let (name, discoverability, entryErrors) = profileEntry(form)
+            let (name, discoverability, entryErrors) = upgrade.profileEntry(form)
             var errors = entryErrors
             if errors.isEmpty, let wrong = try await pinError(form, account: account, context) { errors.append(wrong) }
             guard errors.isEmpty, let discoverability else {
@@ -99,7 +121,7 @@ extension RegistrationController {
             }
             try await registrations.updateAccount(
                 sub: context.session.identity.sub, displayName: name, discoverability: discoverability, phoneNumber: nil)
-            return redirect(FormEncoding.url(Paths.account, adding: [("saved", "profile")]))
+            return upgrade.redirect(FormEncoding.url(Paths.account, adding: [("saved", "profile")]))
         }
     }
 
@@ -120,17 +142,17 @@ extension RegistrationController {
             }
             let sub = context.session.identity.sub
             var change = RegistrationFlow(sub: Self.phoneChangeKey(sub), returnTo: Paths.account, now: now())
-            if let refusal = try await sendCode(&change, to: number, context) {
+            if let refusal = try await upgrade.sendCode(&change, to: number, context) {
                 return try accountPage(account, context, errors: [FieldError("new-phone", refusal)], phone: entered)
             }
-            return redirect(Paths.accountPhoneCode)
+            return upgrade.redirect(Paths.accountPhoneCode)
         }
     }
 
     func confirmPhoneChange(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
         return try await registered(context) { account in
-            guard var change = try await phoneChange(context), let number = change.phoneNumber else { return redirect(Paths.account) }
+            guard var change = try await phoneChange(context), let number = change.phoneNumber else { return upgrade.redirect(Paths.account) }
             let entered = form["code"] ?? ""
             let (now, key) = (now(), change.attemptsKey)
             let sub = context.session.identity.sub
@@ -150,12 +172,12 @@ extension RegistrationController {
                 }
                 try await registrations.updateAccount(sub: sub, displayName: nil, discoverability: nil, phoneNumber: number)
                 try await flows.deleteFlow(sub: change.sub)
-                return redirect(FormEncoding.url(Paths.account, adding: [("saved", "phone")]))
+                return upgrade.redirect(FormEncoding.url(Paths.account, adding: [("saved", "phone")]))
             case .burned:
                 try await flows.deleteFlow(sub: change.sub)
                 return try accountPage(account, context, errors: [FieldError("new-phone", strings["account_error_code_burned"])])
             case .wrong, .expired, .malformed:
-                return try phoneCodePage(change, context, entered: entered, errors: [FieldError("code", codeError(result))])
+                return try phoneCodePage(change, context, entered: entered, errors: [FieldError("code", upgrade.codeError(result))])
             }
         }
     }
@@ -174,7 +196,7 @@ extension RegistrationController {
         _ change: RegistrationFlow, _ context: SignedInRequestContext, entered: String = "", errors: [FieldError] = [],
         status: HTTPResponse.Status? = nil
     ) throws -> Response {
-        var values = expiry(of: change.code)
+        var values = upgrade.expiry(of: change.code)
         values.merge([
             "csrf": context.session.csrfToken, "code": entered,
             "intro": strings.text("upgrade_code_intro", ["phone": change.phoneNumber?.displayInText ?? ""]),

@@ -5,7 +5,7 @@ import Foundation
 /// requests at once. Everything else (the listener, the store, the identity provider, sessions, cookies, registration,
 /// the connection pools' sizes and timeouts…) is built into what the gateway started with: a change there is reported
 /// (`keptUntilRestart`, by key) and the running value kept until the next start.
-public struct ConfigurationReload: Sendable {
+public struct ReloadedConfiguration: Sendable {
     /// The configuration that applies from now on: `started` with the reloadable parts of `read`.
     public let applied: GatehouseConfiguration
     /// The keys whose new values wait for a restart, e.g. `listen`, `storage`, `proxy.read_timeout_seconds`.
