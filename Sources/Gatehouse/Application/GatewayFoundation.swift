@@ -144,7 +144,8 @@ struct GatewayFoundation: Sendable {
         let developmentProvider =
             configuration.developmentMode ? try await DevelopmentIdentityProvider(configuration: configuration, renderer: renderer) : nil
         self.developmentProvider = developmentProvider
-        let providers = IdentityProviders(configuration.providers, builtIn: developmentProvider) { keyPath in serviceClients[keyPath] ?? http }
+        let providers = IdentityProviders(
+            configuration.providers, builtIn: developmentProvider.map { ($0.issuer, $0.exchange) }) { keyPath in serviceClients[keyPath] ?? http }
         self.providers = providers
         // Every refresh at the provider is counted and logged (never its tokens).
         let refresher = TokenRefresher(

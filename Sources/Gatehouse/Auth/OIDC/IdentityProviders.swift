@@ -9,8 +9,11 @@ public struct IdentityProviders: Sendable {
     public let all: [OIDCClient]
 
     /// `http(keyPath)`: the client for a provider's TLS settings (`oidc.tls`, `oidc[1].tls`). The provider at
-    /// `builtIn`'s issuer (development mode's) is asked in-process (`DevelopmentIdentityProvider.exchange`).
-    public init(_ configurations: [OIDCConfiguration], builtIn: DevelopmentIdentityProvider? = nil, http: (String) -> HTTPClient) {
+    /// `builtIn`'s issuer (development mode's) is asked through its own exchange (in-process,
+    /// `DevelopmentIdentityProvider.exchange`).
+    public init(
+        _ configurations: [OIDCConfiguration], builtIn: (issuer: String, exchange: ProviderExchange)? = nil, http: (String) -> HTTPClient
+    ) {
         let prefixes = configurations.dropFirst().map { $0.id + ":" }
         all = configurations.enumerated().map { index, configuration in
             OIDCClient(
