@@ -347,23 +347,6 @@ public struct ProxyConfiguration: Sendable {
     }
 }
 
-public struct BrandConfiguration: Sendable {
-    public var gatewayName: String
-    public var chatProductName: String
-    /// Extra or replaced strings by key, on top of every language's strings table.
-    public var strings: [String: String]
-    /// The language of pages for members who chose none and whose browsers ask for none Gatehouse has.
-    public var defaultLanguage: String
-    public init(
-        gatewayName: String = "Gatehouse", chatProductName: String = "Signal", strings: [String: String] = [:], defaultLanguage: String = "en"
-    ) {
-        self.gatewayName = gatewayName
-        self.chatProductName = chatProductName
-        self.strings = strings
-        self.defaultLanguage = defaultLanguage
-    }
-}
-
 public struct DirectoriesConfiguration: Sendable {
     public var templates: String
     public var publicFiles: String

@@ -217,13 +217,7 @@ public struct ConfigurationLoader {
             postgresURL: reader.secret("storage.postgres_url"),
             keys: readStorageKeys(&reader, development: development, data: directories.data)
         )
-        let brandDefaults = BrandConfiguration()
-        let brand = BrandConfiguration(
-            gatewayName: reader.string("brand.gateway_name", default: brandDefaults.gatewayName),
-            chatProductName: reader.string("brand.chat_product_name", default: brandDefaults.chatProductName),
-            strings: reader.stringMap("brand.strings"),
-            defaultLanguage: reader.string("brand.default_language", default: brandDefaults.defaultLanguage)
-        )
+        let brand = BrandReader.read(&reader)
         let configuredApps = AppCatalogReader.read(&reader)
         let proxyDefaults = ProxyConfiguration()
         let demoPort = reader.int("development.demo_apps_port", default: listen.port + 1, range: 1...65535)

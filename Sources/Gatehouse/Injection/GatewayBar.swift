@@ -175,6 +175,8 @@ public struct GatewayBar: Sendable {
             "nonce": Placeholder.nonce, "upgradeURL": Placeholder.upgradeURL, "state": Placeholder.state, "space": Placeholder.space,
             "roomBelow": Placeholder.roomBelow,
             "style": gatewayBase + renderer.assets.url(for: Paths.barStyle), "script": gatewayBase + renderer.assets.url(for: Paths.barScript),
+            "brandStyle": renderer.brand.style.map { gatewayBase + renderer.assets.url(for: $0) } as Any,
+            "logo": renderer.brand.logo.map { gatewayBase + renderer.assets.url(for: $0) } as Any,
             "toastsScript": gatewayBase + renderer.assets.url(for: Paths.toastsScript),
             "keeperScript": gatewayBase + renderer.assets.url(for: Paths.barKeeperScript),
             "sessionScript": gatewayBase + renderer.assets.url(for: Paths.sessionScript),

@@ -12,7 +12,9 @@ struct AnswerMapping: Sendable {
     let gatewayPolicy: GatehouseCore.ContentSecurityPolicy
     /// The bar's files (and the URL shim's) by their exact URLs, for policies that rely on `'unsafe-inline'`.
     let barScriptURLs: [String]
-    let barStyleURL: String
+    let barStyleURLs: [String]
+    /// The organization's logo in the bar (`brand.logo`).
+    let barImageURLs: [String]
     let inflationLimits: HTMLResponseTransform.InflationLimits
     /// For the page that stands in for an app's empty error.
     let renderer: PageRenderer
@@ -37,9 +39,11 @@ struct AnswerMapping: Sendable {
         let scriptURLs = [Paths.urlShimScript, Paths.barKeeperScript, Paths.toastsScript, Paths.sessionScript, Paths.barScript, Paths.ringScript].map {
             configuration.publicOrigin + renderer.assets.url(for: $0)
         }
-        let styleURL = configuration.publicOrigin + renderer.assets.url(for: Paths.barStyle)
+        let styleURLs = ([Paths.barStyle] + [renderer.brand.style].compactMap { $0 }).map { configuration.publicOrigin + renderer.assets.url(for: $0) }
+        let imageURLs = [renderer.brand.logo].compactMap { $0 }.map { configuration.publicOrigin + renderer.assets.url(for: $0) }
         barScriptURLs = scriptURLs
-        barStyleURL = styleURL
+        barStyleURLs = styleURLs
+        barImageURLs = imageURLs
         let allowlisted = configuration.allowlist.map { entry in "https://\(entry)" }
         let gatewayPolicy =
             configuration.proxy.contentSecurityPolicy.map(GatehouseCore.ContentSecurityPolicy.init(parsing:))
@@ -49,9 +53,9 @@ struct AnswerMapping: Sendable {
             PolicyPlan(
                 gateway: gateway,
                 alone: GatehouseCore.ContentSecurityPolicy.combined(
-                    gateway: gateway, upstream: [], nonce: nil, scriptURLs: scriptURLs, styleURL: styleURL),
+                    gateway: gateway, upstream: [], nonce: nil, scriptURLs: scriptURLs, styleURLs: styleURLs, imageURLs: imageURLs),
                 aloneAroundNonce: GatehouseCore.ContentSecurityPolicy.combined(
-                    gateway: gateway, upstream: [], nonce: Self.noncePlaceholder, scriptURLs: scriptURLs, styleURL: styleURL
+                    gateway: gateway, upstream: [], nonce: Self.noncePlaceholder, scriptURLs: scriptURLs, styleURLs: styleURLs, imageURLs: imageURLs
                 ).components(separatedBy: Self.noncePlaceholder))
         }
         defaultPlan = plan(gatewayPolicy)
@@ -101,7 +105,7 @@ struct AnswerMapping: Sendable {
         let plan = plans[app] ?? defaultPlan
         guard upstream.isEmpty else {
             return GatehouseCore.ContentSecurityPolicy.combined(
-                gateway: plan.gateway, upstream: upstream, nonce: nonce, scriptURLs: barScriptURLs, styleURL: barStyleURL)
+                gateway: plan.gateway, upstream: upstream, nonce: nonce, scriptURLs: barScriptURLs, styleURLs: barStyleURLs, imageURLs: barImageURLs)
         }
         let value = nonce.map { plan.aloneAroundNonce.joined(separator: $0) } ?? plan.alone
         // An app whose own policy is left alone and that sends none: only what every answer of the gateway has

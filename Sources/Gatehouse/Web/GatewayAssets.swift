@@ -52,8 +52,9 @@ public struct GatewayAssets: Sendable {
         self.hashedPaths = hashedPaths
     }
 
-    /// Every regular file under `directory`, by its path below it (`/gatehouse.css`, `/icons/wiki.svg`).
-    public static func load(directory: String) throws -> GatewayAssets {
+    /// Every regular file under `directory`, by its path below it (`/gatehouse.css`, `/icons/wiki.svg`), and the files
+    /// made from the configuration (`adding`: the brand's).
+    public static func load(directory: String, adding made: [(path: String, bytes: [UInt8])] = []) throws -> GatewayAssets {
         let root = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
         guard let walk = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) else {
             throw GatewayAssetsError.unreadable(directory)
@@ -65,7 +66,7 @@ public struct GatewayAssets: Sendable {
             guard let data = FileManager.default.contents(atPath: url.path) else { throw GatewayAssetsError.unreadable(url.path) }
             files.append((String(relative), Array(data)))
         }
-        let assets = try GatewayAssets(files: files)
+        let assets = try GatewayAssets(files: files.filter { file in !made.contains { $0.path == file.path } } + made)
         for required in [Paths.barScript, Paths.barKeeperScript, Paths.barStyle, Paths.toastsScript, Paths.sessionScript, Paths.ringScript] where assets.byPath[required] == nil {
             throw GatewayAssetsError.missing(required, directory: directory)
         }

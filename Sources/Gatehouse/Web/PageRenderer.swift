@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import Mustache
@@ -13,14 +14,41 @@ public struct PageRenderer: Sendable {
     let developmentMode: Bool
     /// The session's limits, for the warning before it ends on signed-in pages (`nil`: no warning).
     let sessionWarning: SessionConfiguration?
+    /// The organization's files among the gateway's (`brand.accent_colour`'s stylesheet, `brand.logo`), by their plain
+    /// paths (`/static/brand/accent.css`): `assets.url(for:)` names them by their hashes.
+    public let brand: BrandFiles
+
+    public struct BrandFiles: Sendable {
+        public var style: String?
+        public var logo: String?
+
+        public init(style: String? = nil, logo: String? = nil) {
+            (self.style, self.logo) = (style, logo)
+        }
+
+        static let stylePath = "/brand/accent.css"
+
+        /// The files `brand` adds to the gateway's, and where they are.
+        static func of(_ brand: BrandConfiguration) -> (files: [(path: String, bytes: [UInt8])], paths: BrandFiles) {
+            var files: [(path: String, bytes: [UInt8])] = []
+            if let accent = brand.accent { files.append((stylePath, Array(accent.css.utf8))) }
+            if let logo = brand.logo { files.append((logo.path, logo.bytes)) }
+            return (
+                files,
+                BrandFiles(style: brand.accent == nil ? nil : Paths.publicAssets + stylePath, logo: brand.logo.map { Paths.publicAssets + $0.path })
+            )
+        }
+    }
 
     /// The strings of the request being handled.
     public var strings: StringsTable { languages.strings }
 
     public init(
-        library: MustacheLibrary, languages: Languages, assets: GatewayAssets, developmentMode: Bool, sessionWarning: SessionConfiguration? = nil
+        library: MustacheLibrary, languages: Languages, assets: GatewayAssets, developmentMode: Bool, sessionWarning: SessionConfiguration? = nil,
+        brand: BrandFiles = BrandFiles()
     ) {
         self.sessionWarning = sessionWarning.flatMap { $0.warningSeconds > 0 ? $0 : nil }
+        self.brand = brand
         self.library = library
         self.languages = languages
         self.assets = assets
@@ -32,10 +60,11 @@ public struct PageRenderer: Sendable {
         let library = try await MustacheLibrary(directory: configuration.directories.templates)
         let languages = try Languages.load(
             directory: configuration.directories.strings, defaultLanguage: configuration.brand.defaultLanguage, brand: configuration.brand)
-        let assets = try GatewayAssets.load(directory: configuration.directories.publicFiles)
+        let brand = BrandFiles.of(configuration.brand)
+        let assets = try GatewayAssets.load(directory: configuration.directories.publicFiles, adding: brand.files)
         return PageRenderer(
             library: library, languages: languages, assets: assets, developmentMode: configuration.developmentMode,
-            sessionWarning: configuration.session)
+            sessionWarning: configuration.session, brand: brand.paths)
     }
 
     /// The HTML of `template` with `values`, or a `PageRenderingError` when the template is missing.
@@ -48,6 +77,8 @@ public struct PageRenderer: Sendable {
         context["lang"] = strings["lang"]
         context["dir"] = strings.direction
         context["gatewayName"] = strings["gateway_name"]
+        context["brandStyle"] = brand.style.map(assets.url(for:))
+        context["brandLogo"] = brand.logo.map(assets.url(for:))
         context["developmentMode"] = developmentMode
         // A signed-in member's page warns before the session ends.
         if let session = sessionWarning, RequestLanguage.current?.isSignedIn == true {

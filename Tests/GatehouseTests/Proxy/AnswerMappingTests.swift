@@ -12,7 +12,7 @@ import Testing
         let mapping = AnswerMapping(configuration: configuration, renderer: try await PageRenderer.load(configuration: configuration))
         for nonce in [nil, "n0nce-Value_1", RandomToken.make(bytes: 18)] {
             let merged = GatehouseCore.ContentSecurityPolicy.combined(
-                gateway: mapping.gatewayPolicy, upstream: [], nonce: nonce, scriptURLs: mapping.barScriptURLs, styleURL: mapping.barStyleURL)
+                gateway: mapping.gatewayPolicy, upstream: [], nonce: nonce, scriptURLs: mapping.barScriptURLs, styleURLs: mapping.barStyleURLs, imageURLs: mapping.barImageURLs)
             #expect(mapping.policy(app: "any", upstream: [], nonce: nonce) == merged)
         }
         let nonce = RandomToken.make(bytes: 18)

@@ -52,15 +52,16 @@ public struct ContentSecurityPolicy: Sendable, Equatable, CustomStringConvertibl
 
     /// This policy with the gateway bar allowed: the response's nonce on `script-src` and `style-src` (created from
     /// `default-src` where missing). Where a directive relies on `'unsafe-inline'`, a nonce would switch that off
-    /// and break the page, so the bar's exact file URLs are added instead.
-    public func allowingBar(nonce: String, scriptURLs: [String], styleURL: String) -> ContentSecurityPolicy {
+    /// and break the page, so the bar's exact file URLs are added instead. The bar's images (the organization's
+    /// logo) are allowed by their exact URLs on `img-src`, which takes no nonce.
+    public func allowingBar(nonce: String, scriptURLs: [String], styleURLs: [String], imageURLs: [String] = []) -> ContentSecurityPolicy {
         var result = self
-        for (name, urls) in [("script-src", scriptURLs), ("style-src", [styleURL])] {
+        for (name, urls) in [("script-src", scriptURLs), ("style-src", styleURLs), ("img-src", imageURLs)] where !urls.isEmpty {
             let base = sources(name) ?? sources("default-src")
             guard var list = base else { continue }  // nothing restricts this kind: nothing to add
             if list == ["'none'"] { list = [] }
             let relaxesInline = list.contains("'unsafe-inline'") && !list.contains { $0.hasPrefix("'nonce-") || $0.hasPrefix("'sha") }
-            list += relaxesInline ? urls : ["'nonce-\(nonce)'"]
+            list += relaxesInline || name == "img-src" ? urls : ["'nonce-\(nonce)'"]
             if let index = result.directives.firstIndex(where: { $0.name == name }) {
                 result.directives[index].sources = list
             } else {
@@ -74,11 +75,11 @@ public struct ContentSecurityPolicy: Sendable, Equatable, CustomStringConvertibl
     /// every upstream policy at once (the browser applies each policy of a comma-separated list), so the result is
     /// never looser than any of them; only the bar is allowed in each. Empty when there is no policy at all.
     public static func combined(
-        gateway: ContentSecurityPolicy?, upstream: [String], nonce: String?, scriptURLs: [String], styleURL: String
+        gateway: ContentSecurityPolicy?, upstream: [String], nonce: String?, scriptURLs: [String], styleURLs: [String], imageURLs: [String] = []
     ) -> String {
         let policies = (gateway.map { [$0] } ?? []) + parseAll(upstream)
         return policies.map { policy in
-            nonce.map { policy.allowingBar(nonce: $0, scriptURLs: scriptURLs, styleURL: styleURL) } ?? policy
+            nonce.map { policy.allowingBar(nonce: $0, scriptURLs: scriptURLs, styleURLs: styleURLs, imageURLs: imageURLs) } ?? policy
         }.map(\.description).joined(separator: ", ")
     }
 }

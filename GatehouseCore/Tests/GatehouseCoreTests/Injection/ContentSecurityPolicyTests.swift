@@ -9,7 +9,7 @@ import Testing
     func combined(_ upstream: [String], nonce: String? = "N") -> String {
         ContentSecurityPolicy.combined(
             gateway: Self.gateway, upstream: upstream, nonce: nonce, scriptURLs: ["https://gate/static/t.js", "https://gate/static/b.js"],
-            styleURL: "https://gate/static/b.css")
+            styleURLs: ["https://gate/static/b.css"])
     }
 
     /// An app without a policy of its own runs as it would directly (its inline scripts and styles, `eval`): the
@@ -24,9 +24,9 @@ import Testing
 
     @Test func withoutTheGatewaysPolicyOnlyTheAppsIsSent() {
         let value = ContentSecurityPolicy.combined(
-            gateway: nil, upstream: ["script-src 'self'"], nonce: "N", scriptURLs: ["https://gate/b.js"], styleURL: "https://gate/b.css")
+            gateway: nil, upstream: ["script-src 'self'"], nonce: "N", scriptURLs: ["https://gate/b.js"], styleURLs: ["https://gate/b.css"])
         #expect(value == "script-src 'self' 'nonce-N'")
-        #expect(ContentSecurityPolicy.combined(gateway: nil, upstream: [], nonce: "N", scriptURLs: [], styleURL: "").isEmpty)
+        #expect(ContentSecurityPolicy.combined(gateway: nil, upstream: [], nonce: "N", scriptURLs: [], styleURLs: [""]).isEmpty)
     }
 
     @Test func upstreamPoliciesAreKeptAndEnforcedTogether() {
