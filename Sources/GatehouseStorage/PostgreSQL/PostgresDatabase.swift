@@ -24,10 +24,29 @@ public final class PostgresDatabase: Service, Sendable {
         self.queryTimeout = queryTimeout
     }
 
-    /// Runs the pool until the gateway stops (after the server, which is stopped first).
+    /// Runs the pool until the gateway stops (after the server, which is stopped first), then gives it
+    /// `closingGrace` to close its connections. The pool waits for every leased connection to come back, and one
+    /// leased by work that never ends (a query postgres-nio never answers on a connection closed under it, left
+    /// running by a deadline) would hold the gateway's shutdown for ever: after the grace it is left behind.
     public func run() async throws {
-        await cancelWhenGracefulShutdown { await self.client.run() }
+        let client = client
+        let running = Task { await client.run() }
+        let stopped = FirstOutcome<Void>()
+        let watcher = Task {
+            await running.value
+            stopped.finish(.success(()))
+        }
+        defer { watcher.cancel() }
+        try? await cancelWhenGracefulShutdown { try await stopped.value() }
+        running.cancel()
+        do {
+            try await withTimeout(Self.closingGrace, { await running.value }) { StorageError.unavailable("PostgreSQL pool not closed") }
+        } catch {
+            logger.warning("PostgreSQL connections still in use at shutdown were left open", metadata: ["grace": "\(Self.closingGrace)"])
+        }
     }
+
+    static let closingGrace: Duration = .seconds(5)
 
     // MARK: - Queries
 

@@ -10,6 +10,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import ServiceLifecycle
+import Testing
 
 @testable import Gatehouse
 
@@ -96,23 +97,32 @@ struct LiveGateway {
         }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let group = built.serviceGroup(signals: [])
-        return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let gateway = LiveGateway(
-                port: port, configuration: configuration, built: built, client: client, beginShutdown: { await group.triggerGracefulShutdown() })
-            do {
-                try await gateway.waitUntilListening()
-                let result = try await body(gateway)
-                try await client.shutdown()
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-                return result
-            } catch {
-                try? await client.shutdown()
-                await group.triggerGracefulShutdown()
-                try? await tasks.waitForAll()
-                throw error
-            }
+        let running = Task { try await group.run() }
+        let gateway = LiveGateway(
+            port: port, configuration: configuration, built: built, client: client, beginShutdown: { await group.triggerGracefulShutdown() })
+        do {
+            try await gateway.waitUntilListening()
+            let result = try await body(gateway)
+            try await client.shutdown()
+            try await stop(group, running)
+            return result
+        } catch {
+            try? await client.shutdown()
+            try? await stop(group, running)
+            throw error
+        }
+    }
+
+    /// Shuts the gateway down; one that has not stopped a minute later fails the test, saying so, instead of holding
+    /// the whole run (the service left running is left behind).
+    private static func stop(_ group: ServiceGroup, _ running: Task<Void, any Error>) async throws {
+        await group.triggerGracefulShutdown()
+        struct NotStopped: Error, CustomStringConvertible {
+            var description: String { "the gateway did not stop within 60 seconds of its graceful shutdown" }
+        }
+        try await withTimeout(.seconds(60), { try await running.value }) {
+            Issue.record(NotStopped())
+            return NotStopped()
         }
     }
 
