@@ -238,7 +238,7 @@ struct StorageCommand: AsyncParsableCommand {
     struct Restore: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: """
-                Put a backup made by `gatehouse storage backup` where the configuration's SQLite store goes, which must be empty, \
+                Put a backup made by `gatehouse storage backup` where the configuration's SQLite store goes (no store may be there yet), \
                 after checking that the backup is whole and that the keys at hand open it.
                 """)
 
