@@ -103,7 +103,7 @@ final class KeepAliveMember: @unchecked Sendable {
 
     /// Sends `request` and reads its answer: the status.
     func exchange(_ request: [UInt8]) async throws -> Int {
-        try await NIOThreadPool.singleton.runIfActive { [self] in
+        try await BlockingWork.run { [self] in
             socket.send(request)
             return try readAnswer()
         }

@@ -52,7 +52,7 @@ struct RawSocket {
     /// threads would slow the gateway under test (in the same process) and make its time bounds fail.
     func readUntilClosed(timeout: Duration) async -> Outcome {
         let socket = self
-        return (try? await NIOThreadPool.singleton.runIfActive { socket.blockingReadUntilClosed(timeout: timeout) })
+        return (try? await BlockingWork.run { socket.blockingReadUntilClosed(timeout: timeout) })
             ?? Outcome(bytes: [], closed: false, elapsed: .zero)
     }
 

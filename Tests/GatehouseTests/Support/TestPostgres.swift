@@ -10,9 +10,9 @@ import PostgresNIO
 /// directory on loopback, stopped when the process exits. Each test gets a database of its own.
 enum TestPostgres {
     /// The server's URL (to its `postgres` database), once it has started. The start (seconds: `initdb`, `pg_ctl`)
-    /// runs on a thread of NIO's blocking pool: on a Swift worker thread it would stall every test of the run (the
+    /// runs on a thread of the tests' own (`BlockingWork`): on a Swift worker thread it would stall every test of the run (the
     /// concurrency pool has a thread per core) and make unrelated timing-sensitive tests fail.
-    static let server = Task { try await NIOThreadPool.singleton.runIfActive { start() } }
+    static let server = Task { try await BlockingWork.run { start() } }
 
     static var url: String {
         get async throws { try await server.value }
@@ -40,7 +40,7 @@ enum TestPostgres {
 
     /// `run` on NIO's blocking pool, for a caller on a Swift worker thread (which it must not block for seconds).
     static func runBlocking(_ arguments: String...) async throws -> String {
-        try await NIOThreadPool.singleton.runIfActive { run(arguments) }
+        try await BlockingWork.run { run(arguments) }
     }
 
     /// A server of one test's own, for a test that stops and starts it (the shared one must stay up for the others).

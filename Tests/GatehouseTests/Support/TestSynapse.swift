@@ -29,7 +29,7 @@ struct TestSynapse: Sendable {
 
     /// Starts (or starts again) the homeserver in `directory`; the start (seconds) runs on NIO's blocking pool.
     static func start(_ directory: String, oidcSignIn: Bool = true) async throws -> TestSynapse {
-        let started = try await NIOThreadPool.singleton.runIfActive {
+        let started = try await BlockingWork.run {
             if !FileManager.default.fileExists(atPath: directory) { stopAtExit(directory) }
             return TestPostgres.script(
                 "synapse", ["start", directory, "", serverName],
@@ -74,7 +74,7 @@ struct TestSynapse: Sendable {
 
     func stop() async throws {
         let directory = directory
-        _ = try await NIOThreadPool.singleton.runIfActive { TestPostgres.script("synapse", ["stop", directory]) }
+        _ = try await BlockingWork.run { TestPostgres.script("synapse", ["stop", directory]) }
     }
 
     /// The gateway's settings for this homeserver.
