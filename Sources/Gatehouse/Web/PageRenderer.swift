@@ -11,6 +11,8 @@ public struct PageRenderer: Sendable {
     public let languages: Languages
     public let assets: GatewayAssets
     private let assetURLs: [String: String]
+    /// The brand's files by their hashed URLs, named once (`brandStyle`, `brandLogo` in every page).
+    private let brandURLs: [String: String]
     let developmentMode: Bool
     /// The session's limits, for the warning before it ends on signed-in pages (`nil`: no warning).
     let sessionWarning: SessionConfiguration?
@@ -49,6 +51,7 @@ public struct PageRenderer: Sendable {
     ) {
         self.sessionWarning = sessionWarning.flatMap { $0.warningSeconds > 0 ? $0 : nil }
         self.brand = brand
+        brandURLs = ["brandStyle": brand.style.map(assets.url(for:)), "brandLogo": brand.logo.map(assets.url(for:))].compactMapValues { $0 }
         self.library = library
         self.languages = languages
         self.assets = assets
@@ -77,8 +80,7 @@ public struct PageRenderer: Sendable {
         context["lang"] = strings["lang"]
         context["dir"] = strings.direction
         context["gatewayName"] = strings["gateway_name"]
-        context["brandStyle"] = brand.style.map(assets.url(for:))
-        context["brandLogo"] = brand.logo.map(assets.url(for:))
+        context.merge(brandURLs) { _, brand in brand }
         context["developmentMode"] = developmentMode
         // A signed-in member's page warns before the session ends.
         if let session = sessionWarning, RequestLanguage.current?.isSignedIn == true {
