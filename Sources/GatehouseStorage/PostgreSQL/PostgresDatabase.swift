@@ -39,9 +39,10 @@ public final class PostgresDatabase: Service, Sendable {
         defer { watcher.cancel() }
         try? await cancelWhenGracefulShutdown { try await stopped.value() }
         running.cancel()
-        do {
-            try await withTimeout(Self.closingGrace, { await running.value }) { StorageError.unavailable("PostgreSQL pool not closed") }
-        } catch {
+        // Waited for even when this task is cancelled (a command's store stops so): the pool closes its connections
+        // in milliseconds, and a caller that went on at once would leave them open behind it.
+        let closing = Task { try await withTimeout(Self.closingGrace, { await running.value }) { StorageError.unavailable("PostgreSQL pool not closed") } }
+        if (try? await closing.value) == nil {
             logger.warning("PostgreSQL connections still in use at shutdown were left open", metadata: ["grace": "\(Self.closingGrace)"])
         }
     }
@@ -205,9 +206,16 @@ public final class PostgresDatabase: Service, Sendable {
     /// together apply each migration once: the second waits, then finds them recorded.
     static let migrationLock: Int64 = 0x6761_7465_686F_7573
 
+    /// The migrations' deadline: not a query's. A replica waits on the lock for another's migrations, and a
+    /// schema change (a new table, an index over a large one) takes seconds where a query takes milliseconds; with a
+    /// query's five seconds, a second replica starting beside the first, or any replica on a loaded server, gave up
+    /// and did not start. A server that does not answer at all is still found within a query's deadline, first.
+    static let migrationTimeout: Duration = .seconds(120)
+
     func migrate() async throws {
         let migrations = Self.migrations
-        try await transaction { transaction in
+        try await query("SELECT 1")
+        try await transaction(timeout: Self.migrationTimeout) { transaction in
             try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))")
             try await transaction.query(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)")

@@ -22,6 +22,15 @@ import Testing
             #expect(try await gateway.get("/", cookies: cookies).location == "/signin")
         }
     }
+
+    /// A gateway whose PostgreSQL does not answer does not start (the migrations come before the listener), and
+    /// says why, within a query's deadline rather than the migrations' long one.
+    @Test func aGatewayWhosePostgreSQLDoesNotAnswerDoesNotStart() async throws {
+        let error = await #expect(throws: StorageError.self) {
+            try await LiveGateway.run(configure: { $0.storage = .postgres("postgres://gatehouse:x@127.0.0.1:1/gatehouse?sslmode=disable") }) { _ in }
+        }
+        #expect(error?.isUnavailable == true)
+    }
 }
 
 /// After PostgreSQL was unreachable, queries fail at once for a second, then one at a time probes it.

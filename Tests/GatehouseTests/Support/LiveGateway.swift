@@ -97,11 +97,18 @@ struct LiveGateway {
         }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let group = built.serviceGroup(signals: [])
-        let running = Task { try await group.run() }
+        let stopped = NIOLockedValueBox<(any Error)?>(nil)
+        let running = Task {
+            do { try await group.run() } catch {
+                stopped.withLockedValue { $0 = error }
+                throw error
+            }
+            stopped.withLockedValue { $0 = NotStarted() }
+        }
         let gateway = LiveGateway(
             port: port, configuration: configuration, built: built, client: client, beginShutdown: { await group.triggerGracefulShutdown() })
         do {
-            try await gateway.waitUntilListening()
+            try await gateway.waitUntilListening(unless: stopped)
             let result = try await body(gateway)
             try await client.shutdown()
             try await stop(group, running)
@@ -127,12 +134,21 @@ struct LiveGateway {
     }
 
     /// Up to 30 seconds: a busy machine's PostgreSQL can take seconds to answer the start's first queries.
-    func waitUntilListening() async throws {
-        for _ in 0..<600 {
-            if (try? await get("/healthz", cookies: [:])) != nil { return }
+    /// Probes `/healthz` until the gateway answers, or until it has `stopped` (its start failed: the test fails
+    /// with the error at once). Each probe has a deadline of its own: the client retries a refused connection until
+    /// the request's deadline, so a probe of a gateway that never listens would wait out a minute each time.
+    private func waitUntilListening(unless stopped: NIOLockedValueBox<(any Error)?>) async throws {
+        for _ in 0..<300 {
+            if (try? await send(.GET, "/healthz", cookies: [:], headers: [], body: nil, timeout: .seconds(1))) != nil { return }
+            if let error = stopped.withLockedValue({ $0 }) { throw error }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw HTTPClientError.connectTimeout
+    }
+
+    /// A gateway whose service group ended before it ever answered.
+    struct NotStarted: Error, CustomStringConvertible {
+        var description: String { "the gateway stopped before it answered /healthz" }
     }
 
     /// How many requests for `app` the data plane has answered (`gatehouse_data_plane_requests_total`): tests of the
@@ -165,14 +181,15 @@ struct LiveGateway {
     }
 
     func send(
-        _ method: HTTPMethod, _ pathOrURL: String, cookies: [String: String], headers: [(String, String)], body: String?, limit: Int = 4 << 20
+        _ method: HTTPMethod, _ pathOrURL: String, cookies: [String: String], headers: [(String, String)], body: String?, limit: Int = 4 << 20,
+        timeout: Duration = .seconds(60)
     ) async throws -> Reply {
         var request = HTTPClientRequest(url: pathOrURL.hasPrefix("http") ? pathOrURL : origin + pathOrURL)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if !cookies.isEmpty { request.headers.add(name: "Cookie", value: cookies.map { "\($0)=\($1)" }.joined(separator: "; ")) }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
-        let response = try await client.execute(request, timeout: .seconds(60))
+        let response = try await client.execute(request, timeout: .init(timeout))
         var buffer = try await response.body.collect(upTo: limit)
         let wireBytes = buffer.readableBytes
         if response.headers.first(name: "Content-Encoding") == "gzip" { buffer = try buffer.decompress(with: .gzip()) }
