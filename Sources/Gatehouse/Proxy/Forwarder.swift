@@ -96,7 +96,10 @@ public struct Forwarder: Sendable {
                     channel.finish()
                 } catch {
                     startedContinuation.yield(error)
-                    channel.fail(error)
+                    // Stopped because the app answered before reading it all: an upload of no stated length ends here
+                    // (the app has its answer out and did not wait for the rest). Failing it would fail the answer with
+                    // it: the client fails the whole exchange when its request's body fails.
+                    if Task.isCancelled, contentLength == nil { channel.finish() } else { channel.fail(error) }
                 }
                 startedContinuation.finish()
             }

@@ -471,6 +471,23 @@ import Testing
         }
     }
 
+    /// An app that answers an upload of no stated length (the application's path) before reading it: the member
+    /// gets its answer, whole, though the upload was still under way, and the gateway stops reading the rest.
+    @Test func anAnswerBeforeAChunkedUploadEndsReachesTheMember() async throws {
+        try await Self.withProxy { gateway, _ in
+            let cookie = try await Self.signedIn(gateway).map { "\($0)=\($1)" }.joined(separator: "; ")
+            let socket = try RawSocket(port: gateway.port)
+            defer { socket.close() }
+            socket.send(
+                "POST /apps/echo/early HTTP/1.1\r\nHost: 127.0.0.1:\(gateway.port)\r\nCookie: \(cookie)\r\nSec-Fetch-Site: same-origin\r\n"
+                    + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nfirst\r\n")
+            // The rest of the upload never comes while the answer is awaited.
+            let answer = await socket.readUntilClosed(timeout: .seconds(3))
+            #expect(answer.status == 200 && answer.text.hasSuffix("answered before reading"), "\(answer.text.suffix(300))")
+            #expect(gateway.servedByDataPlane("echo") == 0)
+        }
+    }
+
     @Test func aHundredMegabytePageStreamsThroughTheInjector() async throws {
         try await Self.withProxy { gateway, _ in
             let cookies = try await Self.signedIn(gateway)
