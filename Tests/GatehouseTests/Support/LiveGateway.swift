@@ -133,12 +133,13 @@ struct LiveGateway {
         }
     }
 
-    /// Up to 30 seconds: a busy machine's PostgreSQL can take seconds to answer the start's first queries.
-    /// Probes `/healthz` until the gateway answers, or until it has `stopped` (its start failed: the test fails
-    /// with the error at once). Each probe has a deadline of its own: the client retries a refused connection until
-    /// the request's deadline, so a probe of a gateway that never listens would wait out a minute each time.
+    /// Probes `/healthz` until the gateway answers (for up to two minutes, the migrations' own deadline on a busy
+    /// machine's PostgreSQL), or until it has `stopped` (its start failed: the test fails with the error at once).
+    /// Each probe has a deadline of its own: the client retries a refused connection until the request's deadline,
+    /// so a probe of a gateway that never listens would wait out a minute each time.
     private func waitUntilListening(unless stopped: NIOLockedValueBox<(any Error)?>) async throws {
-        for _ in 0..<300 {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
             if (try? await send(.GET, "/healthz", cookies: [:], headers: [], body: nil, timeout: .seconds(1))) != nil { return }
             if let error = stopped.withLockedValue({ $0 }) { throw error }
             try await Task.sleep(for: .milliseconds(50))
