@@ -311,7 +311,14 @@
   // The unread count on Chats, asked every 15 seconds while the page is in view (asking keeps the member's chat
   // session listening for a minute).
   var unreadLinks = Array.prototype.slice.call(root.querySelectorAll("[data-unread]"));
+  // Where a phone's bar and a folded bar show the count: on the switcher's button and on the handle (the Chats
+  // links are inside the menu there). Screen readers hear it on the links.
+  var unreadTotals = ["switcher-unread", "handle-unread"].map(function (id) { return root.getElementById(id); }).filter(Boolean);
   function showUnread(count) {
+    unreadTotals.forEach(function (total) {
+      total.hidden = !count;
+      total.textContent = count ? String(count) : "";
+    });
     unreadLinks.forEach(function (link) {
       var badge = link.querySelector(".bar-badge");
       if (!count) { if (badge) { badge.remove(); } return; }

@@ -39,6 +39,22 @@
     if (text !== undefined) { status.textContent = text; }
   }
 
+  // While the call goes on, this window is the call's (the bar elsewhere brings it back by its name), every link of
+  // the page opens in a new tab, and leaving the page in any other way (the address bar, a reload, closing it) is
+  // asked about first: the call would end with the page.
+  window.name = "gatehouse-call";
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a[href]") : null;
+    if (ended || !link || event.defaultPrevented || link.target || link.hasAttribute("download")) { return; }
+    event.preventDefault();
+    window.open(link.href, "_blank");
+  });
+  window.addEventListener("beforeunload", function (event) {
+    if (ended) { return; }
+    event.preventDefault();
+    event.returnValue = "";
+  });
+
   function clock(ms) {
     var seconds = Math.floor(ms / 1000), hours = Math.floor(seconds / 3600), minutes = Math.floor(seconds / 60) % 60, rest = seconds % 60;
     var two = function (n) { return (n < 10 ? "0" : "") + n; };
@@ -67,6 +83,7 @@
   function end(key, tell) {
     if (ended) { return; }
     ended = true;
+    window.name = "";
     if (tell) { signal({ type: tell.type, reason: tell.reason }).catch(function () {}); }
     window.clearInterval(ticker);
     window.clearTimeout(ringTimer);

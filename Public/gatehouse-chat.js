@@ -53,8 +53,14 @@
       method: "POST", credentials: "same-origin", body: body,
       headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded", "X-Gatehouse-CSRF": csrf }
     }).then(function (response) {
-      if (!response.ok) { throw new Error("status " + response.status); }
-      return response.json();
+      if (response.ok) { return response.json(); }
+      // The gateway's refusal says why, in the member's language; a refusal sending it again cannot mend says so.
+      return response.json().catch(function () { return {}; }).then(function (answer) {
+        var error = new Error(answer.message || "status " + response.status);
+        error.final = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
+        error.message = answer.message || "";
+        throw error;
+      });
     });
   }
 
@@ -93,9 +99,13 @@
       item.appendChild(count);
     }
     if (room.invite) {
-      // The server-rendered forms are kept where they exist (they carry the buttons' words).
-      var existing = document.querySelector('.room[data-room="' + CSS.escape(room.id) + '"] .invite-actions');
-      if (existing) { item.appendChild(existing.cloneNode(true)); }
+      // Accept and Decline as the server renders them (the page's template carries the token and the words).
+      var actions = document.getElementById("invite-actions");
+      if (actions) {
+        var form = actions.content.firstElementChild.cloneNode(true);
+        form.querySelector("input[name=room]").value = room.id;
+        item.appendChild(form);
+      }
     }
     return item;
   }
@@ -225,10 +235,18 @@
       item.classList.remove("pending");
       if (!item.getAttribute("data-id")) { item.setAttribute("data-id", answer.event_id); }
       status.textContent = main.getAttribute("data-sent");
-    }, function () {
+    }, function (error) {
       item.classList.remove("pending");
       item.classList.add("failed");
-      status.textContent = main.getAttribute("data-failed") + " ";
+      status.textContent = main.getAttribute("data-failed") + (error.message ? ": " + error.message : "") + " ";
+      if (error.final) {
+        // Sending it again would be refused again: the text goes back to the composer to change, never lost.
+        if (text && !text.value.trim()) {
+          text.value = body;
+          text.dispatchEvent(new Event("input"));
+        }
+        return;
+      }
       var retry = element("button", "link-button", main.getAttribute("data-retry"));
       retry.type = "button";
       retry.addEventListener("click", function () {
@@ -243,7 +261,7 @@
     composer.addEventListener("submit", function (event) {
       event.preventDefault();
       var body = text.value.trim();
-      if (!body) { return; }
+      if (!body || (window.gatehouseCheckLimit && !window.gatehouseCheckLimit(text))) { return; }
       text.value = "";
       send(body, null);
     });

@@ -12,7 +12,7 @@
   if (!box || !window.EventSource) { return; }
   var url = window.location.origin + box.getAttribute("data-ring");
   var fetchOriginal = window.fetch ? window.fetch.bind(window) : null;
-  var stream = null, calls = [], declined = {}, hideTimer = null;
+  var stream = null, calls = [], current = null, declined = {}, hideTimer = null;
 
   function element(tag, className, text) {
     var node = document.createElement(tag);
@@ -26,6 +26,11 @@
     var now = Date.now();
     var call = calls.filter(function (c) { return !declined[c.id] && c.ends > now; })[0];
     while (box.firstChild) { box.removeChild(box.firstChild); }
+    if (!call && current) {
+      showCurrent();
+      return;
+    }
+    box.classList.remove("in-call");
     if (!call) {
       box.hidden = true;
       box.removeAttribute("data-call");
@@ -36,9 +41,13 @@
     box.appendChild(element("p", "ring-label", box.getAttribute("data-label")));
     box.appendChild(element("p", "ring-text", call.text));
     var actions = element("div", "ring-actions");
+    box.appendChild(actions);
     var accept = element("a", "ring-accept", box.getAttribute("data-accept"));
-    accept.href = call.answer;
     accept.id = "ring-accept";
+    actions.appendChild(accept);
+    // Set once in the bar's shadow root: the URL shim of a path-mounted app maps the URLs of the page's own elements,
+    // and an element not yet in the bar's tree is one it cannot tell from the app's.
+    accept.href = call.answer;
     var decline = element("button", "ring-decline", box.getAttribute("data-decline"));
     decline.type = "button";
     decline.id = "ring-decline";
@@ -52,12 +61,43 @@
         }).catch(function () {});
       }
     });
-    actions.appendChild(accept);
     actions.appendChild(decline);
-    box.appendChild(actions);
     box.hidden = false;
     // The ring stops when the invite's time runs out, even if nothing more is heard.
     hideTimer = window.setTimeout(show, Math.max(0, call.ends - now) + 500);
+  }
+
+  // The window of the call when this page can reach it: a gateway page opened from the call's page (which names its
+  // window `gatehouse-call`). An app's page never can: apps' pages are kept out of the gateway's browsing context
+  // group (their `Cross-Origin-Opener-Policy`), so that their scripts cannot reach the gateway's windows.
+  function callWindow() {
+    try {
+      return window.opener && !window.opener.closed && window.opener.name === "gatehouse-call" ? window.opener : null;
+    } catch (error) { return null; }
+  }
+
+  // The member's call in progress (on the call's page in another tab of this browser): said on every other page,
+  // with the way back to it: the call's window brought forward where this page can reach it (never loaded again,
+  // which would end the call), else Calls, which lists it.
+  function showCurrent() {
+    box.setAttribute("data-call", current.id);
+    box.removeAttribute("data-media");
+    box.classList.add("in-call");
+    box.appendChild(element("p", "ring-text", current.text));
+    var actions = element("div", "ring-actions");
+    box.appendChild(actions);
+    var back = element("a", "ring-accept", box.getAttribute("data-back"));
+    back.id = "ring-back";
+    actions.appendChild(back);
+    back.href = current.calls;
+    back.addEventListener("click", function (event) {
+      var call = callWindow();
+      if (call) {
+        event.preventDefault();
+        call.focus();
+      }
+    });
+    box.hidden = false;
   }
 
   function listen() {
@@ -68,10 +108,12 @@
     if (stream) { return; }
     stream = new EventSource(url);
     stream.addEventListener("ringing", function (event) {
-      calls = (JSON.parse(event.data).calls || []);
+      var data = JSON.parse(event.data);
+      calls = data.calls || [];
+      current = data.current || null;
       show();
     });
-    stream.addEventListener("ended", function () { stream.close(); stream = null; calls = []; show(); });
+    stream.addEventListener("ended", function () { stream.close(); stream = null; calls = []; current = null; show(); });
   }
   document.addEventListener("visibilitychange", listen);
   listen();

@@ -13,7 +13,6 @@
     if (action && action.url) {
       var link = document.createElement("a");
       link.className = "toast-action";
-      link.href = action.url;
       link.textContent = action.label;
       toast.appendChild(link);
     }
@@ -46,6 +45,9 @@
     toast.addEventListener("keydown", function (event) { if (event.key === "Escape") { dismiss(); } });
     close.addEventListener("click", dismiss);
     area.appendChild(toast);
+    // Set once in the area's tree (the bar's shadow root on an app's page), where the URL shim leaves it as it is.
+    var actionLink = toast.querySelector(".toast-action");
+    if (actionLink) { actionLink.href = action.url; }
     update();
   }
 

@@ -127,6 +127,11 @@
       if (filter.value) { apply(); }
     }
 
+    // A page that answered a form with its problems stands in the history as the page's own address (a GET), so that
+    // Back or a reload never asks to send the form again ("Confirm Form Resubmission").
+    var formPage = document.querySelector("meta[name=gatehouse-form-page]");
+    if (formPage && window.history.replaceState) { window.history.replaceState(null, "", formPage.getAttribute("content")); }
+
     // Validation errors: move focus to the summary so that keyboard and screen-reader users start there.
     var summary = document.getElementById("error-summary");
     if (summary) { summary.focus(); }
@@ -201,6 +206,38 @@
       };
       count();
     }
+
+    // Texts with a limit (`data-limit`, counted as the gateway counts it: UTF-8 bytes or characters): over it, the
+    // field says so in the page's language and the form is not sent (its own validity), so nothing is cut or lost.
+    // No `maxlength`: it would cut a paste without a word, and counts neither bytes nor characters.
+    var characters = window.Intl && Intl.Segmenter ? new Intl.Segmenter(document.documentElement.lang || undefined, { granularity: "grapheme" }) : null;
+    function measured(field) {
+      var text = field.value.trim();
+      if (field.getAttribute("data-limit-unit") === "bytes") { return new TextEncoder().encode(text).length; }
+      if (characters) { var count = 0; for (var piece of characters.segment(text)) { count += 1; } return count; }
+      return Array.from(text).length;
+    }
+    function checkLimit(field) {
+      var limit = Number(field.getAttribute("data-limit"));
+      var error = document.getElementById(field.getAttribute("data-limit-error"));
+      var used = measured(field);
+      var over = used > limit;
+      var message = over ? field.getAttribute("data-too-long").replace("{percent}", String(Math.ceil(used * 100 / limit))) : "";
+      field.setCustomValidity(message);
+      // The server's own word on the field (an error it rendered) stays until the member changes the text.
+      if (!over && field.hasAttribute("data-server-error")) { return true; }
+      if (over) { field.setAttribute("aria-invalid", "true"); } else { field.removeAttribute("aria-invalid"); }
+      if (error) {
+        error.hidden = !over;
+        error.textContent = message;
+      }
+      return !over;
+    }
+    document.querySelectorAll("textarea[data-limit]").forEach(function (field) {
+      field.addEventListener("input", function () { field.removeAttribute("data-server-error"); checkLimit(field); });
+      checkLimit(field);
+    });
+    window.gatehouseCheckLimit = checkLimit;
 
     // A form on its way: its button says so and cannot send it twice (the server takes each step once anyway). A page
     // shown again from the back-forward cache gets its buttons back.

@@ -163,4 +163,12 @@ public struct CallLog: Sendable, Equatable {
     public func ringing(for me: String, at now: Int) -> [Call] {
         ordered.filter { $0.caller != me && $0.phase(at: now) == .ringing }
     }
+
+    /// The call `party` (one device of the member's) is in now, if any: connected, or placed by it and still ringing.
+    public func current(of party: String, at now: Int) -> Call? {
+        ordered.first { call in
+            let phase = call.phase(at: now)
+            return call.involves(party: party) && (phase == .connected || (phase == .ringing && call.callerParty == party))
+        }
+    }
 }

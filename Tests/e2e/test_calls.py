@@ -18,7 +18,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from conftest import ROOT, start_browser, start_gateway
-from test_browser_journey import bar, bar_has, path_of, wait
+from test_browser_journey import bar, bar_has, in_bar, path_of, wait
 from test_chat_homeserver import SERVER_NAME, started_homeserver, stop_homeserver
 from test_chats import upgrade
 from test_upgrade_journey import sign_in, submit
@@ -54,6 +54,17 @@ def calls_gateway(tmp_path, homeserver):
         "calls": {"relay_only": True, "candidate_networks": ["127.0.0.0/8", "::1/128"]},
     }
     return start_gateway(tmp_path, "dev", extra={"chat": chat})
+
+
+# Every line of the recent calls: what happened not cut short, and its time overlapping neither name nor text.
+WHOLE_AND_CLEAR = """
+return Array.from(document.querySelectorAll('#recent-calls li.call')).every(function (line) {
+  var what = line.querySelector('.call-what'), time = line.querySelector('.room-time').getBoundingClientRect();
+  var apart = function (r) { return r.right <= time.left + 0.5 || r.left >= time.right - 0.5 || r.bottom <= time.top || r.top >= time.bottom; };
+  return what.scrollWidth <= what.clientWidth + 1 && apart(what.getBoundingClientRect())
+    && apart(line.querySelector('.room-name').getBoundingClientRect());
+});
+"""
 
 
 def call_state(browser):
@@ -128,6 +139,7 @@ def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, ho
         prompt = wait(bob_browser, ring, timeout=30)
         assert "Alice <b>Archer</b>" in prompt.find_element(By.CSS_SELECTOR, ".ring-text").text
         assert not prompt.find_elements(By.CSS_SELECTOR, ".ring-text b")
+        assert prompt.find_element(By.ID, "ring-accept").get_attribute("href").startswith(gw.url + "/calls/call?id=")
         prompt.find_element(By.ID, "ring-accept").click()
         wait(bob_browser, lambda b: path_of(b).startswith("/calls/call?id="))
 
@@ -137,6 +149,32 @@ def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, ho
             wait(browser, lambda b: b.find_element(By.ID, "main").get_attribute("data-connection") == "connected")
             wait(browser, video_playing, timeout=20)
             assert browser.find_element(By.ID, "main").get_attribute("data-local-tracks") == "audio video"
+        # The call's controls are in view without scrolling.
+        assert bob_browser.execute_script(
+            "var r = document.getElementById('call-hangup').getBoundingClientRect(); return r.bottom <= window.innerHeight && r.top >= 0")
+
+        # Bob opens his web apps from the call's page: they open in a new tab and the call goes on in its own. Every
+        # other page of his says he is in a call, with the way back to the call's window (found by its name).
+        call_window = bob_browser.current_window_handle
+        bob_browser.find_element(By.CSS_SELECTOR, "nav.tabs li:first-child a").click()
+        wait(bob_browser, lambda b: len(b.window_handles) == 2)
+        bob_browser.switch_to.window([handle for handle in bob_browser.window_handles if handle != call_window][0])
+        wait(bob_browser, lambda b: path_of(b) == "/")
+        note = wait(bob_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#ring.in-call:not([hidden])"), timeout=20)[0]
+        assert "In a call with Alice <b>Archer</b>" in note.text and note.find_element(By.ID, "ring-back").is_displayed()
+        # This page reaches the call's window (it was opened from it) and brings it forward; it never loads it again.
+        assert bob_browser.execute_script("return window.opener && window.opener.location.pathname") == "/calls/call"
+        note.find_element(By.ID, "ring-back").click()
+        time.sleep(0.5)
+        assert len(bob_browser.window_handles) == 2 and path_of(bob_browser) == "/"
+        # An app's page says so too; its way back is Calls (an app's page is kept from the gateway's windows).
+        bob_browser.get(gw.url + "/apps/visits/")
+        wait(bob_browser, lambda b: bar_has(b, "#ring.in-call:not([hidden])"), timeout=20)
+        assert in_bar(bob_browser, "#ring-back").get_attribute("href") == gw.url + "/calls"
+        assert bob_browser.execute_script("return window.opener") is None
+        bob_browser.close()
+        bob_browser.switch_to.window(call_window)
+        assert call_state(bob_browser) == "connected" and video_playing(bob_browser)
         time.sleep(2)
         alice_browser.find_element(By.ID, "call-hangup").click()
         for browser in (alice_browser, bob_browser):
@@ -147,6 +185,16 @@ def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, ho
         bob_browser.get(gw.url + "/calls")
         line = bob_browser.find_element(By.CSS_SELECTOR, "#recent-calls li.call").text
         assert "Incoming video call · 0:0" in line, line
+        # On a phone, in English and in Arabic, what happened is read whole and the time stays clear of the name.
+        bob_browser.set_window_size(390, 900)
+        for language in ("ar", "en"):
+            bob_browser.find_element(By.ID, "member-menu-button").click()
+            wait(bob_browser, lambda b: b.find_element(By.ID, f"language-{language}").is_displayed())
+            bob_browser.find_element(By.ID, f"language-{language}").click()
+            wait(bob_browser, lambda b: b.find_element(By.TAG_NAME, "html").get_attribute("lang") == language)
+            bob_browser.get(gw.url + "/calls")
+            assert bob_browser.execute_script(WHOLE_AND_CLEAR), language
+        bob_browser.set_window_size(1280, 900)
 
         # An audio call: the camera is never asked for; unanswered, it rings out after 60 seconds.
         bob_browser.get(gw.url + "/")
@@ -188,6 +236,13 @@ def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, ho
 
         # Stories: alice posts one; bob sees her first, as new, opens it (markup as text); alice sees him among viewers.
         alice_browser.get(gw.url + "/stories")
+        # 600 characters (a story holds 500) are refused before posting and stay in the field, none cut.
+        field = alice_browser.find_element(By.ID, "story-text")
+        alice_browser.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", field, "é" * 600)
+        alice_browser.find_element(By.ID, "story-post").click()
+        assert "Too long to post: this story is 120 %" in alice_browser.find_element(By.ID, "story-error").text
+        assert field.get_attribute("value") == "é" * 600 and path_of(alice_browser) == "/stories"
+        field.clear()
         submit(alice_browser, "story-text", "Off to the <b>garden</b>", "story-post")
         wait(alice_browser, lambda b: b.find_elements(By.ID, "story-notice"))
         bob_browser.get(gw.url + "/stories")
@@ -216,11 +271,16 @@ def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, ho
             refusing.quit()
 
         # The network drops mid-call (the TURN server every packet goes through stops): both pages say the
-        # connection was lost and the call ended.
-        bob_browser.get(gw.url + "/calls")
+        # connection was lost and the call ended. Bob answers from the bar of an app on a path mount, whose URL shim
+        # maps the app's own links: Accept still leads to the call's page on the gateway.
+        bob_browser.get(gw.url + "/apps/visits/")
+        wait(bob_browser, lambda b: bar_has(b, "#ring"))
         alice_browser.get(gw.url + "/chats/room?id=" + room)
         alice_browser.find_element(By.ID, "room-call-audio").click()
-        wait(bob_browser, ring, timeout=30).find_element(By.ID, "ring-accept").click()
+        accept = wait(bob_browser, ring, timeout=30).find_element(By.ID, "ring-accept")
+        assert accept.get_attribute("href").startswith(gw.url + "/calls/call?id="), accept.get_attribute("href")
+        accept.click()
+        wait(bob_browser, lambda b: path_of(b).startswith("/calls/call?id="))
         for browser in (alice_browser, bob_browser):
             wait(browser, lambda b: call_state(b) == "connected", timeout=40)
         subprocess.run(["bash", COTURN, "stop", str(turn["folder"])], check=True)

@@ -49,6 +49,14 @@ def test_an_app_added_in_the_console_is_served_by_every_replica_within_a_second(
 
     browser.find_element(By.ID, "app-add").click()
     wait(browser, lambda b: "/operator/catalog/new" in b.current_url)
+    # The slug's pattern is one the browser itself checks (a valid expression under its `v` flag).
+    slug = browser.find_element(By.ID, "app-slug")
+    slug.send_keys("Not A Slug!")
+    assert browser.execute_script("return arguments[0].validity.patternMismatch", slug)
+    slug.clear()
+    slug.send_keys("a-good-slug-9")
+    assert not browser.execute_script("return arguments[0].validity.patternMismatch", slug)
+    slug.clear()
     browser.find_element(By.ID, "app-slug").send_keys(SLUG)
     browser.find_element(By.ID, "app-name").send_keys("Identity Provider")
     browser.find_element(By.ID, "app-description").send_keys("The realm's discovery document")
@@ -74,6 +82,12 @@ def test_an_app_added_in_the_console_is_served_by_every_replica_within_a_second(
     disabled = time.monotonic()
     wait(browser, lambda b: "done=disabled" in b.current_url)
     assert served_by_every_replica_within(replicas, cookie, 404, disabled)
+    # A member who opens it is told it is turned off, naming it, not "Page not found".
+    browser.get(replicas.url + f"/apps/{SLUG}/")
+    assert "This app is turned off" in browser.find_element(By.TAG_NAME, "h1").text
+    told = browser.find_element(By.TAG_NAME, "main").text
+    assert "\u2068Identity Provider\u2069 has been turned off" in told, told
+    browser.get(replicas.url + "/operator/catalog")
     # Remove asks first.
     browser.find_element(By.ID, f"app-remove-{SLUG}").click()
     wait(browser, lambda b: b.find_elements(By.ID, "app-remove-confirm"))

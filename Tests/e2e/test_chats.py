@@ -13,6 +13,7 @@ from selenium.webdriver.common.keys import Keys
 
 from conftest import start_browser, start_gateway
 from test_browser_journey import bar, bar_has, path_of, wait
+from test_gateway_bar import shown
 from test_chat_homeserver import SERVER_NAME, admin, choose_language, started_homeserver, stop_homeserver
 from test_upgrade_journey import Checker, code_to_profile, register_by_http, screenshots, sign_in, sign_out, submit
 
@@ -126,6 +127,11 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         # Bob's bar counts the invite without a reload; so does the bar of an app on a host of its own.
         wait(bob_browser, lambda b: bar_badge(b) == "1", timeout=40)
         bob_check.page()
+        # On a phone the Chats tab is inside the switcher's menu: the count is on the switcher's button instead.
+        bob_browser.set_window_size(390, 900)
+        wait(bob_browser, lambda b: shown(b, "#switcher-unread") and bar(b).find_element(By.ID, "switcher-unread").get_attribute("textContent") == "1")
+        bob_check.page("bar-unread-390")
+        bob_browser.set_window_size(1280, 900)
         bob_browser.switch_to.new_window("tab")
         bob_browser.get(gw.url + "/open/hosted")
         wait(bob_browser, lambda b: b.current_url.startswith(f"http://hosted.apps.localhost:{gw.port}/") and bar_has(b, "#bar-chats"))
@@ -140,23 +146,34 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         wait(bob_browser, lambda b: timeline(b) == ["Hello Bob 👋"])
         assert bob_browser.find_element(By.TAG_NAME, "html").get_attribute("dir") == "rtl"
         bob_check.every_width_and_scheme("chat-room-ar")
+        # 40,000 Arabic letters pasted (80,000 bytes, over a message's 32,768): refused before sending, in Bob's
+        # language, the text whole in the composer; nothing pending, nothing sent.
+        long = "ب" * 40_000
+        write(bob_browser, long)
+        error = wait(bob_browser, lambda b: b.find_element(By.ID, "composer-error") if b.find_element(By.ID, "composer-error").is_displayed() else None)
+        assert "أطول من أن تُرسل" in error.text and "245" in error.text, error.text
+        field = bob_browser.find_element(By.ID, "composer-text")
+        assert field.get_attribute("value") == long and field.get_attribute("aria-invalid") == "true"
+        assert not bob_browser.find_elements(By.CSS_SELECTOR, "#timeline li.pending, #timeline li.failed")
+        bob_browser.execute_script("arguments[0].value = ''; arguments[0].dispatchEvent(new Event('input'))", field)
+        assert not bob_browser.find_element(By.ID, "composer-error").is_displayed()
         write(bob_browser, "Hi Alice, nice to hear from you")
         # Alice's open room shows the reply without a reload.
         wait(alice_browser, lambda b: timeline(b) == ["Hello Bob 👋", "Hi Alice, nice to hear from you"], timeout=30)
 
-        # A group of three: Bob accepts, Olive declines.
+        # A group of three: Bob accepts, Olive declines, each from the invite as it arrived live on an open list.
+        bob_browser.get(gw.url + "/chats")
+        olive_browser.get(gw.url + "/chats")
         alice_browser.get(gw.url + "/chats/new")
         alice_browser.find_element(By.ID, "group-name").send_keys("Garden club")
         submit(alice_browser, "group-members", f"{bob_name}, {olive_name}", "group-create")
         wait(alice_browser, lambda b: path_of(b).startswith("/chats/room?"))
         group = alice_browser.find_element(By.ID, "main").get_attribute("data-room")
-        bob_browser.get(gw.url + "/chats")
-        wait(bob_browser, lambda b: group in room_order(b), timeout=30)
+        wait(bob_browser, lambda b: b.find_elements(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="join"]'), timeout=30)
         assert room_order(bob_browser)[0] == group  # invites first
         bob_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="join"]').click()
         wait(bob_browser, lambda b: path_of(b).startswith("/chats/room?"))
-        olive_browser.get(gw.url + "/chats")
-        wait(olive_browser, lambda b: group in room_order(b), timeout=30)
+        wait(olive_browser, lambda b: b.find_elements(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="decline"]'), timeout=30)
         olive_check.page("chats-invite-390")
         olive_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="decline"]').click()
         wait(olive_browser, lambda b: b.find_elements(By.ID, "chat-notice"))

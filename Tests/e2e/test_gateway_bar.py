@@ -403,6 +403,8 @@ def test_the_bar_off_for_one_app_leaves_a_handle(browser, dev_gateway, checker):
         open_app(browser, gw, "fullscreen")
         assert shown(browser, ".handle") and not shown(browser, ".row") and reserved_space(browser) == "0px"
         assert browser.execute_script("return document.querySelector('main').getBoundingClientRect().top") == 0
+        # The app fills the window and no more: the room the bar keeps does not make a full-height page scroll.
+        assert browser.execute_script("const r = document.documentElement; return r.scrollHeight <= r.clientHeight")
         checker.page(f"bar-off{suffix}")
         # Opened, it lies over the app for this page only.
         in_bar(browser, "#handle").click()

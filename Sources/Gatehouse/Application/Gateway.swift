@@ -66,7 +66,9 @@ final class Gateway: Sendable {
 
         let appsDomain = configuration.appsDomain.map { AppsDomain(domain: $0, publicURL: configuration.publicURL) }
         let allowlist = Allowlist(configuration.allowlist)
-        catalog = AppCatalog(apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain, allowlist: allowlist)
+        catalog = AppCatalog(
+            apps: configuration.apps, publicOrigin: configuration.publicOrigin, appsDomain: appsDomain, allowlist: allowlist,
+            turnedOff: configuration.turnedOffApps)
         access = try AppAccess(
             catalog: catalog, policy: UpstreamPolicy(allowlist: allowlist, configuration: proxy, resolver: foundation.hostResolver),
             configuration: configuration,

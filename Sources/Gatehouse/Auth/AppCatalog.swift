@@ -12,14 +12,19 @@ public struct AppCatalog: Sendable {
     /// Each app's rewriter (`urlRewriter(for:)`), made once: every proxied page and redirect asks for one.
     private let rewriters: [String: URLRewriter]
 
+    /// The console's apps an operator turned off, by slug, with their names.
+    public let turnedOff: [String: String]
     /// The apps by slug (`app(_:)` is asked on every request).
     private let bySlug: [String: AppConfiguration]
     /// Each app's `upstreamBase`, by slug.
     private let upstreamBases: [String: String]
 
     /// With `allowlist`, links of apps' pages to hosts outside it go through the leaving page (`Departures`).
-    public init(apps: [AppConfiguration], publicOrigin: String = "", appsDomain: AppsDomain? = nil, allowlist: Allowlist? = nil) {
+    public init(
+        apps: [AppConfiguration], publicOrigin: String = "", appsDomain: AppsDomain? = nil, allowlist: Allowlist? = nil, turnedOff: [String: String] = [:]
+    ) {
         self.apps = apps
+        self.turnedOff = turnedOff
         bySlug = Dictionary(apps.map { ($0.slug, $0) }, uniquingKeysWith: { first, _ in first })
         upstreamBases = bySlug.mapValues { Self.upstreamBase($0.upstream) }
         self.appsDomain = appsDomain

@@ -11,8 +11,10 @@ public enum ChatError: PresentableError, Equatable {
     case deviceReplaced
     /// The room is not one of the member's (an id changed in a URL or a form).
     case notInRoom
-    /// What the member sent cannot be sent (empty, too long).
+    /// What the member sent cannot be sent (empty, a bad field).
     case invalidMessage(String)
+    /// A message longer than one message may be, in UTF-8 bytes (what the homeserver counts).
+    case tooLong(bytes: Int, limit: Int)
 
     public var status: HTTPResponse.Status {
         switch self {
@@ -20,6 +22,7 @@ public enum ChatError: PresentableError, Equatable {
         case .homeserver(let error): error.isTransient ? .serviceUnavailable : .badGateway
         case .deviceReplaced: .serviceUnavailable
         case .invalidMessage: .badRequest
+        case .tooLong: .contentTooLarge
         }
     }
 
@@ -30,6 +33,7 @@ public enum ChatError: PresentableError, Equatable {
         case .deviceReplaced: "chat_device_replaced"
         case .notInRoom: "chat_not_in_room"
         case .invalidMessage(let detail): "chat_invalid_message:\(detail)"
+        case .tooLong(let bytes, let limit): "chat_too_long:\(bytes)>\(limit)"
         }
     }
 
@@ -40,6 +44,7 @@ public enum ChatError: PresentableError, Equatable {
         case .deviceReplaced: "error_chat_device_replaced"
         case .notInRoom: "error_chat_not_in_room"
         case .invalidMessage: "error_chat_invalid"
+        case .tooLong: "error_chat_too_long"
         }
     }
 }

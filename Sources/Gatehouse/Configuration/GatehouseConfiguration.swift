@@ -18,6 +18,9 @@ public struct GatehouseConfiguration: Sendable {
     public var session: SessionConfiguration
     public var storage: StorageConfiguration
     public var apps: [AppConfiguration]
+    /// The console's apps an operator turned off, by slug, with their names: their addresses say so to members
+    /// instead of "not found" (`StoredAppsReader.merge` fills it; a file's app cannot be turned off).
+    public var turnedOffApps: [String: String] = [:]
     /// Host-mounted apps live at `<slug>.<appsDomain>`.
     public var appsDomain: String?
     public var allowlist: [String]

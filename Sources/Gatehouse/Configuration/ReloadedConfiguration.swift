@@ -14,6 +14,7 @@ public struct ReloadedConfiguration: Sendable {
     public init(started: GatehouseConfiguration, read: GatehouseConfiguration) {
         var applied = started
         applied.apps = read.apps
+        applied.turnedOffApps = read.turnedOffApps
         applied.appsDomain = read.appsDomain
         applied.allowlist = read.allowlist
         applied.brand = read.brand

@@ -8,7 +8,9 @@ extension GatehouseConfiguration {
     /// What is allowed but weakens a defence: path-mounted apps that are not equally trusted. Path mounts share the
     /// gateway's origin, so a script of one (an XSS flaw in it) reaches every other's pages with the member's cookies:
     /// apps that not every member may open, or that ask for more, belong on app hosts (`mount: host`).
+    /// Development mode's demo apps are all one process of the gateway's own: nothing to warn a newcomer of.
     public var warnings: [String] {
+        guard demoAppsPort == nil else { return [] }
         let pathMounted = apps.filter { $0.mount == .path }
         let trust = Dictionary(grouping: pathMounted) { app in
             [app.minimumLevel.rawValue, app.requiredRoles.sorted().joined(separator: ","), app.requiredGroups.sorted().joined(separator: ",")]

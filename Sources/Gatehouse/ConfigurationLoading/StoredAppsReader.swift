@@ -13,7 +13,14 @@ enum StoredAppsReader {
         var merged = configuration
         var setAside: [String: [ConfigurationProblem]] = [:]
         let existing = configuration.validate()
-        for app in stored where app.enabled {
+        for app in stored {
+            guard app.enabled else {
+                if !merged.apps.contains(where: { $0.slug == app.slug }) {
+                    let entry = try? JSONSerialization.jsonObject(with: Data(app.entry.utf8)) as? [String: Any]
+                    merged.turnedOffApps[app.slug] = (entry?["name"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? app.slug
+                }
+                continue
+            }
             switch read(app.entry, beside: merged, existing: existing) {
             case .success(let read): merged.apps.append(read)
             case .failure(let error): setAside[app.slug] = error.problems

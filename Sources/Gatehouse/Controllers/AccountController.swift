@@ -12,7 +12,7 @@ import Logging
 /// Apart from the upgrade (`RegistrationController`), whose code sending (with its limits), code checks and entries it
 /// uses as the upgrade does.
 struct AccountController: Sendable {
-    typealias FieldError = RegistrationController.FieldError
+    typealias FieldError = UpgradeFieldError
 
     let upgrade: RegistrationController
     let flows: any RegistrationFlowStore

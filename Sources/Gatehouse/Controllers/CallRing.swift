@@ -24,8 +24,9 @@ struct CallRing: Sendable {
         let rooms = try await chats.call(loop) { try await loop.current() }
         let strings = renderer.strings
         let base = publicOrigin
-        return await LiveStream.response(loop: loop, draining: draining, first: CallViews.ringing(rooms, base: base, strings: strings)) {
-            changes, list in changes.calls.isEmpty ? nil : CallViews.ringing(list, base: base, strings: strings)
+        let party = loop.credentials.deviceID
+        return await LiveStream.response(loop: loop, draining: draining, first: CallViews.ringing(rooms, party: party, base: base, strings: strings)) {
+            changes, list in changes.calls.isEmpty ? nil : CallViews.ringing(list, party: party, base: base, strings: strings)
         }
     }
 

@@ -9,13 +9,14 @@ enum CallViews {
         guard let room = list.rooms[call.room], let peer = list.peer(in: room) else { return nil }
         let name = room.members[peer]?.displayName ?? peer
         let phase = call.phase(at: now)
-        return [
+        var values: [String: Any] = [
             "id": call.id, "room": room.id, "name": name, "initials": AppIcon.monogram(name), "tone": AppIcon.tone(of: room.id),
             "media": call.media.rawValue, "outgoing": call.caller == list.me, "phase": phase.rawValue,
             "missed": phase == .missed && call.caller != list.me, "what": phaseText(call, me: list.me, now: now, strings: strings),
             "at": ChatViews.iso(call.invitedAt), "shownAt": ChatViews.shownTime(call.invitedAt),
-            "answer": phase == .ringing && call.caller != list.me ? FormEncoding.url(Paths.callPage, adding: [("id", call.id)]) : nil as String?,
         ]
+        if phase == .ringing && call.caller != list.me { values["answer"] = FormEncoding.url(Paths.callPage, adding: [("id", call.id)]) }
+        return values
     }
 
     /// "Missed video call", "Outgoing audio call · 1:05", "Declined"…
@@ -34,9 +35,11 @@ enum CallViews {
         return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
     }
 
-    /// The `ringing` event: every call ringing for the member now, newest first, with when it stops.
-    static func ringing(_ list: RoomList, base: String, strings: StringsTable) -> String {
-        let calls = list.calls.ringing(for: list.me, at: CallController.now()).compactMap { call -> [String: Any]? in
+    /// The `ringing` event: every call ringing for the member now, newest first, with when it stops; and the call this
+    /// session's device (`party`) is in, which the bar on every other page shows with the way back to it.
+    static func ringing(_ list: RoomList, party: String, base: String, strings: StringsTable) -> String {
+        let now = CallController.now()
+        let calls = list.calls.ringing(for: list.me, at: now).compactMap { call -> [String: Any]? in
             guard let room = list.rooms[call.room] else { return nil }
             let name = room.members[call.caller]?.displayName ?? call.caller
             return [
@@ -45,7 +48,12 @@ enum CallViews {
                 "answer": base + FormEncoding.url(Paths.callPage, adding: [("id", call.id)]),
             ]
         }
-        return LiveStream.event("ringing", ["calls": calls])
+        var event: [String: Any] = ["calls": calls]
+        if let call = list.calls.current(of: party, at: now), let room = list.rooms[call.room], let peer = list.peer(in: room) {
+            let name = room.members[peer]?.displayName ?? peer
+            event["current"] = ["id": call.id, "text": strings.text("ring_in_call", ["name": name]), "calls": base + Paths.calls]
+        }
+        return LiveStream.event("ringing", event)
     }
 
     /// The words a call's page shows as the call goes, by key.

@@ -10,14 +10,23 @@ extension ChatController {
     /// The longest message the composer sends (the homeserver takes events up to 64 KB, the envelope included).
     static let messageLimit = Message.bodyLimit
 
+    /// What a send may post: room for a message far over its limit (each byte of it encoded as `%XX`), so that a page
+    /// without the script gets it back whole in the composer with the reason, not a refusal of the whole form.
+    static let sendFormLimit = 512 * 1024
+
     func send(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
-        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin, limit: 128 * 1024)
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin, limit: Self.sendFormLimit)
         let wantsJSON = ErrorAnswer.wantsJSON(accept: request.headers[.accept])
         let roomID = try Self.roomID(form["room"])
         let text = (form["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw ChatError.invalidMessage("empty") }
-        guard text.utf8.count <= Self.messageLimit else { throw ChatError.invalidMessage("longer than \(Self.messageLimit) bytes") }
+        guard text.utf8.count <= Self.messageLimit else {
+            if wantsJSON { throw ChatError.tooLong(bytes: text.utf8.count, limit: Self.messageLimit) }
+            let percent = String((text.utf8.count * 100 + Self.messageLimit - 1) / Self.messageLimit)
+            let error = renderer.strings.text("chat_too_long", ["percent": percent])
+            return try await roomPage(roomID, notice: nil, draft: Draft(text: text, error: error), context)
+        }
         // The page's own id for the message makes a retry of it arrive once.
         let transaction = form["txn"].flatMap { $0.utf8.count <= 64 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) } ? $0 : nil }
             ?? RandomToken.make()

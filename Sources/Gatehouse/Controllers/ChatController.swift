@@ -46,7 +46,7 @@ struct ChatController: Sendable {
             try await portal.values(.chats, context.session) { values in
                 values["rooms"] = rooms.ordered.map { ChatViews.summary($0, in: rooms, strings: strings) }
                 values["hasRooms"] = !rooms.rooms.isEmpty
-                values["chatData"] = ChatViews.pageData(room: nil, strings: strings)
+                values["chatData"] = ChatViews.pageData(room: nil, me: nil, strings: strings)
                 values["notice"] = Self.notice(request, strings: strings)
             })
     }
@@ -54,7 +54,16 @@ struct ChatController: Sendable {
     /// One room: its latest messages, the composer, its members and the note on encryption.
     func room(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard chats.mayChat(context.session) else { return try await portal.feature(.chats, context) }
-        let roomID = try Self.roomID(request.uri.queryParameters.get("id"))
+        return try await roomPage(try Self.roomID(request.uri.queryParameters.get("id")), notice: Self.notice(request, strings: renderer.strings), context)
+    }
+
+    /// A message the composer could not send, as the member wrote it, and why: shown again in the composer.
+    struct Draft {
+        var text: String
+        var error: String
+    }
+
+    func roomPage(_ roomID: String, notice: String?, draft: Draft? = nil, _ context: SignedInRequestContext) async throws -> Response {
         let loop = try await loop(context.session)
         let rooms = try await current(loop)
         guard let room = rooms.rooms[roomID] else { throw ChatError.notInRoom }
@@ -72,13 +81,17 @@ struct ChatController: Sendable {
         }
         let name = rooms.displayName(of: room)
         values["callable"] = room.membership == .joined && room.isOneToOne && rooms.peer(in: room) != nil && features.mayUse(.calls, context.session)
+        values["messageLimit"] = Self.messageLimit
+        values["draft"] = draft?.text
+        values["composerError"] = draft?.error
+        if draft != nil { values["formPage"] = FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]) }
         return try renderer.page(
-            "chat-room", title: name.isEmpty ? strings["chat_unnamed"] : name,
+            "chat-room", title: name.isEmpty ? strings["chat_unnamed"] : name, status: draft == nil ? .ok : .unprocessableContent,
             try await portal.values(.chats, context.session) { page in
                 page.merge(values) { _, new in new }
                 page.merge(ChatViews.details(room, in: rooms, strings: strings)) { _, new in new }
-                page["chatData"] = ChatViews.pageData(room: room.id, strings: strings)
-                page["notice"] = Self.notice(request, strings: strings)
+                page["chatData"] = ChatViews.pageData(room: room.id, me: rooms.displayName(ofUser: rooms.me, in: room), strings: strings)
+                page["notice"] = notice
             })
     }
 
@@ -128,6 +141,7 @@ struct ChatController: Sendable {
                 values["groupName"] = group?.name
                 values["groupMembers"] = group?.members
                 values["groupError"] = group?.error
+                if group != nil { values["formPage"] = Paths.chatNew }
             })
     }
 

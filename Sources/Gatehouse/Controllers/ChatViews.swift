@@ -117,13 +117,15 @@ enum ChatViews {
         return values
     }
 
-    /// What the page's script needs: which room it shows, and its words.
-    static func pageData(room: String?, strings: StringsTable) -> [String: Any] {
+    /// What the page's script needs: which room it shows, the member's own name there (their lines say it, as the
+    /// server renders them), and its words.
+    static func pageData(room: String?, me: String?, strings: StringsTable) -> [String: Any] {
         var values: [String: Any] = [:]
-        for key in ["chat_pending", "chat_sent", "chat_failed", "chat_retry", "chat_edited", "chat_you", "chat_ended", "chat_new_messages"] {
+        for key in ["chat_pending", "chat_sent", "chat_failed", "chat_retry", "chat_edited", "chat_ended", "chat_new_messages"] {
             values[key] = strings[key]
         }
         values["room"] = room
+        values["me"] = me
         return values
     }
 

@@ -54,7 +54,7 @@ public struct HostMountController: Sendable {
     public func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
         group.get(RouterPath(stringLiteral: Paths.appsOpen + "/:slug")) { request, context -> Response in
             let slug = context.parameters.get("slug") ?? ""
-            guard let app = catalog.app(slug), app.mount == .host, let appsDomain = catalog.appsDomain else { throw ProxyError.unknownApp(slug) }
+            guard let app = catalog.app(slug), app.mount == .host, let appsDomain = catalog.appsDomain else { throw ProxyError.missing(slug, in: catalog) }
             let session = context.session
             try proxy.access.mayOpen(app, session: session, returnTo: Paths.appsOpen + "/" + slug)
             guard let state = request.uri.queryParameters.get("state"), (16...128).contains(state.count) else {

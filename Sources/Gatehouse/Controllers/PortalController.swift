@@ -110,9 +110,8 @@ public struct PortalController: Sendable {
     /// used apps.
     func loading(_ slug: String, _ context: SignedInRequestContext) async throws -> Response {
         let identity = context.session.identity
-        guard let app = catalog.app(slug), !AccessPolicy.visibleApps([app], for: identity, level: context.session.level).isEmpty else {
-            throw RequestError.notFound
-        }
+        guard let app = catalog.app(slug) else { throw ProxyError.missing(slug, in: catalog) }
+        guard !AccessPolicy.visibleApps([app], for: identity, level: context.session.level).isEmpty else { throw RequestError.notFound }
         let title = renderer.strings.text("loading_app", ["name": app.name])
         let recent = try await RecentApps(slugs: members.recentApps(account: identity.sub))
         try await members.setRecentApps(recent.opening(app.slug).slugs, account: identity.sub, at: Date())

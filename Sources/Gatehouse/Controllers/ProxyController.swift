@@ -52,7 +52,7 @@ public struct ProxyController: Sendable {
 
     func handle(_ request: Request, context: SignedInRequestContext) async throws -> Response {
         let slug = context.parameters.get("slug") ?? ""
-        guard let app = catalog.app(slug), catalog.isProxiedOnPaths(app) else { throw ProxyError.unknownApp(slug) }
+        guard let app = catalog.app(slug), catalog.isProxiedOnPaths(app) else { throw ProxyError.missing(slug, in: catalog) }
         let prefix = Paths.app(slug)
         let rest = String(request.uri.description.dropFirst(prefix.count))
         guard rest.hasPrefix("/") else {

@@ -5,23 +5,7 @@ import Logging
 
 /// The step pages, with their inline messages.
 extension RegistrationController {
-    /// An inline message for one field; `key` names the template's `<key>Error` value when it differs from the id.
-    struct FieldError {
-        let field: String
-        let message: String
-        let key: String
-
-        init(_ field: String, _ message: String, key: String? = nil) {
-            self.field = field
-            self.message = message
-            self.key = key ?? Self.camelCase(field)
-        }
-
-        static func camelCase(_ id: String) -> String {
-            let parts = id.split(separator: "-")
-            return parts.enumerated().map { $0 == 0 ? String($1) : $1.prefix(1).uppercased() + $1.dropFirst() }.joined()
-        }
-    }
+    typealias FieldError = UpgradeFieldError
 
     func page(
         _ step: RegistrationStep, _ flow: RegistrationFlow, _ context: SignedInRequestContext, errors: [FieldError] = [],
@@ -34,6 +18,8 @@ extension RegistrationController {
         values["errors"] = errors.map { ["field": $0.field, "message": $0.message] }
         values["hasErrors"] = !errors.isEmpty
         for error in errors { values["\(error.key)Error"] = error.message }
+        // A step shown again with its problems answers a form: in the history it stands as the step's own address.
+        if !errors.isEmpty { values["formPage"] = Paths.upgrade(step) }
         let title = strings["upgrade_\(step.rawValue)_heading"] + " · " + strings["upgrade_title"]
         return try renderer.page(
             "upgrade-\(step.rawValue)", title: title, status: status ?? (errors.isEmpty ? .ok : .unprocessableContent), values)

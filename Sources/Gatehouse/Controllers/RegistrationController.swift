@@ -160,6 +160,7 @@ public struct RegistrationController: Sendable {
         let query = request.uri.queryParameters
         if query.get("resumed") == "1" { return strings["upgrade_resumed"] }
         if query.get("restarted") == "1" { return strings["upgrade_restarted"] }
+        if query.get("elsewhere") == "1" { return strings["upgrade_elsewhere"] }
         return nil
     }
 
@@ -180,16 +181,22 @@ public struct RegistrationController: Sendable {
     }
 
     /// Runs `body` with the member's live flow when it is at `requested`; otherwise sends the member where they belong.
+    /// A form (`posted`) sent from a step the flow has left, in another tab, is not used: its step says so.
     func step(
-        _ requested: RegistrationStep, _ context: SignedInRequestContext, _ body: (RegistrationFlow) async throws -> Response
+        _ requested: RegistrationStep, _ context: SignedInRequestContext, posted: Bool = false, _ body: (RegistrationFlow) async throws -> Response
     ) async throws -> Response {
         if context.session.level == .registered || !isOffered(context) { return redirect(Paths.chats) }
         guard let flow = try await flows.flow(sub: context.session.identity.sub), !flow.isStale(now: now()) else {
             // No flow, or one older than the resume window: the entry starts over.
             return redirect(Paths.upgrade)
         }
-        guard flow.allows(requested) else { return redirect(Paths.upgrade(flow.step)) }
+        guard flow.allows(requested) else { return posted ? movedOn(to: flow.step) : redirect(Paths.upgrade(flow.step)) }
         return try await body(flow)
+    }
+
+    /// The step the flow is at, saying that another tab took it there (what this tab sent was not used).
+    func movedOn(to current: RegistrationStep) -> Response {
+        redirect(FormEncoding.url(Paths.upgrade(current), adding: [("elsewhere", "1")]))
     }
 
     /// The same for a form: read (origin and CSRF checked) before anything else.
@@ -199,10 +206,10 @@ public struct RegistrationController: Sendable {
     ) async throws -> Response {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: configuration.publicOrigin)
         do {
-            return try await step(requested, context) { flow in try await body(flow, form) }
+            return try await step(requested, context, posted: true) { flow in try await body(flow, form) }
         } catch let wrong as WrongStep {
             // Another tab moved the flow on between reading and writing: show the step it is at now.
-            return redirect(Paths.upgrade(wrong.current))
+            return movedOn(to: wrong.current)
         }
     }
 }

@@ -80,18 +80,22 @@ struct StoryController: Sendable {
                 values["notice"] = notice
                 values["storyText"] = entry
                 values["storyError"] = error
+                if error != nil { values["formPage"] = Paths.stories }
+                values["storyLimit"] = Story.textLimit
                 values["lifetimeHours"] = strings.text("stories_intro", ["hours": String(Int(lifetime / 3600))])
             })
     }
 
+    static let formLimit = 256 * 1024
+
     /// Posts a story: the member's story room made at their first, and everyone they have a direct chat with invited.
     func post(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard mayStory(context.session) else { throw ChatError.notAllowed }
-        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        // Room for a story far over its limit (each byte of it encoded as `%XX`), so that it comes back whole to shorten.
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin, limit: Self.formLimit)
         let text = (form["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...Story.textLimit).contains(text.count) else {
-            return try await listPage(
-                context, entry: String(text.prefix(Story.textLimit * 2)), error: renderer.strings.text("stories_error_length", ["limit": String(Story.textLimit)]))
+            return try await listPage(context, entry: text, error: renderer.strings.text("stories_error_length", ["limit": String(Story.textLimit)]))
         }
         let loop = try await chat.loop(context.session)
         let rooms = try await chat.current(loop)

@@ -22,7 +22,7 @@ extension DevelopmentIdentityProvider {
                 method: HTTPRequest.Method(request.method.rawValue) ?? .get, scheme: nil, authority: nil,
                 path: Paths.developmentIdentityProvider + request.url.dropFirst(issuer.count), headerFields: fields)
             let response = try await respond(to: Request(head: head, body: RequestBody(buffer: request.body ?? ByteBuffer())))
-            var collected = CollectedBody()
+            let collected = CollectedBody()
             try await response.body.write(collected)
             return (HTTPResponseStatus(statusCode: response.status.code), collected.data.value)
         }

@@ -171,12 +171,10 @@ public struct GatewayBar: Sendable {
     func values(level: AuthLevel, identity: MemberIdentity, app: AppConfiguration, listed: [AppConfiguration], gatewayBase: String) -> [String: Any] {
         let strings = renderer.strings
         let current = AppIcon(app)
-        return [
+        var values: [String: Any] = [
             "nonce": Placeholder.nonce, "upgradeURL": Placeholder.upgradeURL, "state": Placeholder.state, "space": Placeholder.space,
             "roomBelow": Placeholder.roomBelow,
             "style": gatewayBase + renderer.assets.url(for: Paths.barStyle), "script": gatewayBase + renderer.assets.url(for: Paths.barScript),
-            "brandStyle": renderer.brand.style.map { gatewayBase + renderer.assets.url(for: $0) } as Any,
-            "logo": renderer.brand.logo.map { gatewayBase + renderer.assets.url(for: $0) } as Any,
             "toastsScript": gatewayBase + renderer.assets.url(for: Paths.toastsScript),
             "keeperScript": gatewayBase + renderer.assets.url(for: Paths.barKeeperScript),
             "sessionScript": gatewayBase + renderer.assets.url(for: Paths.sessionScript),
@@ -203,15 +201,22 @@ public struct GatewayBar: Sendable {
                 return values
             },
             "sso": level == .sso, "level": level.rawValue,
-            // A call for the member rings in the bar, heard on the page's own host as the unread count is.
-            "ring": servesChat && level == .registered && features.offers(.calls, to: identity) && (gatewayBase.isEmpty || app.mount == .host)
-                ? Self.ring(strings).merging(["script": gatewayBase + renderer.assets.url(for: Paths.ringScript)]) { _, new in new } : nil as [String: Any]?,
         ]
+        values["brandStyle"] = renderer.brand.style.map { gatewayBase + renderer.assets.url(for: $0) }
+        values["logo"] = renderer.brand.logo.map { gatewayBase + renderer.assets.url(for: $0) }
+        // A call for the member rings in the bar, heard on the page's own host as the unread count is.
+        if servesChat && level == .registered && features.offers(.calls, to: identity) && (gatewayBase.isEmpty || app.mount == .host) {
+            values["ring"] = Self.ring(strings).merging(["script": gatewayBase + renderer.assets.url(for: Paths.ringScript)]) { _, new in new }
+        }
+        return values
     }
 
     /// Where a page hears the calls that ring for the member (`CallRing`): in the bar and on the gateway's pages, and the prompt's words.
     static func ring(_ strings: StringsTable) -> [String: Any] {
-        ["path": Paths.callRing, "label": strings["ring_label"], "accept": strings["ring_accept"], "decline": strings["ring_decline"]]
+        [
+            "path": Paths.callRing, "label": strings["ring_label"], "accept": strings["ring_accept"], "decline": strings["ring_decline"],
+            "back": strings["ring_back_to_call"],
+        ]
     }
 
     /// A top-level page load, not XHR/fetch, a frame, a download or a resource.

@@ -12,9 +12,11 @@ public struct HostMountMiddleware: RouterMiddleware {
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let appsDomain = controller.catalog.appsDomain, let authority = request.head.authority,
-            appsDomain.slug(inAuthority: authority) != nil
+            let slug = appsDomain.slug(inAuthority: authority)
         else { return try await next(request, context) }
-        guard let app = controller.catalog.hostMountedApp(authority: authority) else { throw ProxyError.unknownApp(authority) }
+        guard let app = controller.catalog.hostMountedApp(authority: authority) else {
+            throw controller.catalog.turnedOff[slug] != nil ? ProxyError.missing(slug, in: controller.catalog) : ProxyError.unknownApp(authority)
+        }
         return try await controller.handle(request, context: context, app: app)
     }
 }

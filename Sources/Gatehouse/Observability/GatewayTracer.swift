@@ -33,8 +33,7 @@ struct GatewayTracer: Sendable {
             tracer.extract(
                 ["traceparent": "00-\(incoming.traceID)-\(parent)-\(incoming.flags)"], into: &context, using: DictionaryExtractor())
         }
-        let span = tracer.startAnySpan(
-            name, context: context, ofKind: .server, at: DefaultTracerClock.now, function: #function, file: #fileID, line: #line)
+        let span = Self.start(tracer, name, context: context, ofKind: .server)
         let own = traceContext(of: span) ?? .start()
         return (span, TraceContext(traceID: own.traceID, spanID: own.spanID, parentSpanID: incoming?.parentSpanID, flags: own.flags))
     }
@@ -48,9 +47,7 @@ struct GatewayTracer: Sendable {
 
     /// A span inside the current request's (the task's service context, which `TraceMiddleware` sets).
     func withSpan<T, E: Error>(_ name: String, ofKind kind: SpanKind = .internal, _ body: () async throws(E) -> T) async throws(E) -> T {
-        let span = tracer.startAnySpan(
-            name, context: ServiceContext.current ?? .topLevel, ofKind: kind, at: DefaultTracerClock.now, function: #function, file: #fileID,
-            line: #line)
+        let span = Self.start(tracer, name, context: ServiceContext.current ?? .topLevel, ofKind: kind)
         defer { span.end() }
         do {
             return try await body()
@@ -62,7 +59,12 @@ struct GatewayTracer: Sendable {
 
     /// A span inside `parent`, ended by the caller (the data plane's upstream exchange, on its event loop).
     func startChild(_ name: String, of parent: any Span, ofKind kind: SpanKind) -> any Span {
-        tracer.startAnySpan(name, context: parent.context, ofKind: kind, at: DefaultTracerClock.now, function: #function, file: #fileID, line: #line)
+        Self.start(tracer, name, context: parent.context, ofKind: kind)
+    }
+
+    /// A span of `tracer` (the existential opened: its own `startSpan`, not the deprecated `startAnySpan`).
+    private static func start<T: Tracer>(_ tracer: T, _ name: String, context: ServiceContext, ofKind kind: SpanKind) -> any Span {
+        tracer.startSpan(name, context: context, ofKind: kind, at: DefaultTracerClock.now, function: #function, file: #fileID, line: #line)
     }
 }
 

@@ -24,13 +24,11 @@ public struct JSONLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String, function: String,
-        line: UInt
-    ) {
+    public func log(event: LogEvent) {
         var fields = metadata
         if let provided = metadataProvider?.get() { fields.merge(provided) { _, new in new } }
-        if let explicit { fields.merge(explicit) { _, new in new } }
+        if let explicit = event.metadata { fields.merge(explicit) { _, new in new } }
+        let level = event.level, message = event.message
         var out: [UInt8] = []
         out.reserveCapacity(256)
         out.append(contentsOf: #"{"time":""#.utf8)

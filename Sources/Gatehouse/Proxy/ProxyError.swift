@@ -4,6 +4,8 @@ import HTTPTypes
 /// What can go wrong between the gateway and an app.
 public enum ProxyError: PresentableError, Equatable {
     case unknownApp(String)
+    /// An app of the console's that an operator turned off (its slug and name).
+    case appTurnedOff(String, name: String)
     case hostNotAllowed(String)
     case redirectOutsideAllowlist(String)
     case upstreamUnreachable(String)
@@ -22,7 +24,7 @@ public enum ProxyError: PresentableError, Equatable {
 
     public var status: HTTPResponse.Status {
         switch self {
-        case .unknownApp: .notFound
+        case .unknownApp, .appTurnedOff: .notFound
         case .hostNotAllowed, .redirectOutsideAllowlist: .forbidden
         case .upstreamUnreachable, .upstreamReset, .inflationLimit, .upstreamBodyCorrupt: .badGateway
         case .pageCompressionFailed: .internalServerError
@@ -35,6 +37,7 @@ public enum ProxyError: PresentableError, Equatable {
     public var reason: String {
         switch self {
         case .unknownApp: "unknown_app"
+        case .appTurnedOff(let slug, _): "app_turned_off:\(slug)"
         case .hostNotAllowed: "host_not_allowed"
         case .redirectOutsideAllowlist: "redirect_outside_allowlist"
         case .upstreamUnreachable: "upstream_unreachable"
@@ -59,6 +62,7 @@ public enum ProxyError: PresentableError, Equatable {
     public var messageKey: String {
         switch self {
         case .unknownApp: "error_not_found"
+        case .appTurnedOff: "error_app_turned_off"
         case .hostNotAllowed: "error_app_address_refused"
         case .redirectOutsideAllowlist: "error_outside_allowlist"
         case .upstreamUnreachable, .upstreamReset: "error_upstream_unreachable"
@@ -73,8 +77,11 @@ public enum ProxyError: PresentableError, Equatable {
 
     /// The page names the site an app tried to send the member to (its host only: the way there may carry codes).
     public var messageArguments: [String: String] {
-        guard case .redirectOutsideAllowlist(let location) = self else { return [:] }
-        return ["host": URL(string: location)?.host ?? location]
+        switch self {
+        case .redirectOutsideAllowlist(let location): ["host": URL(string: location)?.host ?? location]
+        case .appTurnedOff(_, let name): ["name": "\u{2068}\(name)\u{2069}"]
+        default: [:]
+        }
     }
 
     /// The toast an error page shows with this error: an app that failed to answer says so in the words every member
@@ -92,7 +99,14 @@ public enum ProxyError: PresentableError, Equatable {
         case .upstreamReset: .reset
         case .upstreamTimeout: .timeout
         case .inflationLimit, .upstreamBodyCorrupt: .invalid
-        case .unknownApp, .requestBodyTooLarge, .requestBodyInvalid, .pageCompressionFailed: nil
+        case .unknownApp, .appTurnedOff, .requestBodyTooLarge, .requestBodyInvalid, .pageCompressionFailed: nil
         }
+    }
+}
+
+extension ProxyError {
+    /// What a member is told of an app the catalog does not serve: turned off by an operator, or unknown.
+    static func missing(_ slug: String, in catalog: AppCatalog) -> ProxyError {
+        catalog.turnedOff[slug].map { .appTurnedOff(slug, name: $0) } ?? .unknownApp(slug)
     }
 }

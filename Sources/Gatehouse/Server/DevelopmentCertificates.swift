@@ -69,7 +69,9 @@ extension DevelopmentCertificates {
         let made = try make(names: ["localhost"], days: 365, now: now)
         try made.authorityPEM.write(toFile: files.authority, atomically: true, encoding: .utf8)
         try (made.certificatePEM + "\n" + made.authorityPEM + "\n").write(toFile: files.certificate, atomically: true, encoding: .utf8)
-        manager.createFile(atPath: files.privateKey, contents: Data(made.privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600])
+        guard manager.createFile(atPath: files.privateKey, contents: Data(made.privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: files.privateKey])
+        }
         return files
     }
 }

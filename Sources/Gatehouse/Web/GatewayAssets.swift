@@ -154,7 +154,8 @@ struct GatewayAssetsMiddleware<Context: RequestContext>: RouterMiddleware {
     let assets: GatewayAssets
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let path = request.uri.path
+        var path = request.uri.path
+        if path == Paths.favicon { path = Paths.faviconAsset }
         guard path.hasPrefix(Paths.publicAssets + "/") else { return try await next(request, context) }
         guard request.method == .get || request.method == .head else {
             throw HTTPError(.methodNotAllowed, headers: [.allow: "GET, HEAD"])

@@ -44,8 +44,8 @@ struct SecurityHeaders: Sendable {
 
     /// What a browser forgets when its member's session ends: the HTTP cache, the cookies of the site (the gateway's
     /// and its app hosts' under the same registrable domain), and every app's storage (`localStorage`, IndexedDB,
-    /// caches, service workers: on the gateway's origin for path mounts), and it reloads what runs there
-    /// (`executionContexts`, where browsers support it). A shared computer keeps nothing for the next person.
-    static let signedOut = HTTPField(name: clearSiteData, value: #""cache", "cookies", "storage", "executionContexts""#)
+    /// caches, service workers: on the gateway's origin for path mounts). A shared computer keeps nothing for the
+    /// next person. (No `executionContexts`: no browser takes it any more, and Chromium logs it as unknown.)
+    static let signedOut = HTTPField(name: clearSiteData, value: #""cache", "cookies", "storage""#)
     static let permissionsPolicy = HTTPField.Name("Permissions-Policy")!
 }

@@ -165,8 +165,10 @@ import Testing
             let huge = try await alice.post(Paths.upgrade(.code), [("code", String(repeating: "1", count: 3 << 20))])
             #expect(huge.status == 413 && huge.body.contains("larger than Gatehouse accepts"))
             #expect(try await alice.post(Paths.upgrade(.code), [("code", code)]).location == Paths.upgrade(.username))
-            // The used code is gone: posting it again only points at the current step.
-            #expect(try await alice.post(Paths.upgrade(.code), [("code", code)]).location == Paths.upgrade(.username))
+            // The used code is gone: posting it again only points at the current step, saying that the flow had moved on.
+            let again = try await alice.post(Paths.upgrade(.code), [("code", code)])
+            #expect(again.location == Paths.upgrade(.username) + "?elsewhere=1")
+            #expect(try await alice.get(Paths.upgrade(.username) + "?elsewhere=1").body.contains("was not used"))
 
             // Username: rules, reserved names, and the availability endpoint.
             let reserved = try await alice.post(Paths.upgrade(.username), [("username", "Admin")])

@@ -86,6 +86,19 @@ import Testing
         }
     }
 
+    /// Browsers ask `/favicon.ico` of every page that names no icon, an app's page on a path mount included (the
+    /// gateway's origin): the gateway's own icon, not a 404 in every app page's console.
+    @Test func theIconIsServedWhereBrowsersLookForIt() async throws {
+        try await Self.withApplication { client, renderer in
+            let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47]
+            try await client.execute(uri: Paths.favicon, method: .get) { response in
+                #expect(response.status == .ok && response.headers[.contentType] == "image/png")
+                #expect(Array(response.body.readableBytesView.prefix(4)) == png)
+            }
+            #expect(renderer.assets.url(for: Paths.faviconAsset) != Paths.faviconAsset)
+        }
+    }
+
     @Test func nothingElseIsServedUnderStatic() async throws {
         try await Self.withApplication { client, _ in
             let hostile = [

@@ -28,6 +28,11 @@ public enum Paths {
     /// Forward-auth for an organization's own ingress.
     public static let forwardAuth = "/auth/verify"
     public static let publicAssets = "/static"
+    /// Where browsers look for a site's icon when a page names none: the gateway's, so that an app's page on a path
+    /// mount (the gateway's origin) gets one too.
+    public static let favicon = "/favicon.ico"
+    /// The gateway's icon among its files (`Public/favicon.png`).
+    public static let faviconAsset = publicAssets + "/favicon.png"
 
     public static let appsPrefix = "/apps"
     /// The upgrade flow: its entry, one page per step, and the rest.
