@@ -59,6 +59,10 @@ def timeline(browser):
     return [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#timeline li.message .body")]
 
 
+def senders(browser):
+    return [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#timeline li.message .sender")]
+
+
 def room_order(browser):
     return [item.get_attribute("data-room") for item in browser.find_elements(By.CSS_SELECTOR, "#room-list li.room")]
 
@@ -122,6 +126,10 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         write(alice_browser, "Hello Bob 👋")
         wait(alice_browser, lambda b: timeline(b) == ["Hello Bob 👋"])
         wait(alice_browser, lambda b: not b.find_elements(By.CSS_SELECTOR, "#timeline li.pending"))
+        # Her own line names her as the page names it once rendered by the server.
+        assert senders(alice_browser) == ["Alice Archer"]
+        alice_browser.refresh()
+        wait(alice_browser, lambda b: senders(b) == ["Alice Archer"])
         alice_check.every_width_and_scheme("chat-room")
 
         # Bob's bar counts the invite without a reload; so does the bar of an app on a host of its own.

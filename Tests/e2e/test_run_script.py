@@ -4,6 +4,7 @@ the script's process as a person would (Ctrl-C's SIGINT, or `kill`) stops the ga
 server it started."""
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -58,6 +59,8 @@ def test_stopping_scripts_run_stops_everything_it_started(tmp_path, stop):
         assert "Stop with Ctrl-C" in text, text[-3000:]
         # What to do is last: after the gateway's own lines with the members' password.
         assert text.index("password for all of them") < text.index("Chats: alice and bob have chat accounts")
+        # Nothing a newcomer cannot act on: the demo apps are the gateway's own.
+        assert "not equally trusted" not in text and not re.search(r"^\S+ (warning|error|critical) ", text, re.MULTILINE), text
         assert answers(port) and answers(synapse_port)
         turn_pid = int((work / "data" / "coturn" / "turn.pid").read_text())
 
