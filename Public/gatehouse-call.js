@@ -7,7 +7,8 @@
 (function () {
   "use strict";
   var main = document.querySelector("main.call-page");
-  if (!main || main.getAttribute("data-state") === "over") { return; }
+  // Over already, or only offered (the address came without the form's grant): nothing starts here.
+  if (!main || main.getAttribute("data-state") === "over" || main.getAttribute("data-state") === "offered") { return; }
   var csrf = (document.querySelector("input[name=csrf]") || {}).value || "";
   var words = JSON.parse(main.getAttribute("data-words") || "{}");
   var direction = main.getAttribute("data-direction");

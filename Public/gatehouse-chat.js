@@ -110,10 +110,21 @@
     return item;
   }
 
+  // The list as the stream tells it: a row whose room is told as before stays the element it was (its focus, a
+  // button under the pointer), the others are made anew, all in the told order.
   function showRooms(rooms) {
     var list = document.getElementById("room-list");
     if (!list) { return; }
-    var items = rooms.map(roomItem);
+    var shown = {};
+    Array.prototype.forEach.call(list.children, function (item) { shown[item.getAttribute("data-room")] = item; });
+    var items = rooms.map(function (room) {
+      var told = JSON.stringify(room);
+      var item = shown[room.id];
+      if (item && item.getAttribute("data-told") === told) { return item; }
+      item = roomItem(room);
+      item.setAttribute("data-told", told);
+      return item;
+    });
     list.replaceChildren.apply(list, items);
     localTimes(list);
     var none = document.getElementById("no-rooms");
@@ -298,8 +309,15 @@
 
   if (timeline) {
     window.addEventListener("scroll", function () { if (window.scrollY < 80) { loadOlder(); } }, { passive: true });
-    // (The page's newest message was marked read when the server rendered it.)
     scrollToEnd();
+    // The newest line of another's, read now that the member sees it (a page's GET sends nothing: another site could
+    // load it); a page opened in a background tab marks it when it is looked at.
+    var readUpTo = function () {
+      var others = timeline.querySelectorAll("li.message:not(.mine)[data-id]");
+      if (others.length) { markRead(others[others.length - 1].getAttribute("data-id")); }
+    };
+    readUpTo();
+    document.addEventListener("visibilitychange", readUpTo);
   }
 
   localTimes(document);

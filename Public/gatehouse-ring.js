@@ -21,6 +21,16 @@
     return node;
   }
 
+  // A link of the prompt's, its address set once it is in the bar's shadow root: the URL shim of a path-mounted app
+  // maps the URLs of the page's own elements, and an element not yet in the bar's tree is one it cannot tell apart.
+  function link(parent, id, text, href) {
+    var made = element("a", "ring-accept", text);
+    made.id = id;
+    parent.appendChild(made);
+    made.href = href;
+    return made;
+  }
+
   function show() {
     window.clearTimeout(hideTimer);
     var now = Date.now();
@@ -42,12 +52,7 @@
     box.appendChild(element("p", "ring-text", call.text));
     var actions = element("div", "ring-actions");
     box.appendChild(actions);
-    var accept = element("a", "ring-accept", box.getAttribute("data-accept"));
-    accept.id = "ring-accept";
-    actions.appendChild(accept);
-    // Set once in the bar's shadow root: the URL shim of a path-mounted app maps the URLs of the page's own elements,
-    // and an element not yet in the bar's tree is one it cannot tell from the app's.
-    accept.href = call.answer;
+    link(actions, "ring-accept", box.getAttribute("data-accept"), call.answer);
     var decline = element("button", "ring-decline", box.getAttribute("data-decline"));
     decline.type = "button";
     decline.id = "ring-decline";
@@ -86,10 +91,7 @@
     box.appendChild(element("p", "ring-text", current.text));
     var actions = element("div", "ring-actions");
     box.appendChild(actions);
-    var back = element("a", "ring-accept", box.getAttribute("data-back"));
-    back.id = "ring-back";
-    actions.appendChild(back);
-    back.href = current.calls;
+    var back = link(actions, "ring-back", box.getAttribute("data-back"), current.calls);
     back.addEventListener("click", function (event) {
       var call = callWindow();
       if (call) {

@@ -207,6 +207,22 @@
       count();
     }
 
+    // A person's stories, marked seen once the member sees them (the page's GET sends nothing: another site could load it).
+    var stories = document.querySelector("main[data-seen]");
+    if (stories) {
+      var markSeen = function () {
+        if (document.visibilityState !== "visible" || !stories.hasAttribute("data-seen")) { return; }
+        var url = stories.getAttribute("data-seen");
+        stories.removeAttribute("data-seen");
+        var token = document.querySelector("input[name=csrf]").value;
+        var body = new URLSearchParams({ csrf: token, room: stories.getAttribute("data-room") });
+        fetch(url, { method: "POST", credentials: "same-origin", body: body,
+          headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded", "X-Gatehouse-CSRF": token } }).catch(function () {});
+      };
+      markSeen();
+      document.addEventListener("visibilitychange", markSeen);
+    }
+
     // Texts with a limit (`data-limit`, counted as the gateway counts it: UTF-8 bytes or characters): over it, the
     // field says so in the page's language and the form is not sent (its own validity), so nothing is cut or lost.
     // No `maxlength`: it would cut a paste without a word, and counts neither bytes nor characters.

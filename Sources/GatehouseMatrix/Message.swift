@@ -42,6 +42,13 @@ public struct Message: Sendable, Equatable, Identifiable {
 
     public var isEdit: Bool { replaces != nil }
 
+    /// Whether `edit` may replace this message's text: the spec's rule that the original and its replacement have the
+    /// same sender (another member's `m.replace` is ignored), and that only a message of text is edited, never a line
+    /// about the room, a call, an edit itself or a deleted message.
+    public func mayBeReplaced(by edit: Message) -> Bool {
+        edit.isEdit && edit.replaces == id && edit.sender == sender && !isEdit && [.text, .emote, .notice].contains(kind)
+    }
+
     public init(
         id: String, sender: String, senderName: String? = nil, body: String, timestamp: Int, kind: Kind, isEdited: Bool = false, replaces: String? = nil
     ) {
@@ -78,8 +85,10 @@ public struct Message: Sendable, Equatable, Identifiable {
                 return
             }
             let relation = event.content["m.relates_to"]
-            if relation?["rel_type"]?.string == "m.replace", let original = relation?["event_id"]?.string {
-                let newest = event.content["m.new_content"]?["body"]?.string ?? event.content["body"]?.string ?? ""
+            if relation?["rel_type"]?.string == "m.replace" {
+                // A replacement is one only with the original's id and its new content (the spec's rules); its fallback
+                // body is for clients that do not know edits, never shown as the message.
+                guard let original = relation?["event_id"]?.string, let newest = event.content["m.new_content"]?["body"]?.string else { return nil }
                 self.init(id: id, sender: event.sender, senderName: name, body: Self.kept(newest), timestamp: timestamp, kind: .text, isEdited: true,
                     replaces: original)
                 return

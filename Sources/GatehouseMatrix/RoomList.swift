@@ -48,8 +48,15 @@ public struct RoomList: Sendable, Equatable {
                 if event.stateKey != nil { room.applyState(event) }
                 if let signal = CallSignal(event, room: id), room.isOneToOne, calls.apply(signal) { changes.calls.append(signal) }
                 if let message = Message(event, in: room) {
+                    // An edit the room's recent lines do not allow (another member's, of a line that is no message, or of
+                    // one too old to be known here) is not passed on: the page shows it once rendered, if it is allowed.
+                    if message.isEdit {
+                        guard let original = room.recentLines.last(where: { $0.id == message.replaces }), original.mayBeReplaced(by: message) else { continue }
+                    } else {
+                        room.lastMessage = message
+                        room.remember(message)
+                    }
                     arrived.append(message)
-                    if !message.isEdit { room.lastMessage = message }
                     room.lastActivity = max(room.lastActivity, message.timestamp)
                 }
             }
@@ -116,19 +123,20 @@ public struct RoomList: Sendable, Equatable {
         }?.id
     }
 
-    /// A member's display name as any room of the member's knows it, else their id.
+    /// A member's name as `room` (else the first room of the member's that knows them) writes it (`Room.name(of:)`).
     public func displayName(ofUser user: String, in room: Room? = nil) -> String {
-        if let name = room?.members[user]?.displayName { return name }
-        return rooms.values.lazy.compactMap { $0.members[user]?.displayName }.first ?? user
+        if let room, room.members[user] != nil { return room.name(of: user) }
+        return rooms.values.first { $0.members[user]?.displayName != nil }?.name(of: user) ?? Room.isolated(user)
     }
 
-    /// The room's name as the member reads it: its own name, else the other members' names.
+    /// The room's name as the member reads it: its own name, else the other members' names; empty for none. Every
+    /// name isolated (`Room.isolated`).
     public func displayName(of room: Room) -> String {
-        if let name = room.name, !name.isEmpty { return name }
+        if let name = room.name, !name.isEmpty { return Room.isolated(name) }
         let others = room.members.filter { $0.key != me && ($0.value.membership == "join" || $0.value.membership == "invite") }
-            .map { $0.value.displayName ?? $0.key }.sorted()
+            .map { room.shownName(of: $0.key) }.sorted().map(Room.isolated)
         if !others.isEmpty { return others.joined(separator: ", ") }
-        if let inviter = room.inviter { return room.members[inviter]?.displayName ?? inviter }
+        if let inviter = room.inviter { return room.name(of: inviter) }
         return ""
     }
 
@@ -157,6 +165,8 @@ public struct Room: Sendable, Equatable, Identifiable {
     public var isEncrypted = false
     public var inviter: String?
     public var lastMessage: Message?
+    /// The room's latest lines as they came (`recentLimit` at most), against which a live edit is checked.
+    public private(set) var recentLines: [Message] = []
     public var unread = 0
     public var lastActivity = 0
     /// The room's type (`m.room.create`'s `type`): `Room.storiesType` for a member's stories.
@@ -169,9 +179,38 @@ public struct Room: Sendable, Equatable, Identifiable {
 
     public init(id: String) { self.id = id }
 
+    /// How many of a room's latest lines are kept to check edits against.
+    public static let recentLimit = 200
+
+    mutating func remember(_ line: Message) {
+        var kept = line
+        kept.body = ""  // only who sent it and what kind of line it is are asked of it
+        recentLines.append(kept)
+        if recentLines.count > Self.recentLimit { recentLines.removeFirst(recentLines.count - Self.recentLimit) }
+    }
+
     public var isStories: Bool { roomType == Self.storiesType }
 
     public var joinedMembers: [String] { members.filter { $0.value.membership == "join" }.map(\.key).sorted() }
+
+    /// The one place a member's name becomes text (`name(of:)`): their display name, with their user id beside it
+    /// where another member of the room (joined or invited) has the same one, so that an impostor is told apart (the
+    /// spec's rule); their id where they have none. Never markup, never a template: a name holding `{name}` is that text.
+    public func shownName(of user: String) -> String {
+        guard let name = members[user]?.displayName?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty else { return user }
+        let shared = members.contains { other in
+            other.key != user && (other.value.membership == "join" || other.value.membership == "invite")
+                && other.value.displayName?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }
+        return shared ? "\(name) (\(user))" : name
+    }
+
+    /// `shownName(of:)` isolated (`isolated`), as every page and sentence of the gateway's writes it.
+    public func name(of user: String) -> String { Self.isolated(shownName(of: user)) }
+
+    /// `text` in a first-strong isolate (FSI … PDI): whatever direction its letters take, and whatever bidirectional
+    /// controls it leaves open (an unclosed right-to-left override), the words around it keep theirs, in every language.
+    public static func isolated(_ text: String) -> String { "\u{2068}" + text + "\u{2069}" }
 
     /// A room of two at most (joined or invited): where a call is one-to-one.
     public var isOneToOne: Bool { members.values.filter { $0.membership == "join" || $0.membership == "invite" }.count <= 2 }

@@ -45,8 +45,8 @@ import Testing
         #expect(changes.messages["!dm"]?.map(\.body) == ["Hello Alice 👋"])
         // Invites first, then the newest activity first.
         #expect(list.ordered.map(\.id) == ["!invite", "!dm", "!group"])
-        #expect(list.displayName(of: list.rooms["!dm"]!) == "Bob Baker" && list.displayName(of: list.rooms["!group"]!) == "Team")
-        #expect(list.displayName(of: list.rooms["!invite"]!) == "Carol" && list.rooms["!invite"]?.inviter == Self.carol)
+        #expect(list.displayName(of: list.rooms["!dm"]!) == "\u{2068}Bob Baker\u{2069}" && list.displayName(of: list.rooms["!group"]!) == "\u{2068}Team\u{2069}")
+        #expect(list.displayName(of: list.rooms["!invite"]!) == "\u{2068}Carol\u{2069}" && list.rooms["!invite"]?.inviter == Self.carol)
         // The unread message and the invite wait for the member.
         #expect(list.unreadTotal == 2 && list.directRoom(with: Self.bob) == "!dm" && list.directRoom(with: Self.carol) == nil)
         #expect(list.isDirect(list.rooms["!dm"]!) && !list.isDirect(list.rooms["!group"]!))
@@ -95,6 +95,72 @@ import Testing
         rename.unsigned = .object(["prev_content": .object(["membership": .string("join")])])
         #expect(Message(rename, in: room) == nil)
         #expect(Message(MatrixEvent(type: "m.reaction", eventID: "$r", sender: Self.bob, timestamp: 7), in: room) == nil)
+    }
+
+    static func edit(_ id: String, by sender: String, of original: String, newContent: Bool = true, ts: Int) -> MatrixEvent {
+        var content: [String: JSONValue] = [
+            "msgtype": .string("m.text"), "body": .string("* forged"),
+            "m.relates_to": .object(["rel_type": .string("m.replace"), "event_id": .string(original)]),
+        ]
+        if newContent { content["m.new_content"] = .object(["msgtype": .string("m.text"), "body": .string("rewritten by \(sender)")]) }
+        return MatrixEvent(type: "m.room.message", eventID: id, sender: sender, timestamp: ts, content: .object(content))
+    }
+
+    /// The spec's rule for replacements, at the one place live lines come from: an edit passes only from the sender of
+    /// the message it edits, with its new content, and only of a message (not a line about the room); else it is not
+    /// passed on at all.
+    @Test(arguments: [
+        ("another member's edit of alice's message", Self.edit("$e", by: Self.bob, of: "$a", ts: 20), false),
+        ("alice's own edit without m.new_content", Self.edit("$e", by: Self.alice, of: "$a", newContent: false, ts: 20), false),
+        ("an edit of a membership line", Self.edit("$e", by: Self.bob, of: "$m-@bob:chat.test-join-1", ts: 20), false),
+        ("an edit of a message the room never had", Self.edit("$e", by: Self.alice, of: "$unknown", ts: 20), false),
+        ("an edit of an edit", Self.edit("$e2", by: Self.alice, of: "$e0", ts: 20), false),
+        ("alice's own edit", Self.edit("$e", by: Self.alice, of: "$a", ts: 20), true),
+    ])
+    func onlyTheSendersOwnEditReplacesAMessage(what: String, edit: MatrixEvent, applies: Bool) {
+        var list = RoomList(me: Self.bob)
+        _ = list.apply(
+            SyncResponse(
+                nextBatch: "s1",
+                rooms: .init(join: [
+                    "!r": Self.joined(
+                        [Self.member(Self.alice, "join", name: "Alice"), Self.member(Self.bob, "join", name: "Bob")],
+                        [Self.text("$a", Self.alice, "the original", ts: 10), Self.edit("$e0", by: Self.alice, of: "$a", ts: 11)])
+                ])))
+        let changes = list.apply(SyncResponse(nextBatch: "s2", rooms: .init(join: ["!r": Self.joined([], [edit])])))
+        let passed = changes.messages["!r"] ?? []
+        #expect(passed.isEmpty == !applies, "\(what)")
+        // The page renders the same rule from the room's history.
+        let room = list.rooms["!r"]!
+        let original = Message(Self.text("$a", Self.alice, "the original", ts: 10), in: room)!
+        let parsed = Message(edit, in: room)
+        #expect((parsed.map { original.mayBeReplaced(by: $0) } ?? false) == applies, "\(what)")
+    }
+
+    /// Names as the gateway writes them: isolated in every language (a right-to-left override left open reverses no
+    /// word after it), told apart from a member who took the same display name, the id where there is none, and never
+    /// read as a placeholder.
+    @Test func namesAreIsolatedToldApartAndNeverTemplates() {
+        var list = RoomList(me: Self.carol)
+        let mallory = "@mallory:chat.test", nameless = "@nameless:chat.test"
+        _ = list.apply(
+            SyncResponse(
+                nextBatch: "s1",
+                rooms: .init(join: [
+                    "!r": Self.joined([
+                        Self.member(Self.alice, "join", name: "Alice Archer"), Self.member(mallory, "join", name: " Alice Archer "),
+                        Self.member(Self.bob, "join", name: "\u{202E}Bob"), Self.member(nameless, "join"), Self.member(Self.carol, "join", name: "{target}"),
+                    ])
+                ])))
+        let room = list.rooms["!r"]!
+        #expect(room.name(of: Self.alice) == "\u{2068}Alice Archer (@alice:chat.test)\u{2069}")
+        #expect(room.name(of: mallory) == "\u{2068}Alice Archer (@mallory:chat.test)\u{2069}")
+        #expect(room.name(of: Self.bob) == "\u{2068}\u{202E}Bob\u{2069}")
+        #expect(room.name(of: nameless) == "\u{2068}@nameless:chat.test\u{2069}")
+        #expect(room.name(of: Self.carol) == "\u{2068}{target}\u{2069}")
+        // Once the look-alike leaves, the name alone is unique again.
+        _ = list.apply(SyncResponse(nextBatch: "s2", rooms: .init(join: ["!r": Self.joined([Self.member(mallory, "leave")])])))
+        #expect(list.rooms["!r"]!.name(of: Self.alice) == "\u{2068}Alice Archer\u{2069}")
     }
 
     @Test func encryptedRoomsAreMarked() {

@@ -25,6 +25,15 @@ def wait(browser, condition, timeout=20):
     return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(settled)
 
 
+def clicked(selector):
+    """A condition for `wait`: the element found and clicked, found again when a live page replaced it just then (a
+    click on a replaced element never happened, so nothing is clicked twice)."""
+    def click(browser):
+        browser.find_element(By.CSS_SELECTOR, selector).click()
+        return True
+    return click
+
+
 def sign_out(browser):
     """Signs out as a member does: the account menu in the header, then its sign-out button."""
     browser.find_element(By.ID, "member-menu-button").click()

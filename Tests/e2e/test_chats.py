@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from conftest import start_browser, start_gateway
-from test_browser_journey import bar, bar_has, path_of, wait
+from test_browser_journey import bar, bar_has, clicked, path_of, wait
 from test_gateway_bar import shown
 from test_chat_homeserver import SERVER_NAME, admin, choose_language, started_homeserver, stop_homeserver
 from test_upgrade_journey import Checker, code_to_profile, register_by_http, screenshots, sign_in, sign_out, submit
@@ -60,7 +60,9 @@ def timeline(browser):
 
 
 def senders(browser):
-    return [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#timeline li.message .sender")]
+    """Who wrote each line, as read (the isolates around a name, which keep the words around it in their direction,
+    left out)."""
+    return [item.text.strip("\u2068\u2069") for item in browser.find_elements(By.CSS_SELECTOR, "#timeline li.message.kind-text .sender")]
 
 
 def room_order(browser):
@@ -149,7 +151,7 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         bob_browser.get(gw.url + "/chats")
         wait(bob_browser, lambda b: room_order(b) == [direct])
         bob_check.every_width_and_scheme("chats-invite-ar")
-        bob_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{direct}"] button[value="join"]').click()
+        wait(bob_browser, clicked(f'li[data-room="{direct}"] button[value="join"]'))
         wait(bob_browser, lambda b: path_of(b).startswith("/chats/room?"))
         wait(bob_browser, lambda b: timeline(b) == ["Hello Bob 👋"])
         assert bob_browser.find_element(By.TAG_NAME, "html").get_attribute("dir") == "rtl"
@@ -179,11 +181,11 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         group = alice_browser.find_element(By.ID, "main").get_attribute("data-room")
         wait(bob_browser, lambda b: b.find_elements(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="join"]'), timeout=30)
         assert room_order(bob_browser)[0] == group  # invites first
-        bob_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="join"]').click()
+        wait(bob_browser, clicked(f'li[data-room="{group}"] button[value="join"]'))
         wait(bob_browser, lambda b: path_of(b).startswith("/chats/room?"))
         wait(olive_browser, lambda b: b.find_elements(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="decline"]'), timeout=30)
         olive_check.page("chats-invite-390")
-        olive_browser.find_element(By.CSS_SELECTOR, f'li[data-room="{group}"] button[value="decline"]').click()
+        wait(olive_browser, clicked(f'li[data-room="{group}"] button[value="decline"]'))
         wait(olive_browser, lambda b: b.find_elements(By.ID, "chat-notice"))
         assert group not in room_order(olive_browser)
         olive_check.page()

@@ -66,7 +66,7 @@ struct CallController: Sendable {
     }
 
     /// Starts a call: with the person of a direct chat (`room`) or a member found by username (their direct chat
-    /// made the first time), audio or video; the call's page places it.
+    /// made the first time), audio or video; the call's page places it, with the grant only this form gives.
     func start(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard mayCall(context.session) else { throw ChatError.notAllowed }
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
@@ -77,11 +77,13 @@ struct CallController: Sendable {
         } else {
             room = try await chat.directRoom(withUsername: form["username"], context.session)
         }
-        return ChatController.redirect(FormEncoding.url(Paths.callPage, adding: [("room", room), ("media", media.rawValue)]))
+        let grant = CallPlacement.grant(room: room, media: media, key: context.session.csrfToken, now: Date())
+        return ChatController.redirect(FormEncoding.url(Paths.callPage, adding: [("room", room), ("media", media.rawValue), ("place", grant)]))
     }
 
-    /// A call's page: placing a call (`?room=…&media=video`) or answering one that rings (`?id=<call id>`). The
-    /// page's script does the rest; without it the page says that calls need JavaScript.
+    /// A call's page: placing a call (`?room=…&media=video&place=<grant>`) or answering one that rings (`?id=<call id>`).
+    /// Without a good grant the page only offers the call (its button is the form that makes one). The page's script
+    /// does the rest; without it the page says that calls need JavaScript.
     func callPage(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard mayCall(context.session) else { return try await chat.portal.feature(.calls, context) }
         let query = request.uri.queryParameters
@@ -99,7 +101,7 @@ struct CallController: Sendable {
             values["callID"] = call.id
             values["media"] = call.media.rawValue
             values["callerParty"] = call.callerParty
-            values["offer"] = call.offer
+            values["offer"] = signalling.forPage(sdp: call.offer)
             values["candidates"] = CallViews.json(signalling.allowedCandidates(call.candidates[call.callerParty ?? call.caller] ?? []))
             // Answered elsewhere, ended or missed by now: the page says so and offers to call back.
             let now = Self.now()
@@ -108,11 +110,13 @@ struct CallController: Sendable {
             let roomID = try ChatController.roomID(query.get("room"))
             guard let callRoom = rooms.rooms[roomID], callRoom.membership == .joined else { throw ChatError.notInRoom }
             room = callRoom
+            let media = query.get("media").flatMap(Call.Media.init(rawValue:)) ?? .audio
             values["direction"] = "out"
-            values["media"] = (query.get("media").flatMap(Call.Media.init(rawValue:)) ?? .audio).rawValue
+            values["media"] = media.rawValue
+            values["place"] = CallPlacement.allows(query.get("place"), room: roomID, media: media, key: context.session.csrfToken, now: Date())
         }
         guard room.isOneToOne, let peer = rooms.peer(in: room) else { throw ChatError.notInRoom }
-        let name = room.members[peer]?.displayName ?? peer
+        let name = room.name(of: peer)
         values["room"] = room.id
         values["peerName"] = name
         values["peerInitials"] = AppIcon.monogram(name)
@@ -122,6 +126,12 @@ struct CallController: Sendable {
         // The seeds' choice: an audio call sounds through the earpiece (a phone's), a video call through the speaker.
         values["outputText"] = strings["call_output_\(media)"]
         values["permissionText"] = strings["call_permission_\(media)"]
+        values["video"] = media == "video"
+        // Asked for without the form's grant: the call is offered, not placed.
+        if values["direction"] as? String == "out", values["place"] as? Bool != true {
+            values["offered"] = true
+            values["offerText"] = strings.text("call_offer_\(media)", ["name": name])
+        }
         var response = try renderer.page(
             "call", title: strings.text("call_title_\(media)", ["name": name]),
             try await chat.portal.values(.calls, context.session) { page in

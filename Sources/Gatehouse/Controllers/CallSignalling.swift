@@ -5,10 +5,18 @@ import GatehouseMatrix
 /// What a call's page may send and receive as Matrix VoIP signalling, checked by the gateway: the page names a
 /// signal and its parts, the gateway writes the event (`version`, `party_id`, `lifetime` are its own), and every ICE
 /// candidate, in an SDP or on its own, must be for an address the operator allows (`chat.calls.candidate_networks`),
-/// both ways: a page never sends one outside them, and never receives one.
+/// both ways: a page never sends one outside them (its signal is refused), and never receives one (every SDP and
+/// candidate a page is given, in an offer, an answer or a renegotiation, live or on the call's page, passes through
+/// `forPage`, which leaves such candidates out).
 struct CallSignalling: Sendable {
-    /// The networks candidates may be in; empty: any address (and the browsers' `.local` names).
+    /// The networks candidates may be in; empty: any address but the ones no call needs (`neverAllowed`), and the
+    /// browsers' own `.local` names; never a host name to resolve.
     let networks: [IPNetwork]
+
+    /// What no candidate names even when any address is allowed: this host and the link (the cloud's metadata
+    /// service at 169.254.169.254), nowhere, and multicast.
+    static let neverAllowed = ["127.0.0.0/8", "::1/128", "169.254.0.0/16", "fe80::/10", "0.0.0.0/8", "::/128", "224.0.0.0/4", "ff00::/8"]
+        .compactMap(IPNetwork.init)
 
     /// A signal as the page sent it, ready for the room.
     struct Outgoing: Sendable, Equatable {
@@ -69,7 +77,7 @@ struct CallSignalling: Sendable {
         switch signal.kind {
         case .invite, .answer, .negotiate:
             let key = signal.kind == .answer ? "answer" : signal.kind == .invite ? "offer" : "description"
-            guard let text = signal.content[key]?["sdp"]?.string, let checked = try? sdp(.string(text)) else { return nil }
+            guard let checked = forPage(sdp: signal.content[key]?["sdp"]?.string) else { return nil }
             values["sdp"] = checked
         case .candidates:
             let allowed = allowedCandidates(signal.content["candidates"]?.array ?? [])
@@ -95,6 +103,18 @@ struct CallSignalling: Sendable {
             }
             return values
         }
+    }
+
+    /// An SDP from the room as a page may be given it: the candidates it may not name left out, the rest as it came;
+    /// `nil` for what is no session description.
+    func forPage(sdp text: String?) -> String? {
+        guard let text, text.hasPrefix("v=0"), text.utf8.count <= Self.sdpLimit, !text.contains("\0") else { return nil }
+        // Lines end with CRLF (RFC 8866), which Swift reads as one character: split on the line feed's scalar.
+        let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }.filter { line in
+            let bare = line.hasSuffix("\r") ? line.dropLast() : Substring(line)
+            return !bare.hasPrefix("a=candidate:") || allows(candidateLine: bare.dropFirst(2))
+        }
+        return lines.joined(separator: "\n")
     }
 
     func sdp(_ value: JSONValue?) throws(ChatError) -> String {
@@ -126,9 +146,19 @@ struct CallSignalling: Sendable {
             return false
         }
         let address = fields[4]
-        guard !networks.isEmpty else { return address.utf8.count <= 255 }
-        guard let ip = IPAddress(address) else { return false }
+        guard let ip = IPAddress(address) else {
+            // A name: only a browser's own mDNS name for its host (`<uuid>.local`), and only where any address may be.
+            return networks.isEmpty && Self.isBrowsersLocalName(address)
+        }
+        guard !networks.isEmpty else { return !Self.neverAllowed.contains { $0.contains(ip) } }
         return networks.contains { $0.contains(ip) }
+    }
+
+    /// `3f1c…-….local`: the name a browser gives its own host address instead of the address (RFC 8445's mDNS draft).
+    static func isBrowsersLocalName(_ name: Substring) -> Bool {
+        guard name.lowercased().hasSuffix(".local") else { return false }
+        let label = name.dropLast(".local".count)
+        return label.count == 36 && UUID(uuidString: String(label)) != nil
     }
 
     /// Call and party ids: what the spec's clients make (letters, digits, `.`, `_`, `-`), not too long.

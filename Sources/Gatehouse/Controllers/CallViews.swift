@@ -7,7 +7,7 @@ enum CallViews {
     /// One line of the recent calls: who, which way, audio or video, and how it went.
     static func recent(_ call: Call, in list: RoomList, now: Int, strings: StringsTable) -> [String: Any]? {
         guard let room = list.rooms[call.room], let peer = list.peer(in: room) else { return nil }
-        let name = room.members[peer]?.displayName ?? peer
+        let name = room.name(of: peer)
         let phase = call.phase(at: now)
         var values: [String: Any] = [
             "id": call.id, "room": room.id, "name": name, "initials": AppIcon.monogram(name), "tone": AppIcon.tone(of: room.id),
@@ -41,7 +41,7 @@ enum CallViews {
         let now = CallController.now()
         let calls = list.calls.ringing(for: list.me, at: now).compactMap { call -> [String: Any]? in
             guard let room = list.rooms[call.room] else { return nil }
-            let name = room.members[call.caller]?.displayName ?? call.caller
+            let name = room.name(of: call.caller)
             return [
                 "id": call.id, "name": name, "media": call.media.rawValue, "ends": call.invitedAt + call.lifetime,
                 "text": strings.text("ring_\(call.media.rawValue)", ["name": name]),
@@ -50,7 +50,7 @@ enum CallViews {
         }
         var event: [String: Any] = ["calls": calls]
         if let call = list.calls.current(of: party, at: now), let room = list.rooms[call.room], let peer = list.peer(in: room) {
-            let name = room.members[peer]?.displayName ?? peer
+            let name = room.name(of: peer)
             event["current"] = ["id": call.id, "text": strings.text("ring_in_call", ["name": name]), "calls": base + Paths.calls]
         }
         return LiveStream.event("ringing", event)

@@ -75,9 +75,7 @@ struct ChatController: Sendable {
             values["messages"] = messages
             values["hasMessages"] = !messages.isEmpty
             values["older"] = page.end
-            if let last = page.events.first(where: { $0.eventID != nil && $0.sender != rooms.me })?.eventID {
-                Task { try? await chats.client.markRead(loop.credentials, room: roomID, event: last) }
-            }
+            // (Read markers are the page's script's to send, as the member sees the lines: a GET changes nothing.)
         }
         let name = rooms.displayName(of: room)
         values["callable"] = room.membership == .joined && room.isOneToOne && rooms.peer(in: room) != nil && features.mayUse(.calls, context.session)

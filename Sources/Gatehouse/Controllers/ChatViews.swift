@@ -5,7 +5,8 @@ import GatehouseStorage
 
 /// The chat's rooms and messages as the pages and the event stream show them: plain values (text, numbers, flags)
 /// for the templates and for JSON alike. Every text is the sender's own, escaped by the template or set as text by
-/// the script: never markup.
+/// the script: never markup. Every member's name is the room's (`Room.name(of:)`: isolated, told apart from a
+/// look-alike), put into a sentence once (`StringsTable.text`).
 enum ChatViews {
     static func summary(_ room: Room, in list: RoomList, strings: StringsTable) -> [String: Any] {
         let name = list.displayName(of: room)
@@ -17,7 +18,7 @@ enum ChatViews {
             "unreadLabel": strings.text("chat_unread", ["count": String(room.unread)]),
         ]
         if room.membership == .invited {
-            let inviter = room.inviter.map { room.members[$0]?.displayName ?? $0 } ?? ""
+            let inviter = room.inviter.map { room.name(of: $0) } ?? ""
             values["inviteText"] = strings.text(list.isDirect(room) ? "chat_invite_direct" : "chat_invite_group", ["name": inviter])
         }
         if let last = room.lastMessage {
@@ -29,13 +30,13 @@ enum ChatViews {
 
     /// One line under a room's name: who said what (a deleted or encrypted message said so).
     static func preview(_ message: Message, room: Room, me: String, strings: StringsTable) -> String {
-        let who = message.sender == me ? strings["chat_you"] : (message.senderName ?? message.sender)
+        let who = message.sender == me ? strings["chat_you"] : room.name(of: message.sender)
         let what: String
         switch message.kind {
         case .deleted: what = strings["chat_deleted"]
         case .encrypted: what = strings["chat_encrypted_message"]
         case .membership: return line(message, room: room, strings: strings)
-        case .call: return callLine(message, strings: strings)
+        case .call: return callLine(message, room: room, strings: strings)
         case .other: what = strings["chat_other_message"]
         default: what = String(message.body.prefix(140))
         }
@@ -47,8 +48,8 @@ enum ChatViews {
         var messages: [Message] = []
         for event in events {
             guard let message = Message(event, in: room) else { continue }
-            if let original = message.replaces {
-                if let index = messages.firstIndex(where: { $0.id == original }), messages[index].kind == .text || messages[index].kind == .emote {
+            if message.isEdit {
+                if let index = messages.firstIndex(where: { $0.mayBeReplaced(by: message) }) {
                     messages[index].body = message.body
                     messages[index].isEdited = true
                 }
@@ -70,17 +71,17 @@ enum ChatViews {
 
     static func message(_ message: Message, room: Room, me: String, strings: StringsTable) -> [String: Any] {
         var values: [String: Any] = [
-            "id": message.id, "sender": message.sender, "senderName": message.senderName ?? message.sender, "mine": message.sender == me,
+            "id": message.id, "sender": message.sender, "senderName": room.name(of: message.sender), "mine": message.sender == me,
             "at": iso(message.timestamp), "shownAt": shownTime(message.timestamp), "kind": message.kind.rawValue, "edited": message.isEdited,
         ]
         switch message.kind {
         case .text, .notice: values["body"] = message.body
-        case .emote: values["body"] = "* \(message.senderName ?? message.sender) \(message.body)"
+        case .emote: values["body"] = "* \(room.name(of: message.sender)) \(message.body)"
         case .deleted: values["note"] = strings["chat_deleted"]
         case .encrypted: values["note"] = strings["chat_encrypted_message"]
         case .other: values["note"] = strings["chat_other_message"]
         case .membership: values["note"] = line(message, room: room, strings: strings)
-        case .call: values["note"] = callLine(message, strings: strings)
+        case .call: values["note"] = callLine(message, room: room, strings: strings)
         }
         if let replaces = message.replaces { values["replaces"] = replaces }
         return values
@@ -88,14 +89,13 @@ enum ChatViews {
 
     /// "Bob joined", "Alice invited Carol", "Bob left"…
     static func line(_ message: Message, room: Room, strings: StringsTable) -> String {
-        let name = message.senderName ?? message.sender
-        let target = message.target.map { room.members[$0]?.displayName ?? $0 } ?? ""
-        return strings.text("chat_member_\(message.membership ?? "join")", ["name": name, "target": target])
+        let target = message.target.map { room.name(of: $0) } ?? ""
+        return strings.text("chat_member_\(message.membership ?? "join")", ["name": room.name(of: message.sender), "target": target])
     }
 
     /// "Bob started a video call", "Missed call", "Call ended", "Call declined".
-    static func callLine(_ message: Message, strings: StringsTable) -> String {
-        strings.text("chat_call_\(message.call ?? "ended")", ["name": message.senderName ?? message.sender])
+    static func callLine(_ message: Message, room: Room, strings: StringsTable) -> String {
+        strings.text("chat_call_\(message.call ?? "ended")", ["name": room.name(of: message.sender)])
     }
 
     /// The room's page: its name, members, whether it is direct, encrypted elsewhere, or an invite.
@@ -104,7 +104,7 @@ enum ChatViews {
         var values: [String: Any] = [
             "roomID": room.id, "roomName": name.isEmpty ? strings["chat_unnamed"] : name, "direct": list.isDirect(room),
             "encrypted": room.isEncrypted, "joined": room.membership == .joined, "invited": room.membership == .invited,
-            "members": room.joinedMembers.map { ["name": room.members[$0]?.displayName ?? $0, "id": $0] },
+            "members": room.joinedMembers.map { ["name": room.name(of: $0), "id": $0] },
         ]
         if room.membership == .invited { values["inviteText"] = summary(room, in: list, strings: strings)["inviteText"] }
         return values

@@ -25,6 +25,8 @@ struct StoryController: Sendable {
         group.get(RouterPath(stringLiteral: Paths.stories)) { request, context in try await list(request, context) }
         group.post(RouterPath(stringLiteral: Paths.storyPost)) { request, context in try await post(request, context) }
         group.get(RouterPath(stringLiteral: Paths.storyView)) { request, context in try await view(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.storySeen)) { request, context in try await seen(request, context) }
+        group.post(RouterPath(stringLiteral: Paths.storyOpen)) { request, context in try await open(request, context) }
     }
 
     func mayStory(_ session: Session) -> Bool { chats.mayChat(session) && features.mayUse(.stories, session) }
@@ -39,7 +41,7 @@ struct StoryController: Sendable {
 
     func listPage(_ context: SignedInRequestContext, notice: String? = nil, entry: String = "", error: String? = nil) async throws -> Response {
         let loop = try await chat.loop(context.session)
-        let rooms = try await joinInvitedStories(loop)
+        let rooms = try await chat.current(loop)
         let strings = renderer.strings
         var mine: [[String: Any]] = []
         var people: [(new: Bool, latest: Int, values: [String: Any])] = []
@@ -54,7 +56,6 @@ struct StoryController: Sendable {
                         "seenCount": strings.text("stories_seen_by", ["count": String(viewers.count)]),
                     ]
                 }
-                redactLater(book.expired, loop)
             } else if let author = room.creator, let latest = book.live.last {
                 let name = rooms.displayName(ofUser: author, in: room)
                 let new = book.hasNew(for: rooms.me)
@@ -68,6 +69,20 @@ struct StoryController: Sendable {
                         ]
                     ))
             }
+        }
+        // The story rooms of the member's direct chats' people that invited them and are not joined yet: new stories,
+        // opened (joined) by the member's own form, never by this page's GET.
+        for room in invitedStories(rooms) {
+            guard let author = room.creator else { continue }
+            let name = rooms.displayName(ofUser: author, in: room)
+            people.append(
+                (
+                    true, room.lastActivity,
+                    [
+                        "room": room.id, "name": name, "initials": AppIcon.monogram(name), "tone": AppIcon.tone(of: room.id), "new": true,
+                        "invited": true, "what": strings["stories_invited"],
+                    ]
+                ))
         }
         people.sort { $0.new != $1.new ? $0.new : $0.latest > $1.latest }
         return try renderer.page(
@@ -118,7 +133,7 @@ struct StoryController: Sendable {
         return ChatController.redirect(Paths.stories + "?done=posted")
     }
 
-    /// One person's live stories, oldest first; opening them marks them seen.
+    /// One person's live stories, oldest first; the page's script marks them seen once the member sees them.
     func view(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         guard mayStory(context.session) else { return try await chat.portal.feature(.stories, context) }
         let roomID = try ChatController.roomID(request.uri.queryParameters.get("room"))
@@ -126,10 +141,6 @@ struct StoryController: Sendable {
         let rooms = try await chat.current(loop)
         guard let room = rooms.rooms[roomID], room.isStories, room.membership == .joined, let author = room.creator else { throw ChatError.notInRoom }
         let book = try await book(room, loop)
-        for story in book.live where author != rooms.me && !story.seenBy.contains(rooms.me) {
-            let content: JSONValue = .object(["m.relates_to": .object(["rel_type": .string("m.reference"), "event_id": .string(story.id)])])
-            _ = try? await chats.client.send(loop.credentials, room: room.id, type: Story.seenType, content: content, transactionID: RandomToken.make())
-        }
         let name = rooms.displayName(ofUser: author, in: room)
         let strings = renderer.strings
         return try renderer.page(
@@ -141,21 +152,55 @@ struct StoryController: Sendable {
                     ["id": story.id, "body": story.body, "at": ChatViews.iso(story.timestamp), "shownAt": ChatViews.shownTime(story.timestamp)]
                 }
                 values["hasStories"] = !book.live.isEmpty
+                values["room"] = room.id
+                values["unseen"] = author != rooms.me && book.live.contains { !$0.seenBy.contains(rooms.me) }
             })
+    }
+
+    /// Marks a room's live stories seen by the member (the view's script, once they are on screen).
+    func seen(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let (roomID, loop, rooms) = try await formRoom(request, context)
+        guard let room = rooms.rooms[roomID], room.isStories, room.membership == .joined, let author = room.creator else { throw ChatError.notInRoom }
+        var marked = 0
+        for story in try await book(room, loop).live where author != rooms.me && !story.seenBy.contains(rooms.me) {
+            let content: JSONValue = .object(["m.relates_to": .object(["rel_type": .string("m.reference"), "event_id": .string(story.id)])])
+            _ = try await chats.call(loop) {
+                try await chats.client.send(loop.credentials, room: room.id, type: Story.seenType, content: content, transactionID: RandomToken.make())
+            }
+            marked += 1
+        }
+        return try JSONResponse.make(["seen": marked])
     }
 
     // MARK: - Helpers
 
-    /// The room list after joining the story rooms the member's direct chats' people invited them to (an invite from
-    /// anyone else stays unanswered: no one makes a member see what they did not choose).
-    func joinInvitedStories(_ loop: SyncLoop) async throws -> RoomList {
-        let rooms = try await chat.current(loop)
-        let invited = rooms.storyRooms.filter { room in
+    /// A story form's room (origin and CSRF token checked), the member's loop and rooms.
+    func formRoom(_ request: Request, _ context: SignedInRequestContext) async throws -> (String, SyncLoop, RoomList) {
+        guard mayStory(context.session) else { throw ChatError.notAllowed }
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let roomID = try ChatController.roomID(form["room"])
+        let loop = try await chat.loop(context.session)
+        return (roomID, loop, try await chat.current(loop))
+    }
+
+    /// The story rooms the member's direct chats' people invited them to, their own (an invite from anyone else stays
+    /// unanswered: no one makes a member see what they did not choose).
+    func invitedStories(_ rooms: RoomList) -> [Room] {
+        rooms.storyRooms.filter { room in
             room.membership == .invited && room.inviter.map { rooms.directRoom(with: $0) != nil } == true && room.inviter == room.creator
         }
-        guard !invited.isEmpty else { return rooms }
-        for room in invited { try? await chats.client.join(loop.credentials, room: room.id) }
-        return (try? await loop.refresh()) ?? rooms
+    }
+
+    /// Opens a person's stories the member was invited to (`room`, one of `invitedStories`): joins their story room,
+    /// then shows them. A form of the Stories page: a page's GET joins nothing.
+    func open(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let (roomID, loop, rooms) = try await formRoom(request, context)
+        if rooms.rooms[roomID]?.membership != .joined {
+            guard invitedStories(rooms).contains(where: { $0.id == roomID }) else { throw ChatError.notInRoom }
+            try await chats.call(loop) { try await chats.client.join(loop.credentials, room: roomID) }
+            _ = try? await loop.refresh()
+        }
+        return ChatController.redirect(FormEncoding.url(Paths.storyView, adding: [("room", roomID)]))
     }
 
     func book(_ room: Room, _ loop: SyncLoop) async throws -> StoryBook {
@@ -163,16 +208,5 @@ struct StoryController: Sendable {
             try await chats.client.messages(loop.credentials, room: room.id, from: nil, limit: 200, types: [Story.eventType, Story.seenType])
         }
         return StoryBook(room: room, events: page.events, now: Int(now().timeIntervalSince1970 * 1000), lifetime: Int(lifetime * 1000))
-    }
-
-    /// The author's own expired stories, redacted by their device (the reaper does it for authors who are away).
-    func redactLater(_ stories: [Story], _ loop: SyncLoop) {
-        guard !stories.isEmpty else { return }
-        let client = chats.client
-        Task {
-            for story in stories {
-                try? await client.redact(loop.credentials, room: story.room, event: story.id, reason: "story expired", transactionID: RandomToken.make())
-            }
-        }
     }
 }

@@ -28,10 +28,13 @@ enum GatewayPageIsolation {
         return "gateway page asked for as \(destination.isEmpty ? mode : destination), not as a navigation"
     }
 
-    /// The page token a gateway script sent (`X-Gatehouse-CSRF`, or `csrf` in the query of an event stream),
-    /// which must be the session's. A request with none passes: a browser's script without one never got here.
+    /// The page token a gateway script sent (`X-Gatehouse-CSRF`, or `csrf` in the query of an event stream), which
+    /// must be the session's. None is refused as a wrong one is, whatever fetch metadata says or leaves out: a
+    /// browser that sends no `Sec-Fetch-*` (or a client with the member's cookie alone) gets nothing either.
     static func checkPageToken(_ request: Request, session: Session) throws {
-        guard let token = request.headers[pageToken] ?? request.uri.queryParameters.get("csrf") else { return }
+        guard let token = request.headers[pageToken] ?? request.uri.queryParameters.get("csrf") else {
+            throw RequestError.forbidden("\(request.uri.path) without the page's token")
+        }
         guard constantTimeEquals(token, session.csrfToken) else { throw RequestError.forbidden("\(request.uri.path) with another page's token") }
     }
 
@@ -39,7 +42,7 @@ enum GatewayPageIsolation {
     /// posted by a script carries the session's token in its body as every form does).
     static let scriptedPaths: Set<String> = [
         Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatSend, Paths.chatRead, Paths.callServers, Paths.callSignal,
-        Paths.callEvents,
+        Paths.callEvents, Paths.storySeen,
     ]
 
     /// Whether `path` is one of the gateway's own pages or answers, as opposed to an app's, a static file or an

@@ -28,13 +28,31 @@ public struct StringsTable: Sendable {
     /// The text for `key` with `{name}`-style arguments filled in; a missing key shows itself rather than nothing. In
     /// a right-to-left language each value is isolated (Unicode's bidirectional algorithm, UAX #9): a phone number,
     /// an app's Latin name or a host keeps its own order instead of being reordered with the sentence around it.
+    /// The string `key` with its `{name}`s filled in from `arguments`, in one pass over the string alone: what a value
+    /// holds (a display name reading `{target}`) is never read as a placeholder. In a right-to-left language every
+    /// value is isolated (`isolated`) unless it already is (a member's name always is: `Room.name(of:)`).
     public func text(_ key: String, _ arguments: [String: String] = [:]) -> String {
-        var text = values[key] ?? key
+        let template = values[key] ?? key
+        guard !arguments.isEmpty, template.contains("{") else { return template }
         let isolates = direction == "rtl"
-        for (name, value) in arguments {
-            text = text.replacingOccurrences(of: "{\(name)}", with: isolates ? Self.isolated(value) : value)
+        var text = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            text += rest[..<open]
+            let afterOpen = rest.index(after: open)
+            guard let close = rest[afterOpen...].firstIndex(of: "}"), let value = arguments[String(rest[afterOpen..<close])] else {
+                text += "{"
+                rest = rest[afterOpen...]
+                continue
+            }
+            text += isolates && !Self.isIsolated(value) ? Self.isolated(value) : value
+            rest = rest[rest.index(after: close)...]
         }
-        return text
+        return text + rest
+    }
+
+    static func isIsolated(_ value: String) -> Bool {
+        value.unicodeScalars.first.map { (0x2066...0x2068).contains($0.value) } == true && value.unicodeScalars.last?.value == 0x2069
     }
 
     /// `value` between isolates: left to right (LRI) unless it holds right-to-left letters, which choose for

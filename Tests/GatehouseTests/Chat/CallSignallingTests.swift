@@ -60,9 +60,15 @@ import Testing
         #expect(throws: ChatError.self) { try Self.loopback.outgoing(candidates([relayed, "candidate:3 1 udp 1 10.0.0.1 9 typ host"]), party: "D") }
         #expect(throws: ChatError.self) { try Self.loopback.outgoing(candidates([]), party: "D") }
         #expect(throws: ChatError.self) { try Self.loopback.outgoing(candidates(Array(repeating: relayed, count: 51)), party: "D") }
-        // With no networks set, any well-formed address (and a browser's `.local` name) goes.
+        // With no networks set, any well-formed address but this host's, the link's and multicast, and a browser's own
+        // `.local` name (a UUID), go; a name to resolve never does.
         let anywhere = CallSignalling(networks: [])
-        #expect(throws: Never.self) { try anywhere.outgoing(candidates(["candidate:3 1 udp 1 abcd-1234.local 9 typ host"]), party: "D") }
+        #expect(throws: Never.self) {
+            try anywhere.outgoing(candidates(["candidate:3 1 udp 1 3f1c2b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b.local 9 typ host"]), party: "D")
+        }
+        for refused in ["abcd-1234.local", "intranet.example", "169.254.169.254", "127.0.0.1", "::ffff:127.0.0.1", "fe80::1", "224.0.0.251"] {
+            #expect(throws: ChatError.self, "\(refused)") { try anywhere.outgoing(candidates(["candidate:3 1 udp 1 \(refused) 9 typ host"]), party: "D") }
+        }
     }
 
     @Test func whatThePageReceivesHasNoCandidateOutsideTheNetworks() throws {
@@ -88,6 +94,36 @@ import Testing
             content: .object([
                 "call_id": .string("c1"), "offer": .object(["sdp": .string(Self.offer + "a=candidate:1 1 udp 1 10.1.2.3 9 typ host\r\n")]),
             ]))
-        #expect(Self.loopback.incoming(try #require(CallSignal(invite, room: "!dm"))) == nil)
+        // An offer with one is told without it.
+        let inviteSignal = try #require(CallSignal(invite, room: "!dm"))
+        let toldOffer = try #require(Self.loopback.incoming(inviteSignal)?["sdp"] as? String)
+        #expect(toldOffer == Self.offer)
+    }
+
+    /// Every SDP a page is given (an offer on the call's page or live, an answer, a renegotiation) passes one filter:
+    /// candidates for private, link-local, metadata, unique-local and mapped addresses and for names to resolve are
+    /// left out, the rest kept as it came.
+    @Test(arguments: [
+        "10.0.0.7", "192.168.1.20", "172.16.0.1", "169.254.169.254", "fd00::1", "::ffff:10.0.0.1", "::ffff:169.254.169.254",
+        "intranet.example", "3f1c2b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b.local", "2001:db8::1", "0.0.0.0",
+    ])
+    func noSessionDescriptionReachesAPageWithAHostileCandidate(address: String) throws {
+        let kept = "a=candidate:2 1 udp 58597375 127.0.0.1 49182 typ relay raddr 0.0.0.0 rport 0\r\n"
+        let hostile = "a=candidate:1 1 udp 2122260223 \(address) 50000 typ host generation 0\r\n"
+        let sdp = Self.offer + hostile + kept + "a=end-of-candidates\r\n"
+        let expected = Self.offer + kept + "a=end-of-candidates\r\n"
+        #expect(Self.loopback.forPage(sdp: sdp) == expected)
+        for (type, key) in [("m.call.invite", "offer"), ("m.call.answer", "answer"), ("m.call.negotiate", "description")] {
+            let event = MatrixEvent(
+                type: type, eventID: "$e", sender: "@mallory:chat.test", timestamp: 1,
+                content: .object(["call_id": .string("c1"), "party_id": .string("M"), key: .object(["type": .string("offer"), "sdp": .string(sdp)])]))
+            let signal = try #require(CallSignal(event, room: "!dm:chat.test"), "\(type)")
+            let told = try #require(Self.loopback.incoming(signal), "\(type)")
+            #expect(told["sdp"] as? String == expected, "\(type)")
+        }
+        // Where any address is allowed, what is never allowed still goes (names to resolve, the link, this host).
+        let anywhere = CallSignalling(networks: []).forPage(sdp: sdp) ?? ""
+        let neverAnywhere = ["169.254.169.254", "::ffff:169.254.169.254", "intranet.example", "0.0.0.0"]
+        #expect(anywhere.contains(address) == !neverAnywhere.contains(address), "\(address)")
     }
 }

@@ -34,7 +34,9 @@ import Testing
 
     @Test func aCallRingsIsDeclinedAndEndsWithTheCallersSession() async throws {
         let synapse = try await TestSynapse.shared.value
-        try await ChatTests.directChat(synapse, provider: "calls") { pair in
+        // Candidates only on loopback, as the TURN server's relays are in the tests.
+        let loopback = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1/128")!]
+        try await ChatTests.directChat(synapse, provider: "calls", callNetworks: loopback) { pair in
             let (gateway, alice, bob, olive, aliceName, room) = (pair.gateway, pair.alice, pair.bob, pair.olive, pair.aliceName, pair.room)
 
             // The call's page alone may use the camera and the microphone.
@@ -44,10 +46,38 @@ import Testing
             #expect(try await alice.get(Paths.calls).headers.first(name: "Permissions-Policy")?.contains("camera=()") == true)
             #expect(try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body.contains(#"id="room-call-video""#))
 
+            // A GET never places a call: the call's address without the form's grant (another site navigating the
+            // member's window there), with a forged, stale or other call's grant, only offers the call.
+            #expect(page.body.contains(#"data-state="offered""#) && page.body.contains(#"id="call-place""#) && !page.body.contains(#"id="remote-video""#))
+            let started = try await alice.post(Paths.callStart, [("room", room), ("media", "video")])
+            let placed = try #require(started.location)
+            #expect(started.status == 303 && placed.contains("place="))
+            #expect(try await alice.get(placed).body.contains(#"data-state="starting""#))
+            let grant = try #require(placed.split(separator: "place=").last.map(String.init))
+            let now = Date()
+            let forged = [
+                "", "x", "\(Int(now.timeIntervalSince1970) + 30).AAAA", CallPlacement.grant(room: room, media: .video, key: "another session", now: now),
+                CallPlacement.grant(room: room, media: .video, key: "k", now: now.addingTimeInterval(-120)),
+            ]
+            for hostile in forged {
+                let offered = try await alice.get(Paths.callPage + "?room=" + FormEncoding.escape(room) + "&media=video&place=" + FormEncoding.escape(hostile))
+                #expect(offered.body.contains(#"data-state="offered""#), "\(hostile)")
+            }
+            // The grant is for one room and one kind of call: audio with a video call's grant is only offered.
+            #expect(try await alice.get(Paths.callPage + "?room=" + FormEncoding.escape(room) + "&media=audio&place=" + grant).body.contains(#"data-state="offered""#))
+            // And a GET of it from another session is offered too (the grant is signed with the session's own secret).
+            #expect(try await bob.get(placed).body.contains(#"data-state="offered""#))
+
             // Olive, at `sso`: the onboarding prompt, no signal, no ring.
             #expect(try await olive.get(Paths.calls).body.contains(#"id="add-features""#))
             #expect(try await Self.signal(gateway, olive, ["type": "invite", "room": room, "call_id": "c0", "sdp": Self.offer]).status == 403)
             #expect(try await olive.get(Paths.callRing).status == 403)
+
+            // The TURN credentials need the page's token too: none, or another's, is refused.
+            for headers in [[("Accept", "application/json")], [("Accept", "application/json"), ("X-Gatehouse-CSRF", "forged")]] {
+                #expect(try await gateway.get(Paths.callServers, cookies: alice.cookies.values, headers: headers).status == 403)
+            }
+            #expect(try await alice.get(Paths.callServers, json: true).status != 403)
 
             // A signal needs the page's token in its header.
             #expect(try await Self.signal(gateway, alice, ["type": "invite", "room": room, "call_id": "c1", "sdp": Self.offer], token: false).status == 403)
@@ -55,7 +85,7 @@ import Testing
             // Alice calls; Bob's ring says who; he declines (the bar's header, which no form sends); she sees it declined.
             #expect(try await Self.signal(gateway, alice, ["type": "invite", "room": room, "call_id": "c1", "sdp": Self.offer]).status == 200)
             let rung = try await ChatTests.streamUntil(gateway, bob, path: Paths.callRing, room: nil, contains: #""id":"c1""#)
-            #expect(rung.contains("event: ringing") && rung.contains("Member \(aliceName) is calling you (audio)"), "\(rung)")
+            #expect(rung.contains("event: ringing") && rung.contains("\u{2068}Member \(aliceName)\u{2069} is calling you (audio)"), "\(rung)")
             let decline = #"{"decline":"c1"}"#
             let formDecline = try await gateway.send(
                 .POST, Paths.callRing, cookies: bob.cookies.values, headers: [("Content-Type", "application/json")], body: decline)
@@ -65,6 +95,27 @@ import Testing
                 body: decline)
             #expect(declined.status == 200, "\(declined.body)")
             #expect(try await Self.callsPage(alice) { $0.contains("Audio call, declined") }.contains("Audio call, declined"))
+
+            // Alice's own Matrix client (a token of the homeserver's, past the gateway) invites with an offer naming
+            // private, link-local, metadata, unique-local and mapped addresses and a name to resolve: Bob's call page
+            // gets the offer without them, the relayed candidate kept.
+            let aliceID = "@\(aliceName):\(TestSynapse.serverName)"
+            let token = try #require(try await synapse.admin(.POST, "/_synapse/admin/v1/users/\(aliceID)/login", json: [:]).json["access_token"] as? String)
+            let hostile = ["10.0.0.7", "192.168.1.20", "169.254.169.254", "fd00::1", "::ffff:10.0.0.1", "intranet.example"]
+                .enumerated().map { "a=candidate:\($0.offset) 1 udp 2122260223 \($0.element) 50000 typ host\r\n" }.joined()
+            let relayed = "a=candidate:9 1 udp 58597375 127.0.0.1 49182 typ relay raddr 0.0.0.0 rport 0\r\n"
+            let invite: [String: Any] = [
+                "call_id": "h1", "party_id": "ALICEOWN", "version": "1", "lifetime": 60000,
+                "offer": ["type": "offer", "sdp": Self.offer + hostile + relayed],
+            ]
+            #expect(try await synapse.call(.PUT, "/_matrix/client/v3/rooms/\(room)/send/m.call.invite/h1", json: invite, token: token).status == 200)
+            _ = try await ChatTests.streamUntil(gateway, bob, path: Paths.callRing, room: nil, contains: #""id":"h1""#)
+            let answering = try await bob.get(Paths.callPage + "?id=h1").body
+            let offered = try #require(answering.firstMatch(of: /data-offer="([^"]*)"/)?.1)
+            #expect(offered.contains("127.0.0.1 49182 typ relay"), "\(offered)")
+            for address in ["10.0.0.7", "192.168.1.20", "169.254.169.254", "fd00::1", "::ffff:10.0.0.1", "intranet.example"] {
+                #expect(!offered.contains(address), "\(address)")
+            }
 
             // Another call, answered; Alice signs out: the gateway hangs it up, and Bob's Calls shows it ended.
             #expect(try await Self.signal(gateway, alice, ["type": "invite", "room": room, "call_id": "c2", "sdp": Self.offer]).status == 200)

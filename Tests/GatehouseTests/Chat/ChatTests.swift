@@ -31,7 +31,9 @@ import Testing
     static func streamUntil(
         _ gateway: LiveGateway, _ member: Member, path: String = Paths.chatEvents, room: String?, contains text: String, seconds: Int64 = 20
     ) async throws -> String {
-        var request = HTTPClientRequest(url: gateway.origin + path + (room.map { "?room=" + FormEncoding.escape($0) } ?? ""))
+        // The page's token in the query, as the chat's script sends it (an `EventSource` sends no header of its own).
+        let query = (room.map { ["room=" + FormEncoding.escape($0)] } ?? []) + (path == Paths.chatEvents ? ["csrf=" + (try await member.csrf())] : [])
+        var request = HTTPClientRequest(url: gateway.origin + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
         request.headers.add(name: "Cookie", value: member.cookies.values.map { "\($0)=\($1)" }.joined(separator: "; "))
         request.headers.add(name: "Accept", value: "text/event-stream")
         // A client of its own, whose shutdown closes the stream (as a page going away does).
@@ -59,9 +61,12 @@ import Testing
         let room: String
     }
 
-    static func directChat<T>(_ synapse: TestSynapse, provider: String, _ body: (DirectChat) async throws -> T) async throws -> T {
+    static func directChat<T>(
+        _ synapse: TestSynapse, provider: String, callNetworks: [IPNetwork] = [], _ body: (DirectChat) async throws -> T
+    ) async throws -> T {
         var chat = synapse.chatWithSessions
         chat.authProvider = provider
+        chat.callNetworks = callNetworks
         return try await UpgradeFlowTests.live(configure: { $0.registration.chat = chat }) { gateway in
             let alice = try await Member.signIn(gateway, as: "alice")
             let bob = try await Member.signIn(gateway, as: "bob")
@@ -126,6 +131,12 @@ import Testing
             // Bob's page shows it, and his list counts it unread until he reads it.
             let page = try await bob.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
             #expect(page.contains("Hello Bob 👋") && page.contains(#"id="composer""#))
+            // Loading the page sends nothing (another site could load it): the read marker is the page's script's, and
+            // until it is sent the message stays unread.
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await bob.get(Paths.chatUnread, json: true).body.contains(#""unread":1"#))
+            let eventID = try #require(page.firstMatch(of: /data-id="(\$[^"]+)"/)?.1)
+            #expect(try await bob.post(Paths.chatRead, [("room", room), ("event", String(eventID))]).status == 200)
 
             // Hostile text is shown as text: markup, scripts, right-to-left overrides.
             let hostile = "<script>alert(1)</script><b>x</b> \u{202E}evil"
@@ -161,6 +172,13 @@ import Testing
             #expect(try await bob.post(Paths.chatRead, [("room", group), ("event", "$x")]).status == 403)
             #expect(try await bob.get(Paths.chatEvents + "?room=" + FormEncoding.escape(group)).status == 403)
             #expect(try await bob.get(Paths.chatRoom + "?id=not-a-room").status == 400)
+            // Without the page's token and without fetch metadata (a browser that sends none, a client with the cookie
+            // alone), nothing of a room is read, whatever else the request says; a wrong token is refused the same.
+            for path in [Paths.chatHistory + "?id=" + FormEncoding.escape(room), Paths.chatEvents + "?room=" + FormEncoding.escape(room)] {
+                for headers in [[("Accept", "application/json")], [("Accept", "application/json"), ("X-Gatehouse-CSRF", "forged")]] {
+                    #expect(try await gateway.get(path, cookies: bob.cookies.values, headers: headers).status == 403, "\(path) \(headers)")
+                }
+            }
 
             // Each session's device is the member's own, named for the browser, its token sealed at rest.
             let aliceDevices = try await Self.devices(synapse, aliceID)
@@ -293,6 +311,57 @@ import Testing
             #expect(page.contains("encrypted on another device"))
             // The room's list line says the same things as text.
             #expect(try await !alice.get(Paths.chats).body.contains("<svg onload"))
+
+            // Edits by the other client: of alice's message (forged), without new content, of a line about the room, and
+            // of its own message (allowed). Only its own is applied, after a reload and live alike.
+            let said = try await gateway.post(
+                Paths.chatSend, form: [("csrf", try await alice.csrf()), ("room", room), ("text", "alice's own words")],
+                cookies: alice.cookies.values, headers: [("Origin", gateway.origin), ("Accept", "application/json")])
+            let aliceEvent = try #require(said.body.firstMatch(of: /"event_id":"([^"]+)"/)?.1)
+            let ownEvent = try #require(
+                try await synapse.call(.PUT, "/_matrix/client/v3/rooms/\(room)/send/m.room.message/o1", json: ["msgtype": "m.text", "body": "other's typo"], token: token)
+                    .json["event_id"] as? String)
+            func replacement(of original: String, _ body: String, newContent: Bool = true) -> [String: Any] {
+                var content: [String: Any] = ["msgtype": "m.text", "body": "* " + body, "m.relates_to": ["rel_type": "m.replace", "event_id": original]]
+                if newContent { content["m.new_content"] = ["msgtype": "m.text", "body": body] }
+                return content
+            }
+            async let liveEdits = Self.streamUntil(gateway, alice, room: room, contains: "other's fixed words")
+            try await Task.sleep(for: .milliseconds(500))
+            let forgeries = [
+                replacement(of: String(aliceEvent), "forged by another member"), replacement(of: ownEvent, "fallback only", newContent: false),
+                replacement(of: "$not-in-this-room", "edit of nothing"), replacement(of: ownEvent, "other's fixed words"),
+            ]
+            for (index, content) in forgeries.enumerated() {
+                let sent = try await synapse.call(.PUT, "/_matrix/client/v3/rooms/\(room)/send/m.room.message/f\(index)", json: content, token: token)
+                // (The homeserver may itself refuse an edit of an event it does not have.)
+                #expect(sent.status == 200 || (index == 2 && sent.status == 400), "\(index): \(sent.json)")
+            }
+            let live = try await liveEdits
+            #expect(live.contains("other's fixed words") && !live.contains("forged by another member") && !live.contains("fallback only"), "\(live.suffix(1500))")
+            #expect(!live.contains("edit of nothing"))
+            let edited = try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
+            #expect(edited.contains("alice&#39;s own words") || edited.contains("alice's own words"))
+            #expect(!edited.contains("forged by another member") && !edited.contains("fallback only") && !edited.contains("edit of nothing"))
+            #expect(edited.contains("other&#39;s fixed words") || edited.contains("other's fixed words"))
+            #expect(!edited.contains("other&#39;s typo") && !edited.contains("other's typo"))
+
+            // The other client takes a name with an unclosed right-to-left override and one of the strings' own
+            // placeholders: in English and in Arabic the gateway's words around it keep their order, and the
+            // placeholder is that text, never filled in.
+            let hostileName = "\u{202E}Mallory {target} {name}"
+            #expect(try await synapse.call(.PUT, "/_matrix/client/v3/profile/\(otherID)/displayname", json: ["displayname": hostileName], token: token).status == 200)
+            let isolated = "\u{2068}\(hostileName)\u{2069}"
+            var renamed = ""
+            for _ in 0..<40 where !renamed.contains(isolated) {
+                renamed = try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
+                if !renamed.contains(isolated) { try await Task.sleep(for: .milliseconds(250)) }
+            }
+            #expect(renamed.contains("<p class=\"note\">\(isolated) joined</p>"), "\(renamed.suffix(3000))")
+            let arabic = try await gateway.get(
+                Paths.chatRoom + "?id=" + FormEncoding.escape(room), cookies: alice.cookies.values, headers: [("Accept-Language", "ar")]).body
+            #expect(arabic.contains("<p class=\"note\">انضم \(isolated)</p>"), "\(arabic.suffix(3000))")
+            #expect(try await alice.get(Paths.chats).body.contains("\(isolated)"))
 
             // Text that is not UTF-8 (a form's percent-encoding of stray bytes) is refused, nothing sent.
             let csrf = try await alice.csrf()

@@ -19,8 +19,10 @@ import Testing
             return Member(gateway: gateway, cookies: flow.cookies)
         }
 
+        /// `json`: as the gateway's own scripts ask, for JSON with the page's token (`X-Gatehouse-CSRF`).
         func get(_ path: String, json: Bool = false) async throws -> LiveGateway.Reply {
-            try await gateway.get(path, cookies: cookies.values, headers: json ? [("Accept", "application/json")] : [])
+            let headers = json ? [("Accept", "application/json"), ("X-Gatehouse-CSRF", try await csrf())] : []
+            return try await gateway.get(path, cookies: cookies.values, headers: headers)
         }
 
         func csrf() async throws -> String {

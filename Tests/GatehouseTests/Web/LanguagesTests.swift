@@ -87,6 +87,26 @@ import Testing
         #expect(Self.languages.negotiated(acceptLanguage: header) == expected, "\(header)")
     }
 
+    /// A value is put in once: a display name holding a placeholder (`{target}`, `{name}`) is that text, never filled
+    /// in again ("Mallory invited Olive" cannot read "Alice invited Alice"); an unknown or unclosed brace stays as it is.
+    @Test(arguments: [
+        ("{name} invited {target}", ["name": "{target}", "target": "Olive"], "{target} invited Olive"),
+        ("{name} invited {target}", ["name": "Mallory", "target": "{name}"], "Mallory invited {name}"),
+        ("{name} and {name}", ["name": "{name}"], "{name} and {name}"),
+        ("{unknown} {name", ["name": "x"], "{unknown} {name"),
+        ("{{name}}", ["name": "x"], "{x}"),
+    ])
+    func placeholdersAreFilledOnce(template: String, arguments: [String: String], expected: String) {
+        let strings = StringsTable(values: ["lang": "en", "line": template], brand: .init())
+        #expect(strings.text("line", arguments) == expected)
+    }
+
+    /// Right to left, every value is isolated, once: a member's name already is (`Room.name(of:)`).
+    @Test func rightToLeftIsolatesEachValueOnce() {
+        let strings = StringsTable(values: ["lang": "ar", "dir": "rtl", "line": "{name} انضم {count}"], brand: .init())
+        #expect(strings.text("line", ["name": "\u{2068}\u{202E}Bob\u{2069}", "count": "3"]) == "\u{2068}\u{202E}Bob\u{2069} انضم \u{2066}3\u{2069}")
+    }
+
     @Test func theMembersChoiceWinsOverTheBrowserUnlessGatehouseLacksIt() {
         var session = Session(
             id: "s", identity: MemberIdentity(sub: "a"),

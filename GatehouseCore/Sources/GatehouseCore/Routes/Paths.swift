@@ -95,6 +95,10 @@ public enum Paths {
     // Stories (`StoryController`).
     public static let storyPost = stories + "/post"
     public static let storyView = stories + "/view"
+    /// The stories of a room the member looked at, marked seen by the view's script (a GET sends nothing).
+    public static let storySeen = stories + "/seen"
+    /// A person's stories the member was invited to, opened (their story room joined) by the Stories page's form.
+    public static let storyOpen = stories + "/open"
     /// Step 2 of the host-mount handoff (see `HostMountController`).
     public static let appsOpen = "/apps-open"
     /// "Loading <app>" at once, then the app: what the portal's tiles open.
