@@ -503,13 +503,12 @@ import Testing
     /// Opens a WebSocket through the gateway and collects what comes back until it closes or `until` is satisfied.
     static func webSocket(
         _ gateway: LiveGateway, cookies: [String: String], app: String = "echo", path: String = "ws", extraOrigin: String? = nil,
-        send messages: [String], wait: Duration = .seconds(0)
+        send messages: [String], wait: Duration = .seconds(0), received: Box = Box()
     ) async throws -> [String] {
         // The client sends `Origin: ws://<gateway host>` itself; an extra one plays a page of another site.
         var headers = HTTPFields()
         headers[.cookie] = cookies.map { "\($0)=\($1)" }.joined(separator: "; ")
         if let extraOrigin { headers[.origin] = extraOrigin }
-        let received = Box()
         let secure = gateway.configuration.listen.tls
         let url = secure == nil ? "ws://127.0.0.1:\(gateway.port)/apps/\(app)/\(path)" : "wss://localhost:\(gateway.port)/apps/\(app)/\(path)"
         struct NoEnd: Error {}
