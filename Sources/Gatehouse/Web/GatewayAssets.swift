@@ -154,8 +154,16 @@ struct GatewayAssetsMiddleware<Context: RequestContext>: RouterMiddleware {
     let assets: GatewayAssets
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var path = request.uri.path
-        if path == Paths.favicon { path = Paths.faviconAsset }
+        let path = request.uri.path
+        if path == Paths.favicon {
+            // Under its fixed name, kept a day: browsers ask for it at every page of an app that names no icon, and a
+            // revalidation per reload is a request for nothing.
+            guard request.method == .get || request.method == .head,
+                var response = assets.response(path: Paths.faviconAsset, acceptEncoding: nil, ifNoneMatch: nil, isHEAD: request.method == .head)
+            else { throw HTTPError(.notFound) }
+            response.headers[.cacheControl] = "public, max-age=86400"
+            return response
+        }
         guard path.hasPrefix(Paths.publicAssets + "/") else { return try await next(request, context) }
         guard request.method == .get || request.method == .head else {
             throw HTTPError(.methodNotAllowed, headers: [.allow: "GET, HEAD"])

@@ -93,6 +93,7 @@ import Testing
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47]
             try await client.execute(uri: Paths.favicon, method: .get) { response in
                 #expect(response.status == .ok && response.headers[.contentType] == "image/png")
+                #expect(response.headers[.cacheControl] == "public, max-age=86400")
                 #expect(Array(response.body.readableBytesView.prefix(4)) == png)
             }
             #expect(renderer.assets.url(for: Paths.faviconAsset) != Paths.faviconAsset)
