@@ -216,8 +216,11 @@
         stories.removeAttribute("data-seen");
         var token = document.querySelector("input[name=csrf]").value;
         var body = new URLSearchParams({ csrf: token, room: stories.getAttribute("data-room") });
-        fetch(url, { method: "POST", credentials: "same-origin", body: body,
-          headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded", "X-Gatehouse-CSRF": token } }).catch(function () {});
+        // keepalive: a member who moves on at once still has the story marked seen.
+        fetch(url, { method: "POST", credentials: "same-origin", body: body, keepalive: true,
+          headers: { "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded", "X-Gatehouse-CSRF": token } })
+          .then(function (response) { if (response.ok) { stories.setAttribute("data-marked-seen", ""); } })
+          .catch(function () {});
       };
       markSeen();
       document.addEventListener("visibilitychange", markSeen);

@@ -251,6 +251,8 @@ def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, ho
         first.find_element(By.CSS_SELECTOR, ".room-name").click()
         wait(bob_browser, lambda b: path_of(b).startswith("/stories/view?"))
         assert bob_browser.find_element(By.CSS_SELECTOR, "#stories .story .body").text == "Off to the <b>garden</b>"
+        # (Marked seen by the page's script, which says when the gateway has it.)
+        wait(bob_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "main[data-marked-seen]"))
         bob_browser.get(gw.url + "/stories")
         assert not bob_browser.find_elements(By.CSS_SELECTOR, "#story-people li.room.new")
         assert bob_browser.find_elements(By.CSS_SELECTOR, "#story-people li.room")
