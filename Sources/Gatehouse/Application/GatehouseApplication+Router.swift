@@ -91,14 +91,14 @@ extension GatehouseApplication {
             registrations: stores.registrations, members: stores.members, servesChat: foundation.chats != nil, isOperator: configuration.isOperator)
         portal.addRoutes(to: signedIn)
         if let chats = foundation.chats, let ring = gateway.callRing {
-            let chat = ChatController(
+            let chat = ChatFeature(
                 chats: chats, portal: portal, registrations: stores.registrations, renderer: renderer, publicOrigin: configuration.publicOrigin,
                 draining: foundation.draining, features: configuration.features)
-            chat.addRoutes(to: signedIn)
+            ChatController(chat: chat).addRoutes(to: signedIn)
             let settings = configuration.registration.chat
             CallController(chat: chat, ring: ring, signalling: CallSignalling(networks: settings.callNetworks), relayOnly: settings.callsRelayOnly)
                 .addRoutes(to: signedIn)
-            StoryController(chat: chat, features: configuration.features, lifetime: settings.storyLifetime, now: { Date() }).addRoutes(to: signedIn)
+            StoryController(chat: chat, lifetime: settings.storyLifetime, now: { Date() }).addRoutes(to: signedIn)
         }
         let registration = RegistrationController(
             flows: stores.flows, registrations: stores.registrations, sender: gateway.codeSender, chat: gateway.chatBackend,

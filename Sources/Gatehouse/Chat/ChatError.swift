@@ -48,3 +48,15 @@ public enum ChatError: PresentableError, Equatable {
         }
     }
 }
+
+extension ChatError {
+    /// What a homeserver's failure is to the member: a refusal (`403`) is a room that is not theirs; a token refused,
+    /// a device replaced (by the holder, `ChatSessions`) for their next request.
+    public init(_ error: MatrixError) {
+        switch error {
+        case .refused(403, _, _): self = .notInRoom
+        case .tokenInvalid: self = .deviceReplaced
+        default: self = .homeserver(error)
+        }
+    }
+}

@@ -102,21 +102,23 @@ public final class ChatSessions: Sendable {
         guard mayChat(session) else { return nil }
         let loop = try await loop(for: session)
         await loop.lease(seconds: 60)
-        return try await call(loop) { try await loop.current().unreadTotal }
+        return try await current(loop).unreadTotal
     }
 
-    /// A homeserver call on the loop's device whose failure is the chat's error: a refusal (`403`) is a room that is
-    /// not the member's; a token refused is a device gone, replaced at the member's next request.
-    public func call<T>(_ loop: SyncLoop, _ body: () async throws -> T) async throws -> T {
+    /// The member's handle at the homeserver on the loop's device, for what the pages ask (send, join, …): a token
+    /// the homeserver refuses is a device gone, replaced at the member's next request. (A failure reaches the member
+    /// as the chat's error: `MatrixError`'s presentation.)
+    public func matrix(_ loop: SyncLoop) -> MatrixSession {
+        MatrixSession(client: client, credentials: loop.credentials) { [weak self] in await self?.deviceGone(loop) }
+    }
+
+    /// The loop's room list, brought up to date; a refused token as in `matrix(_:)`.
+    public func current(_ loop: SyncLoop) async throws(MatrixError) -> RoomList {
         do {
-            return try await body()
-        } catch MatrixError.refused(403, _, _) {
-            throw ChatError.notInRoom
-        } catch MatrixError.tokenInvalid {
+            return try await loop.current()
+        } catch .tokenInvalid {
             await deviceGone(loop)
-            throw ChatError.deviceReplaced
-        } catch let error as MatrixError {
-            throw ChatError.homeserver(error)
+            throw .tokenInvalid
         }
     }
 

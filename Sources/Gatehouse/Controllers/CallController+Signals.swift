@@ -9,10 +9,9 @@ extension CallController {
     /// The ICE servers for a call's page: the homeserver's TURN server with the member's short-lived credentials
     /// (JSON). With `relay_only` and no TURN server, no call can connect: said as an error.
     func servers(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayCall(context.session) else { throw ChatError.notAllowed }
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let loop = try await chat.loop(context.session)
-        let turn = try await chats.call(loop) { try await chats.client.turnServer(loop.credentials) }
+        let turn = try await chats.matrix(loop).turnServer()
         if turn == nil, relayOnly { throw ChatError.homeserver(.refused(status: 404, errcode: "M_NOT_FOUND", message: "the homeserver has no TURN server")) }
         let servers: [[String: Any]] = turn.map { [["urls": $0.uris, "username": $0.username, "credential": $0.password]] } ?? []
         return try JSONResponse.make(["iceServers": servers, "iceTransportPolicy": relayOnly ? "relay" : "all", "ttl": turn?.ttl ?? 0])
@@ -22,7 +21,6 @@ extension CallController {
     /// member's device. The room must be the member's, of two, and for anything but an invite the call must be one
     /// the room holds.
     func signal(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayCall(context.session) else { throw ChatError.notAllowed }
         guard request.headers[GatewayPageIsolation.pageToken] != nil else { throw RequestError.forbidden("call signal without the page's token") }
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let body = try await request.body.collect(upTo: 128 * 1024)
@@ -38,15 +36,12 @@ extension CallController {
         if outgoing.kind != .invite {
             guard let call = rooms.calls.calls[outgoing.callID], call.room == room.id else { throw ChatError.notInRoom }
         }
-        let eventID = try await chats.call(loop) {
-            try await chats.client.send(loop.credentials, room: room.id, type: outgoing.eventType, content: outgoing.content, transactionID: RandomToken.make())
-        }
+        let eventID = try await chats.matrix(loop).send(room: room.id, type: outgoing.eventType, content: outgoing.content, transactionID: RandomToken.make())
         return try JSONResponse.make(["event_id": eventID])
     }
 
     /// A call's live signals for its page (`?call=<id>`): every signal of that call but the page's own device's.
     func events(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayCall(context.session) else { throw ChatError.notAllowed }
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         guard let callID = request.uri.queryParameters.get("call"), CallSignalling.isCallID(callID) else {
             throw RequestError.badRequest("call: a call id")

@@ -12,7 +12,7 @@ import Hummingbird
 /// call's page is the only gateway page the browser lets use the camera and microphone. A member who may not call
 /// gets the portal's Calls page (the onboarding prompt at `sso`).
 struct CallController: Sendable {
-    let chat: ChatController
+    let chat: ChatFeature
     let ring: CallRing
     let signalling: CallSignalling
     /// Whether the page must relay all media through TURN (`chat.calls.relay_only`).
@@ -22,23 +22,21 @@ struct CallController: Sendable {
     var renderer: PageRenderer { chat.renderer }
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
-        group.get(RouterPath(stringLiteral: Paths.calls)) { request, context in try await list(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.callStart)) { request, context in try await start(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.callPage)) { request, context in try await callPage(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.callServers)) { request, context in try await servers(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.callSignal)) { request, context in try await signal(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.callEvents)) { request, context in try await events(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.callRing)) { _, context in try await ring.ring(context.session) }
-        group.post(RouterPath(stringLiteral: Paths.callRing)) { request, context in try await ring.decline(request, context.session) }
+        let (pages, actions) = chat.routes(.calls, on: group)
+        pages.get(RouterPath(stringLiteral: Paths.calls)) { request, context in try await list(request, context) }
+        pages.get(RouterPath(stringLiteral: Paths.callPage)) { request, context in try await callPage(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.callStart)) { request, context in try await start(request, context) }
+        actions.get(RouterPath(stringLiteral: Paths.callServers)) { request, context in try await servers(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.callSignal)) { request, context in try await signal(request, context) }
+        actions.get(RouterPath(stringLiteral: Paths.callEvents)) { request, context in try await events(request, context) }
+        actions.get(RouterPath(stringLiteral: Paths.callRing)) { _, context in try await ring.ring(context.session) }
+        actions.post(RouterPath(stringLiteral: Paths.callRing)) { request, context in try await ring.decline(request, context.session) }
     }
-
-    func mayCall(_ session: Session) -> Bool { ring.mayCall(session) }
 
     // MARK: - Pages
 
     /// Recent calls (missed ones marked), the people of the member's direct chats to call, and a search.
     func list(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayCall(context.session) else { return try await chat.portal.feature(.calls, context) }
         let rooms = try await chat.roomList(context.session)
         let strings = renderer.strings
         let now = Self.now()
@@ -68,24 +66,22 @@ struct CallController: Sendable {
     /// Starts a call: with the person of a direct chat (`room`) or a member found by username (their direct chat
     /// made the first time), audio or video; the call's page places it, with the grant only this form gives.
     func start(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayCall(context.session) else { throw ChatError.notAllowed }
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
         guard let media = form["media"].flatMap(Call.Media.init(rawValue:)) else { throw RequestError.badRequest("media: audio or video") }
         let room: String
         if let given = form["room"] {
-            room = try ChatController.roomID(given)
+            room = try ChatFeature.roomID(given)
         } else {
             room = try await chat.directRoom(withUsername: form["username"], context.session)
         }
         let grant = CallPlacement.grant(room: room, media: media, key: context.session.csrfToken, now: Date())
-        return ChatController.redirect(FormEncoding.url(Paths.callPage, adding: [("room", room), ("media", media.rawValue), ("place", grant)]))
+        return ChatFeature.redirect(FormEncoding.url(Paths.callPage, adding: [("room", room), ("media", media.rawValue), ("place", grant)]))
     }
 
     /// A call's page: placing a call (`?room=…&media=video&place=<grant>`) or answering one that rings (`?id=<call id>`).
     /// Without a good grant the page only offers the call (its button is the form that makes one). The page's script
     /// does the rest; without it the page says that calls need JavaScript.
     func callPage(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayCall(context.session) else { return try await chat.portal.feature(.calls, context) }
         let query = request.uri.queryParameters
         let loop = try await chat.loop(context.session)
         let rooms = try await chat.current(loop)
@@ -107,7 +103,7 @@ struct CallController: Sendable {
             let now = Self.now()
             if call.caller == rooms.me || call.phase(at: now) != .ringing { values["over"] = CallViews.phaseText(call, me: rooms.me, now: now, strings: strings) }
         } else {
-            let roomID = try ChatController.roomID(query.get("room"))
+            let roomID = try ChatFeature.roomID(query.get("room"))
             guard let callRoom = rooms.rooms[roomID], callRoom.membership == .joined else { throw ChatError.notInRoom }
             room = callRoom
             let media = query.get("media").flatMap(Call.Media.init(rawValue:)) ?? .audio

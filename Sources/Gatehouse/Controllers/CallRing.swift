@@ -21,7 +21,7 @@ struct CallRing: Sendable {
     func ring(_ session: Session) async throws -> Response {
         guard mayCall(session) else { throw ChatError.notAllowed }
         let loop = try await chats.loop(for: session)
-        let rooms = try await chats.call(loop) { try await loop.current() }
+        let rooms = try await chats.current(loop)
         let strings = renderer.strings
         let base = publicOrigin
         let party = loop.credentials.deviceID
@@ -40,13 +40,11 @@ struct CallRing: Sendable {
             CallSignalling.isCallID(callID)
         else { throw ChatError.invalidMessage("decline: a call id") }
         let loop = try await chats.loop(for: session)
-        let rooms = try await chats.call(loop) { try await loop.current() }
+        let rooms = try await chats.current(loop)
         guard let call = rooms.calls.calls[callID], call.caller != rooms.me else { throw ChatError.notInRoom }
         if call.phase(at: CallController.now()) == .ringing {
             let content = CallSignal.content(call: call.id, party: loop.credentials.deviceID)
-            _ = try await chats.call(loop) {
-                try await chats.client.send(loop.credentials, room: call.room, type: "m.call.reject", content: content, transactionID: RandomToken.make())
-            }
+            _ = try await chats.matrix(loop).send(room: call.room, type: "m.call.reject", content: content, transactionID: RandomToken.make())
         }
         return try JSONResponse.make(["declined": callID])
     }

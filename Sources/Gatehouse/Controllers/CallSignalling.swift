@@ -40,7 +40,7 @@ struct CallSignalling: Sendable {
         guard let type = json["type"]?.string, let kind = CallSignal.Kind(rawValue: type), kind != .negotiate else {
             throw .invalidMessage("type: one of invite, answer, candidates, select_answer, hangup, reject")
         }
-        guard let room = json["room"]?.string, (try? ChatController.roomID(room)) != nil else { throw .invalidMessage("room: a room id") }
+        guard let room = json["room"]?.string, (try? ChatFeature.roomID(room)) != nil else { throw .invalidMessage("room: a room id") }
         guard let callID = json["call_id"]?.string, Self.isCallID(callID) else { throw .invalidMessage("call_id: 1 to 64 letters, digits, . _ -") }
         var content: [String: JSONValue] = [:]
         switch kind {

@@ -15,10 +15,9 @@ extension ChatController {
     static let sendFormLimit = 512 * 1024
 
     func send(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
-        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin, limit: Self.sendFormLimit)
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin, limit: Self.sendFormLimit)
         let wantsJSON = ErrorAnswer.wantsJSON(accept: request.headers[.accept])
-        let roomID = try Self.roomID(form["room"])
+        let roomID = try ChatFeature.roomID(form["room"])
         let text = (form["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw ChatError.invalidMessage("empty") }
         guard text.utf8.count <= Self.messageLimit else {
@@ -32,30 +31,26 @@ extension ChatController {
             ?? RandomToken.make()
         let loop = try await loop(context.session)
         guard try await current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
-        let eventID = try await chats.call(loop) {
-            try await chats.client.send(loop.credentials, room: roomID, text: text, transactionID: transaction)
-        }
+        let eventID = try await chats.matrix(loop).send(room: roomID, text: text, transactionID: transaction)
         if wantsJSON { return try JSONResponse.make(["event_id": eventID, "txn": transaction]) }
-        return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+        return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 
     /// The member has read a room up to an event (the page saw it).
     func markRead(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
-        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
-        let roomID = try Self.roomID(form["room"])
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let roomID = try ChatFeature.roomID(form["room"])
         guard let event = form["event"], event.hasPrefix("$"), event.utf8.count <= 255 else { throw RequestError.badRequest("event is required") }
         let loop = try await loop(context.session)
         guard try await current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
-        try await chats.call(loop) { try await chats.client.markRead(loop.credentials, room: roomID, event: event) }
+        try await chats.matrix(loop).markRead(room: roomID, event: event)
         return try JSONResponse.make(["ok": true])
     }
 
     /// `action=join` (accept an invite), `decline` or `leave`.
     func membership(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
-        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
-        let roomID = try Self.roomID(form["room"])
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let roomID = try ChatFeature.roomID(form["room"])
         guard let action = form["action"], ["join", "decline", "leave"].contains(action) else {
             throw RequestError.badRequest("action: join, decline or leave")
         }
@@ -63,41 +58,27 @@ extension ChatController {
         let rooms = try await current(loop)
         guard let room = rooms.rooms[roomID], (action == "leave") == (room.membership == .joined) else { throw ChatError.notInRoom }
         if action == "join" {
-            try await chats.call(loop) { try await chats.client.join(loop.credentials, room: roomID) }
+            try await chats.matrix(loop).join(room: roomID)
             // An invite to a direct chat joins the member's direct chats too.
-            if rooms.isDirect(room), let inviter = room.inviter { try? await addDirect(loop.credentials, room: roomID, with: inviter) }
+            if rooms.isDirect(room), let inviter = room.inviter { try? await chats.matrix(loop).addDirect(room: roomID, with: inviter) }
             _ = try? await loop.refresh()
-            return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+            return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
         }
-        try await chats.call(loop) { try await chats.client.leave(loop.credentials, room: roomID) }
+        try await chats.matrix(loop).leave(room: roomID)
         _ = try? await loop.refresh()
-        return Self.redirect(FormEncoding.url(Paths.chats, adding: [("done", action == "leave" ? "left" : "declined")]))
+        return ChatFeature.redirect(FormEncoding.url(Paths.chats, adding: [("done", action == "leave" ? "left" : "declined")]))
     }
 
     /// Opens the direct chat with a member found in the directory, making it (and inviting them) the first time.
     func direct(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
-        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
-        let roomID = try await directRoom(withUsername: form["username"], context.session)
-        return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
-    }
-
-    /// The member's direct chat with the registered member who has `username`, made (and them invited) the first time.
-    func directRoom(withUsername username: String?, _ session: Session) async throws -> String {
-        guard let username, let userID = try await chatUserID(ofUsername: username), userID != session.chatUserID
-        else { throw RequestError.badRequest("username: a registered member's username is required") }
-        let loop = try await loop(session)
-        if let existing = try await current(loop).directRoom(with: userID) { return existing }
-        let roomID = try await chats.call(loop) { try await chats.client.createRoom(loop.credentials, name: nil, invite: [userID], direct: true) }
-        try? await addDirect(loop.credentials, room: roomID, with: userID)
-        _ = try? await loop.refresh()
-        return roomID
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let roomID = try await chat.directRoom(withUsername: form["username"], context.session)
+        return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 
     /// A group: its name, and the members invited by their usernames (commas between them).
     func newGroup(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
-        let form = try await FormPost.read(request, session: context.session, publicOrigin: publicOrigin)
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let members = String((form["members"] ?? "").prefix(2000))
         // What is wrong is said beside the form, with what the member entered kept.
@@ -111,29 +92,14 @@ extension ChatController {
         guard (1...50).contains(usernames.count) else { return try await again("chat_group_error_members") }
         var invited: [String] = []
         for username in usernames {
-            guard let userID = try await chatUserID(ofUsername: username) else {
+            guard let userID = try await chat.chatUserID(ofUsername: username) else {
                 return try await again("chat_group_error_unknown", ["username": "\u{2068}\(username)\u{2069}"])
             }
             if userID != context.session.chatUserID, !invited.contains(userID) { invited.append(userID) }
         }
         let loop = try await loop(context.session)
-        let roomID = try await chats.call(loop) { try await chats.client.createRoom(loop.credentials, name: name, invite: invited, direct: false) }
+        let roomID = try await chats.matrix(loop).createRoom(name: name, invite: invited, direct: false)
         _ = try? await loop.refresh()
-        return Self.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
-    }
-
-    /// The chat account of the member with exactly this username (any letter case), one indexed look-up: a member is
-    /// always found by their username, whatever they chose about being discoverable.
-    func chatUserID(ofUsername username: String) async throws -> String? {
-        guard let found = try await registrations.lookup(username), found.username.lowercased() == username.lowercased() else { return nil }
-        return found.chatUserID
-    }
-
-    /// Adds a room to the member's direct chats (`m.direct`), as other Matrix clients list them.
-    func addDirect(_ credentials: MatrixCredentials, room: String, with user: String) async throws {
-        var direct = try await chats.client.directRooms(credentials)
-        guard direct[user]?.contains(room) != true else { return }
-        direct[user, default: []].append(room)
-        try await chats.client.setDirectRooms(credentials, direct)
+        return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 }

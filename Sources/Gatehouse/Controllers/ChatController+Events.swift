@@ -8,15 +8,14 @@ import Hummingbird
 /// every change, `message` for each new line of the page's room, `gone` when the member left it.
 extension ChatController {
     func events(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
-        let roomFilter = try request.uri.queryParameters.get("room").map { try Self.roomID($0) }
+        let roomFilter = try request.uri.queryParameters.get("room").map { try ChatFeature.roomID($0) }
         let loop = try await loop(context.session)
         let rooms = try await current(loop)
         if let roomFilter, !rooms.contains(roomFilter) { throw ChatError.notInRoom }
         // The request's language, read now: the body is written after the handler returned.
         let strings = renderer.strings
-        return await LiveStream.response(loop: loop, draining: draining, first: Self.roomsEvent(rooms, strings: strings)) { changes, list in
+        return await LiveStream.response(loop: loop, draining: chat.draining, first: Self.roomsEvent(rooms, strings: strings)) { changes, list in
             // A call's signalling alone changes nothing the chat shows.
             changes.rooms.isEmpty && changes.gone.isEmpty && changes.messages.isEmpty ? nil : Self.events(changes, list, room: roomFilter, strings: strings)
         }

@@ -9,36 +9,33 @@ import Hummingbird
 /// event stream per page. Server-rendered, with `gatehouse-chat.js` for what changes without a reload; every form
 /// works without it. A member who may not chat gets the portal's Chats page (the onboarding prompt at `sso`).
 struct ChatController: Sendable {
-    let chats: ChatSessions
-    let portal: PortalController
-    let registrations: any RegistrationStore
-    let renderer: PageRenderer
-    let publicOrigin: String
-    /// The gateway's drain, which ends the pages' event streams before the server stops.
-    let draining: Draining
-    /// Whether a member may call too: a direct chat then offers an audio and a video call.
-    let features: FeaturesConfiguration
+    let chat: ChatFeature
+
+    var chats: ChatSessions { chat.chats }
+    var portal: PortalController { chat.portal }
+    var renderer: PageRenderer { chat.renderer }
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
-        group.get(RouterPath(stringLiteral: Paths.chats)) { request, context in try await list(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.chatRoom)) { request, context in try await room(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.chatHistory)) { request, context in try await history(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.chatNew)) { request, context in try await newChat(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.chatEvents)) { request, context in try await events(request, context) }
+        let (pages, actions) = chat.routes(.chats, on: group)
+        pages.get(RouterPath(stringLiteral: Paths.chats)) { request, context in try await list(request, context) }
+        pages.get(RouterPath(stringLiteral: Paths.chatRoom)) { request, context in try await room(request, context) }
+        pages.get(RouterPath(stringLiteral: Paths.chatNew)) { request, context in try await newChat(request, context) }
+        actions.get(RouterPath(stringLiteral: Paths.chatHistory)) { request, context in try await history(request, context) }
+        actions.get(RouterPath(stringLiteral: Paths.chatEvents)) { request, context in try await events(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatSend)) { request, context in try await send(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatRead)) { request, context in try await markRead(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatMembership)) { request, context in try await membership(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatDirect)) { request, context in try await direct(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatGroup)) { request, context in try await newGroup(request, context) }
+        // The count answers every member (no chat: `{"chat": false}`), behind no gate.
         group.get(RouterPath(stringLiteral: Paths.chatUnread)) { _, context in try await unread(context) }
-        group.post(RouterPath(stringLiteral: Paths.chatSend)) { request, context in try await send(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.chatRead)) { request, context in try await markRead(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.chatMembership)) { request, context in try await membership(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.chatDirect)) { request, context in try await direct(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.chatGroup)) { request, context in try await newGroup(request, context) }
     }
 
     // MARK: - Pages
 
     /// The room list: invites first, then the rooms by their latest message.
     func list(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { return try await portal.feature(.chats, context) }
-        let rooms = try await roomList(context.session)
+        let rooms = try await chat.roomList(context.session)
         let strings = renderer.strings
         let title = strings["feature_chats_title"]
         return try renderer.page(
@@ -53,8 +50,7 @@ struct ChatController: Sendable {
 
     /// One room: its latest messages, the composer, its members and the note on encryption.
     func room(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { return try await portal.feature(.chats, context) }
-        return try await roomPage(try Self.roomID(request.uri.queryParameters.get("id")), notice: Self.notice(request, strings: renderer.strings), context)
+        return try await roomPage(try ChatFeature.roomID(request.uri.queryParameters.get("id")), notice: Self.notice(request, strings: renderer.strings), context)
     }
 
     /// A message the composer could not send, as the member wrote it, and why: shown again in the composer.
@@ -70,7 +66,7 @@ struct ChatController: Sendable {
         let strings = renderer.strings
         var values: [String: Any] = [:]
         if room.membership == .joined {
-            let page = try await chats.call(loop) { try await chats.client.messages(loop.credentials, room: roomID, from: nil, limit: 40) }
+            let page = try await chats.matrix(loop).messages(room: roomID, from: nil, limit: 40)
             let messages = ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: strings)
             values["messages"] = messages
             values["hasMessages"] = !messages.isEmpty
@@ -78,7 +74,7 @@ struct ChatController: Sendable {
             // (Read markers are the page's script's to send, as the member sees the lines: a GET changes nothing.)
         }
         let name = rooms.displayName(of: room)
-        values["callable"] = room.membership == .joined && room.isOneToOne && rooms.peer(in: room) != nil && features.mayUse(.calls, context.session)
+        values["callable"] = room.membership == .joined && room.isOneToOne && rooms.peer(in: room) != nil && chat.allows(.calls, context.session)
         values["messageLimit"] = Self.messageLimit
         values["draft"] = draft?.text
         values["composerError"] = draft?.error
@@ -95,14 +91,13 @@ struct ChatController: Sendable {
 
     /// Older messages of a room, for the timeline scrolled to its top (JSON).
     func history(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { throw ChatError.notAllowed }
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let query = request.uri.queryParameters
-        let roomID = try Self.roomID(query.get("id"))
+        let roomID = try ChatFeature.roomID(query.get("id"))
         let loop = try await loop(context.session)
         let rooms = try await current(loop)
         guard let room = rooms.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
-        let page = try await chats.call(loop) { try await chats.client.messages(loop.credentials, room: roomID, from: query.get("from"), limit: 40) }
+        let page = try await chats.matrix(loop).messages(room: roomID, from: query.get("from"), limit: 40)
         return try JSONResponse.make([
             "messages": ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings), "older": page.end as Any,
         ])
@@ -110,7 +105,6 @@ struct ChatController: Sendable {
 
     /// Find a member to chat with, and make a group.
     func newChat(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard chats.mayChat(context.session) else { return try await portal.feature(.chats, context) }
         return try await newChatPage(request.uri.queryParameters.get("q") ?? "", notice: Self.notice(request, strings: renderer.strings), context)
     }
 
@@ -124,7 +118,7 @@ struct ChatController: Sendable {
     func newChatPage(_ query: String, notice: String? = nil, group: GroupEntry? = nil, _ context: SignedInRequestContext) async throws -> Response {
         let strings = renderer.strings
         let text = String(query.trimmingCharacters(in: .whitespaces).prefix(100))
-        let found = text.isEmpty ? [] : try await registrations.directory(search: text, limit: 20)
+        let found = text.isEmpty ? [] : try await chat.registrations.directory(search: text, limit: 20)
         let me = context.session.identity.sub
         let people = found.filter { $0.sub != me && $0.chatUserID != nil }
         return try renderer.page(
@@ -157,34 +151,13 @@ struct ChatController: Sendable {
 
     // MARK: - Helpers
 
-    func loop(_ session: Session) async throws -> SyncLoop {
-        try await chats.loop(for: session)
-    }
+    func loop(_ session: Session) async throws -> SyncLoop { try await chat.loop(session) }
 
-    func roomList(_ session: Session) async throws -> RoomList {
-        try await current(loop(session))
-    }
-
-    func current(_ loop: SyncLoop) async throws -> RoomList {
-        try await chats.call(loop) { try await loop.current() }
-    }
-
-
-    /// A room id as Matrix writes them (`!opaque:server`, or `!opaque` from room version 12 on), or a `400`.
-    static func roomID(_ text: String?) throws -> String {
-        guard let text, text.hasPrefix("!"), text.utf8.count > 1, text.utf8.count <= 255,
-            text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0 != "/" && $0 != "?" && $0 != "#" })
-        else { throw RequestError.badRequest("id: a room id (!…:server) is required") }
-        return text
-    }
+    func current(_ loop: SyncLoop) async throws -> RoomList { try await chat.current(loop) }
 
     /// What the last action did, from the redirect's `done=`.
     static func notice(_ request: Request, strings: StringsTable) -> String? {
         guard let done = request.uri.queryParameters.get("done"), ["left", "declined", "joined", "group"].contains(done) else { return nil }
         return strings["chat_done_\(done)"]
-    }
-
-    static func redirect(_ location: String) -> Response {
-        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 }

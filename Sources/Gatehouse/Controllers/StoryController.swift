@@ -11,8 +11,7 @@ import Hummingbird
 /// stories first; opening one marks it seen (`org.gatehouse.story.seen`), and its author sees who saw it. Never a
 /// member at `sso`'s: the portal's onboarding prompt answers them.
 struct StoryController: Sendable {
-    let chat: ChatController
-    let features: FeaturesConfiguration
+    let chat: ChatFeature
     /// How long a story is shown.
     let lifetime: TimeInterval
     /// The clock stories are shown by (a test's own).
@@ -22,21 +21,19 @@ struct StoryController: Sendable {
     var renderer: PageRenderer { chat.renderer }
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
-        group.get(RouterPath(stringLiteral: Paths.stories)) { request, context in try await list(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.storyPost)) { request, context in try await post(request, context) }
-        group.get(RouterPath(stringLiteral: Paths.storyView)) { request, context in try await view(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.storySeen)) { request, context in try await seen(request, context) }
-        group.post(RouterPath(stringLiteral: Paths.storyOpen)) { request, context in try await open(request, context) }
+        let (pages, actions) = chat.routes(.stories, on: group)
+        pages.get(RouterPath(stringLiteral: Paths.stories)) { request, context in try await list(request, context) }
+        pages.get(RouterPath(stringLiteral: Paths.storyView)) { request, context in try await view(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.storyPost)) { request, context in try await post(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.storySeen)) { request, context in try await seen(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.storyOpen)) { request, context in try await open(request, context) }
     }
-
-    func mayStory(_ session: Session) -> Bool { chats.mayChat(session) && features.mayUse(.stories, session) }
 
     // MARK: - Pages
 
     /// The member's own stories with who saw them, a form to post one, and the people with stories, new ones first.
     func list(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayStory(context.session) else { return try await chat.portal.feature(.stories, context) }
-        return try await listPage(context, notice: request.uri.queryParameters.get("done") == "posted" ? renderer.strings["stories_posted"] : nil)
+        try await listPage(context, notice: request.uri.queryParameters.get("done") == "posted" ? renderer.strings["stories_posted"] : nil)
     }
 
     func listPage(_ context: SignedInRequestContext, notice: String? = nil, entry: String = "", error: String? = nil) async throws -> Response {
@@ -105,7 +102,6 @@ struct StoryController: Sendable {
 
     /// Posts a story: the member's story room made at their first, and everyone they have a direct chat with invited.
     func post(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayStory(context.session) else { throw ChatError.notAllowed }
         // Room for a story far over its limit (each byte of it encoded as `%XX`), so that it comes back whole to shorten.
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin, limit: Self.formLimit)
         let text = (form["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -119,24 +115,20 @@ struct StoryController: Sendable {
         if let own = rooms.storyRooms.first(where: { $0.creator == rooms.me && $0.membership == .joined }) {
             room = own.id
             for partner in partners.subtracting(own.members.filter { ["join", "invite"].contains($0.value.membership) }.keys) {
-                try? await chats.client.invite(loop.credentials, room: room, user: partner)
+                try? await chats.matrix(loop).invite(room: room, user: partner)
             }
         } else {
-            room = try await chats.call(loop) { try await chats.client.createStoryRoom(loop.credentials, invite: partners.sorted()) }
+            room = try await chats.matrix(loop).createStoryRoom(invite: partners.sorted())
         }
-        _ = try await chats.call(loop) {
-            try await chats.client.send(
-                loop.credentials, room: room, type: Story.eventType, content: .object(["msgtype": .string("m.text"), "body": .string(text)]),
+        _ = try await chats.matrix(loop).send(room: room, type: Story.eventType, content: .object(["msgtype": .string("m.text"), "body": .string(text)]),
                 transactionID: RandomToken.make())
-        }
         _ = try? await loop.refresh()
-        return ChatController.redirect(Paths.stories + "?done=posted")
+        return ChatFeature.redirect(Paths.stories + "?done=posted")
     }
 
     /// One person's live stories, oldest first; the page's script marks them seen once the member sees them.
     func view(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        guard mayStory(context.session) else { return try await chat.portal.feature(.stories, context) }
-        let roomID = try ChatController.roomID(request.uri.queryParameters.get("room"))
+        let roomID = try ChatFeature.roomID(request.uri.queryParameters.get("room"))
         let loop = try await chat.loop(context.session)
         let rooms = try await chat.current(loop)
         guard let room = rooms.rooms[roomID], room.isStories, room.membership == .joined, let author = room.creator else { throw ChatError.notInRoom }
@@ -164,9 +156,7 @@ struct StoryController: Sendable {
         var marked = 0
         for story in try await book(room, loop).live where author != rooms.me && !story.seenBy.contains(rooms.me) {
             let content: JSONValue = .object(["m.relates_to": .object(["rel_type": .string("m.reference"), "event_id": .string(story.id)])])
-            _ = try await chats.call(loop) {
-                try await chats.client.send(loop.credentials, room: room.id, type: Story.seenType, content: content, transactionID: RandomToken.make())
-            }
+            _ = try await chats.matrix(loop).send(room: room.id, type: Story.seenType, content: content, transactionID: RandomToken.make())
             marked += 1
         }
         return try JSONResponse.make(["seen": marked])
@@ -176,9 +166,8 @@ struct StoryController: Sendable {
 
     /// A story form's room (origin and CSRF token checked), the member's loop and rooms.
     func formRoom(_ request: Request, _ context: SignedInRequestContext) async throws -> (String, SyncLoop, RoomList) {
-        guard mayStory(context.session) else { throw ChatError.notAllowed }
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
-        let roomID = try ChatController.roomID(form["room"])
+        let roomID = try ChatFeature.roomID(form["room"])
         let loop = try await chat.loop(context.session)
         return (roomID, loop, try await chat.current(loop))
     }
@@ -197,16 +186,14 @@ struct StoryController: Sendable {
         let (roomID, loop, rooms) = try await formRoom(request, context)
         if rooms.rooms[roomID]?.membership != .joined {
             guard invitedStories(rooms).contains(where: { $0.id == roomID }) else { throw ChatError.notInRoom }
-            try await chats.call(loop) { try await chats.client.join(loop.credentials, room: roomID) }
+            try await chats.matrix(loop).join(room: roomID)
             _ = try? await loop.refresh()
         }
-        return ChatController.redirect(FormEncoding.url(Paths.storyView, adding: [("room", roomID)]))
+        return ChatFeature.redirect(FormEncoding.url(Paths.storyView, adding: [("room", roomID)]))
     }
 
     func book(_ room: Room, _ loop: SyncLoop) async throws -> StoryBook {
-        let page = try await chats.call(loop) {
-            try await chats.client.messages(loop.credentials, room: room.id, from: nil, limit: 200, types: [Story.eventType, Story.seenType])
-        }
+        let page = try await chats.matrix(loop).messages(room: room.id, from: nil, limit: 200, types: [Story.eventType, Story.seenType])
         return StoryBook(room: room, events: page.events, now: Int(now().timeIntervalSince1970 * 1000), lifetime: Int(lifetime * 1000))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseMatrix
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -84,6 +85,8 @@ public struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func respond(to error: any Error, request: Request, context: Context) -> Response {
+        // A homeserver's failure, met by a chat page on the member's device, is the chat's error.
+        let error = (error as? MatrixError).map { ChatError($0) as any Error } ?? error
         let status: HTTPResponse.Status
         let reason: String
         let key: String

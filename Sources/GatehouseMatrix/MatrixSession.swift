@@ -1,0 +1,99 @@
+import Foundation
+
+/// One member's device at the homeserver as the gateway holds it: the client and the device's credentials together,
+/// so that what the chat's pages ask is done as that member and no caller handles (or mixes up) a member's token.
+/// Handed out by whoever holds the devices (the gateway's `ChatSessions`), which is told first when the homeserver
+/// refuses the token (`tokenRefused`: the device was logged out elsewhere, or its token expired) so that it can
+/// replace the device.
+public struct MatrixSession: Sendable {
+    let client: MatrixClient
+    public let credentials: MatrixCredentials
+    let tokenRefused: @Sendable () async -> Void
+
+    public init(client: MatrixClient, credentials: MatrixCredentials, tokenRefused: @escaping @Sendable () async -> Void) {
+        self.client = client
+        self.credentials = credentials
+        self.tokenRefused = tokenRefused
+    }
+
+    /// The member's user id and the device's id (a call's party).
+    public var userID: String { credentials.userID }
+    public var deviceID: String { credentials.deviceID }
+
+    func run<T>(_ body: (MatrixClient, MatrixCredentials) async throws(MatrixError) -> T) async throws(MatrixError) -> T {
+        do {
+            return try await body(client, credentials)
+        } catch .tokenInvalid {
+            await tokenRefused()
+            throw .tokenInvalid
+        }
+    }
+
+    // MARK: - Events
+
+    /// Sends an event of `type`; `transactionID` makes a retry of the same event arrive once.
+    public func send(room: String, type: String, content: JSONValue, transactionID: String) async throws(MatrixError) -> String {
+        try await run { client, credentials throws(MatrixError) in
+            try await client.send(credentials, room: room, type: type, content: content, transactionID: transactionID)
+        }
+    }
+
+    /// Sends a text message.
+    public func send(room: String, text: String, transactionID: String) async throws(MatrixError) -> String {
+        try await run { client, credentials throws(MatrixError) in try await client.send(credentials, room: room, text: text, transactionID: transactionID) }
+    }
+
+    /// Events before `from`, newest first, and the token before them (`nil`: the start of the room).
+    public func messages(room: String, from: String?, limit: Int, types: [String]? = nil) async throws(MatrixError)
+        -> (events: [MatrixEvent], end: String?)
+    {
+        try await run { client, credentials throws(MatrixError) in try await client.messages(credentials, room: room, from: from, limit: limit, types: types) }
+    }
+
+    /// Marks the room read up to `event` (the receipt others see and the member's own marker).
+    public func markRead(room: String, event: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in try await client.markRead(credentials, room: room, event: event) }
+    }
+
+    // MARK: - Rooms
+
+    public func join(room: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in try await client.join(credentials, room: room) }
+    }
+
+    /// Leaves a room, or declines its invite.
+    public func leave(room: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in try await client.leave(credentials, room: room) }
+    }
+
+    public func invite(room: String, user: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in try await client.invite(credentials, room: room, user: user) }
+    }
+
+    /// A new room: a direct chat with one member (`direct`), or a group with a name; the others invited.
+    public func createRoom(name: String?, invite: [String], direct: Bool) async throws(MatrixError) -> String {
+        try await run { client, credentials throws(MatrixError) in try await client.createRoom(credentials, name: name, invite: invite, direct: direct) }
+    }
+
+    /// The member's story room, the people invited who may see it.
+    public func createStoryRoom(invite: [String]) async throws(MatrixError) -> String {
+        try await run { client, credentials throws(MatrixError) in try await client.createStoryRoom(credentials, invite: invite) }
+    }
+
+    /// Adds a room to the member's direct chats (`m.direct`), as other Matrix clients list them.
+    public func addDirect(room: String, with user: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in
+            var direct = try await client.directRooms(credentials)
+            guard direct[user]?.contains(room) != true else { return }
+            direct[user, default: []].append(room)
+            try await client.setDirectRooms(credentials, direct)
+        }
+    }
+
+    // MARK: - Calls
+
+    /// The homeserver's TURN server with the member's short-lived credentials; `nil` when it has none.
+    public func turnServer() async throws(MatrixError) -> TurnServer? {
+        try await run { client, credentials throws(MatrixError) in try await client.turnServer(credentials) }
+    }
+}
