@@ -22,7 +22,7 @@ public struct FrameController: Sendable {
     /// The warning's texts, in the request's language.
     let languages: Languages?
 
-    static let header = HTTPField.Name("X-Gatehouse-Frame")!
+    static let header = GatewayBar.scriptHeader
     static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
     /// More than any set of choices needs.
     static let bodyLimit = 256

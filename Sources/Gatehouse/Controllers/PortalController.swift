@@ -218,3 +218,5 @@ public struct PortalController: Sendable {
         return values
     }
 }
+
+extension PortalController: FeatureChrome {}

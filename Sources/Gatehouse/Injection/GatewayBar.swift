@@ -11,6 +11,10 @@ import NIOCore
 /// handle. Its markup lives in a declarative shadow root, so the app's CSS and the bar's do not meet; above the page
 /// it takes 40 px, which a style in the page (`media` switched by the bar's script) reserves at the top.
 public struct GatewayBar: Sendable {
+    /// The header the bar's scripts send with what they ask (`X-Gatehouse-Frame: 1`), which no form and no other
+    /// site's page can send: what the bar may change is asked only by the bar.
+    static let scriptHeader = HTTPField.Name("X-Gatehouse-Frame")!
+
     let renderer: PageRenderer
     let catalog: AppCatalog
     /// Which apps are the chat features' (the bar marks the section the member is in).

@@ -12,7 +12,7 @@ struct ChatController: Sendable {
     let chat: ChatFeature
 
     var chats: ChatSessions { chat.chats }
-    var portal: PortalController { chat.portal }
+    var portal: any FeatureChrome { chat.portal }
     var renderer: PageRenderer { chat.renderer }
 
     func addRoutes(to group: RouterGroup<SignedInRequestContext>) {

@@ -34,7 +34,7 @@ struct CallRing: Sendable {
     /// header no form can).
     func decline(_ request: Request, _ session: Session) async throws -> Response {
         guard mayCall(session) else { throw ChatError.notAllowed }
-        guard request.headers[FrameController.header] == "1" else { throw RequestError.forbidden("decline without the bar's header") }
+        guard request.headers[GatewayBar.scriptHeader] == "1" else { throw RequestError.forbidden("decline without the bar's header") }
         let body = try await request.body.collect(upTo: 4096)
         guard let callID = (try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView)))?["decline"]?.string,
             CallSignalling.isCallID(callID)

@@ -9,7 +9,7 @@ import Hummingbird
 /// feature's routes to the members it is for. The controllers of the three take this, never each other.
 struct ChatFeature: Sendable {
     let chats: ChatSessions
-    let portal: PortalController
+    let portal: any FeatureChrome
     let registrations: any RegistrationStore
     let renderer: PageRenderer
     let publicOrigin: String
@@ -81,6 +81,20 @@ struct ChatFeature: Sendable {
 
     static func redirect(_ location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+}
+
+/// The gateway's page chrome around the chat's pages (the portal's tabs, header and bar), and its page for a
+/// feature a member may not use (the onboarding prompt at `sso`): the portal's (`PortalController`), so that the
+/// chat's pages depend on no other controller.
+protocol FeatureChrome: Sendable {
+    func feature(_ tab: FeatureTab, _ context: SignedInRequestContext, toast: String?) async throws -> Response
+    func values(_ current: FeatureTab, _ session: Session, _ customize: (inout [String: Any]) -> Void) async throws -> [String: Any]
+}
+
+extension FeatureChrome {
+    func feature(_ tab: FeatureTab, _ context: SignedInRequestContext) async throws -> Response {
+        try await feature(tab, context, toast: nil)
     }
 }
 
