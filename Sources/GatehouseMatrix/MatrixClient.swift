@@ -176,6 +176,22 @@ public struct MatrixClient: Sendable {
     func raw(
         _ method: HTTPMethod, _ path: String, query: [(String, String)], as credentials: MatrixCredentials?, json: JSONValue?, timeout: TimeAmount
     ) async throws(MatrixError) -> Data {
+        let (status, data) = try await exchange(method, path, query: query, bearer: credentials?.accessToken, json: json, timeout: timeout)
+        guard (200..<300).contains(status) else {
+            let answer = try? JSONDecoder().decode(JSONValue.self, from: data)
+            let errcode = answer?["errcode"]?.string ?? "M_UNKNOWN"
+            if status == 401, errcode == "M_UNKNOWN_TOKEN" || errcode == "M_MISSING_TOKEN" { throw .tokenInvalid }
+            throw .refused(status: status, errcode: errcode, message: answer?["error"]?.string ?? "")
+        }
+        return data
+    }
+
+    /// One request and the homeserver's answer whatever its status (the admin API's callers read the status); only
+    /// no answer at all is an error.
+    func exchange(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)], bearer: String?, json: JSONValue?, timeout: TimeAmount,
+        limit: Int = 16 << 20
+    ) async throws(MatrixError) -> (status: Int, body: Data) {
         var components = URLComponents()
         components.queryItems = query.isEmpty ? nil : query.map { URLQueryItem(name: $0.0, value: $0.1) }
         // `+` is a space to some servers' query parsers: escaped as the rest.
@@ -183,29 +199,21 @@ public struct MatrixClient: Sendable {
         let base = homeserver.absoluteString.hasSuffix("/") ? String(homeserver.absoluteString.dropLast()) : homeserver.absoluteString
         var request = HTTPClientRequest(url: base + path + (encodedQuery.map { "?" + $0 } ?? ""))
         request.method = method
+        request.headers.add(name: "User-Agent", value: "Gatehouse")
         request.headers.add(name: "Accept", value: "application/json")
-        if let credentials { request.headers.add(name: "Authorization", value: "Bearer \(credentials.accessToken)") }
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             let body = (try? JSONEncoder().encode(json)) ?? Data("{}".utf8)
             request.body = .bytes(ByteBuffer(bytes: body))
         }
-        let response: HTTPClientResponse
-        let bytes: ByteBuffer
         do {
-            response = try await http.execute(request, timeout: timeout)
-            bytes = try await response.body.collect(upTo: 16 << 20)
+            let response = try await http.execute(request, timeout: timeout)
+            let bytes = try await response.body.collect(upTo: limit)
+            return (Int(response.status.code), Data(bytes.readableBytesView))
         } catch {
             throw .unreachable(String(describing: error))
         }
-        let data = Data(bytes.readableBytesView)
-        guard (200..<300).contains(response.status.code) else {
-            let answer = try? JSONDecoder().decode(JSONValue.self, from: data)
-            let errcode = answer?["errcode"]?.string ?? "M_UNKNOWN"
-            if response.status.code == 401, errcode == "M_UNKNOWN_TOKEN" || errcode == "M_MISSING_TOKEN" { throw .tokenInvalid }
-            throw .refused(status: Int(response.status.code), errcode: errcode, message: answer?["error"]?.string ?? "")
-        }
-        return data
     }
 
     /// A path segment with everything but unreserved characters escaped (`!room:server` → `%21room%3Aserver`).

@@ -11,10 +11,10 @@ extension SynapseChatBackend {
         while let start = from {
             let answer = try await call(.GET, "/_synapse/admin/v1/rooms", query: [("limit", "500"), ("from", String(start))])
             guard answer.status == 200 else { throw answer.failure }
-            for room in (answer.json["rooms"] as? [[String: Any]]) ?? [] where room["room_type"] as? String == Room.storiesType {
-                if let id = room["room_id"] as? String, let creator = room["creator"] as? String { found.append((id, creator)) }
+            for room in answer.json["rooms"]?.array ?? [] where room["room_type"]?.string == Room.storiesType {
+                if let id = room["room_id"]?.string, let creator = room["creator"]?.string { found.append((id, creator)) }
             }
-            from = answer.json["next_batch"] as? Int
+            from = answer.json["next_batch"]?.int
         }
         return found
     }
@@ -26,9 +26,9 @@ extension SynapseChatBackend {
         let answer = try await call(
             .GET, "/_synapse/admin/v1/rooms/\(Self.segment(room))/messages", query: [("dir", "b"), ("limit", "500"), ("filter", filter)])
         guard answer.status == 200 else { throw answer.failure }
-        return ((answer.json["chunk"] as? [[String: Any]]) ?? []).compactMap { event in
-            guard event["sender"] as? String == creator, let id = event["event_id"] as? String, let ts = event["origin_server_ts"] as? Int, ts <= cutoff,
-                (event["unsigned"] as? [String: Any])?["redacted_because"] == nil, (event["content"] as? [String: Any])?.isEmpty == false
+        return (answer.json["chunk"]?.array ?? []).compactMap { event in
+            guard event["sender"]?.string == creator, let id = event["event_id"]?.string, let ts = event["origin_server_ts"]?.int, ts <= cutoff,
+                event["unsigned"]?["redacted_because"] == nil, event["content"]?.object?.isEmpty == false
             else { return nil }
             return id
         }

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import GatehouseCore
 import GatehouseMatrix
-import NIOCore
 import NIOHTTP1
 
 /// Members' accounts on a Synapse homeserver, through its admin API (with an admin's access token):
@@ -15,27 +14,25 @@ import NIOHTTP1
 ///   provider lands on this account);
 /// - `POST /_synapse/admin/v1/deactivate/{user_id}`: an account ended.
 public struct SynapseChatBackend: ChatBackend {
-    let http: HTTPClient
+    let client: MatrixClient
+    let admin: MatrixAdmin
     let homeserver: URL
     let serverName: String
-    let adminToken: String
     let authProvider: String
     /// The gateway's JWT login, when it serves chat itself: members then reach the homeserver through the gateway
     /// only, and the homeserver needs no sign-in of its own for browsers.
     let loginToken: LoginToken?
-    let timeout: TimeAmount
 
     public init(
         http: HTTPClient, homeserver: URL, serverName: String, adminToken: String, authProvider: String, loginToken: LoginToken? = nil,
         timeoutSeconds: Int
     ) {
-        self.http = http
+        self.client = MatrixClient(http: http, homeserver: homeserver, timeoutSeconds: timeoutSeconds)
+        self.admin = MatrixAdmin(client: client, token: adminToken)
         self.homeserver = homeserver
         self.serverName = serverName
-        self.adminToken = adminToken
         self.authProvider = authProvider
         self.loginToken = loginToken
-        self.timeout = .seconds(Int64(timeoutSeconds))
     }
 
     /// The Matrix ID a username becomes: localparts are lower case.
@@ -45,7 +42,7 @@ public struct SynapseChatBackend: ChatBackend {
 
     public func refusal(ofName localpart: String) async throws(ChatBackendError) -> ChatNameRefusal? {
         let answer = try await call(.GET, "/_synapse/admin/v1/username_available", query: [("username", localpart.lowercased())])
-        if answer.status == 200, answer.json["available"] as? Bool == true { return nil }
+        if answer.status == 200, answer.json["available"]?.bool == true { return nil }
         switch answer.errcode {
         case "M_USER_IN_USE": return .taken
         case "M_INVALID_USERNAME": return .invalid
@@ -57,7 +54,7 @@ public struct SynapseChatBackend: ChatBackend {
     public func account(linkedTo sub: String) async throws(ChatBackendError) -> ChatAccount? {
         let answer = try await call(.GET, "/_synapse/admin/v1/auth_providers/\(Self.segment(authProvider))/users/\(Self.segment(sub))")
         if answer.status == 404 { return nil }
-        guard answer.status == 200, let userID = answer.json["user_id"] as? String else { throw answer.failure }
+        guard answer.status == 200, let userID = answer.json["user_id"]?.string else { throw answer.failure }
         // The lookup is cached by the homeserver: the account itself says whether it is live and still linked.
         guard let user = try await user(userID), user.isLive, user.links(sub: sub, provider: authProvider) else { return nil }
         return ChatAccount(userID: userID)
@@ -70,31 +67,31 @@ public struct SynapseChatBackend: ChatBackend {
             // An account of this name is the member's own only when an earlier attempt made it for them.
             guard existing.isLive, existing.links(sub: request.sub, provider: authProvider) else { throw .nameTaken }
         }
-        let body: [String: Any] = [
-            "displayname": request.displayName,
-            "threepids": [["medium": "msisdn", "address": Self.msisdn(request.phoneNumber)]],
-            "external_ids": [["auth_provider": authProvider, "external_id": request.sub]],
-        ]
+        let body: JSONValue = .object([
+            "displayname": .string(request.displayName),
+            "threepids": Self.threepids(request.phoneNumber),
+            "external_ids": .array([.object(["auth_provider": .string(authProvider), "external_id": .string(request.sub)])]),
+        ])
         let answer = try await call(.PUT, "/_synapse/admin/v2/users/\(Self.segment(userID))", json: body)
         guard answer.status == 200 || answer.status == 201 else { throw answer.failure }
         return ChatAccount(userID: userID)
     }
 
     public func update(_ account: ChatAccount, displayName: String?, phoneNumber: PhoneNumber?) async throws(ChatBackendError) {
-        var body: [String: Any] = [:]
-        if let displayName { body["displayname"] = displayName }
-        if let phoneNumber { body["threepids"] = [["medium": "msisdn", "address": Self.msisdn(phoneNumber)]] }
+        var body: [String: JSONValue] = [:]
+        if let displayName { body["displayname"] = .string(displayName) }
+        if let phoneNumber { body["threepids"] = Self.threepids(phoneNumber) }
         guard !body.isEmpty else { return }
-        let answer = try await call(.PUT, "/_synapse/admin/v2/users/\(Self.segment(account.userID))", json: body)
+        let answer = try await call(.PUT, "/_synapse/admin/v2/users/\(Self.segment(account.userID))", json: .object(body))
         guard answer.status == 200 else { throw answer.failure }
     }
 
     public func deactivate(_ account: ChatAccount) async throws(ChatBackendError) {
         let path = Self.segment(account.userID)
-        let ended = try await call(.POST, "/_synapse/admin/v1/deactivate/\(path)", json: ["erase": false])
+        let ended = try await call(.POST, "/_synapse/admin/v1/deactivate/\(path)", json: .object(["erase": .bool(false)]))
         guard ended.status == 200 else { throw ended.failure }
         // A deactivated account keeps its link: without this the member's next upgrade could not link a new one.
-        let unlinked = try await call(.PUT, "/_synapse/admin/v2/users/\(path)", json: ["external_ids": [[String: String]]()])
+        let unlinked = try await call(.PUT, "/_synapse/admin/v2/users/\(path)", json: .object(["external_ids": .array([])]))
         guard unlinked.status == 200 else { throw unlinked.failure }
     }
 
@@ -104,23 +101,23 @@ public struct SynapseChatBackend: ChatBackend {
             if whoami.status == 401 || whoami.status == 403 {
                 return ["chat.admin_token_file: the homeserver does not accept the token (\(whoami.errcode ?? "HTTP \(whoami.status)"))"]
             }
-            guard whoami.status == 200, let me = whoami.json["user_id"] as? String else { return ["chat.homeserver_url: \(whoami.failure)"] }
+            guard whoami.status == 200, let me = whoami.json["user_id"]?.string else { return ["chat.homeserver_url: \(whoami.failure)"] }
             var problems: [String] = []
             if !me.hasSuffix(":" + serverName) {
                 problems.append("chat.server_name: the homeserver's users are …:\(me.split(separator: ":", maxSplits: 1).last ?? ""), not …:\(serverName)")
             }
-            let admin = try await call(.GET, "/_synapse/admin/v2/users/\(Self.segment(me))")
-            if admin.status == 403 || admin.json["admin"] as? Bool == false {
+            let account = try await call(.GET, "/_synapse/admin/v2/users/\(Self.segment(me))")
+            if account.status == 403 || account.json["admin"]?.bool == false {
                 problems.append("chat.admin_token_file: the token is \(me)'s, who is not a homeserver admin")
-            } else if admin.status != 200 {
-                problems.append("chat.homeserver_url: the admin API answered HTTP \(admin.status) (is /_synapse/admin reachable from the gateway?)")
+            } else if account.status != 200 {
+                problems.append("chat.homeserver_url: the admin API answered HTTP \(account.status) (is /_synapse/admin reachable from the gateway?)")
             }
             let login = try await call(.GET, "/_matrix/client/v3/login", authorized: false)
-            let flows = (login.json["flows"] as? [[String: Any]]) ?? []
+            let flows = login.json["flows"]?.array ?? []
             if let loginToken {
                 problems += await jwtLoginProblems(flows: flows, token: loginToken, admin: me)
             } else {
-                let providers = flows.flatMap { flow in ((flow["identity_providers"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String } }
+                let providers = flows.flatMap { flow in (flow["identity_providers"]?.array ?? []).compactMap { $0["id"]?.string } }
                 if !providers.contains(authProvider) {
                     problems.append(
                         "chat.auth_provider: the homeserver has no OIDC provider \"\(authProvider)\" (it has: "
@@ -136,11 +133,10 @@ public struct SynapseChatBackend: ChatBackend {
 
     /// The gateway's JWT login, tried as the admin account (the one account the gateway may always name), its device
     /// logged out at once: the homeserver offers it and takes the gateway's secret and issuer.
-    func jwtLoginProblems(flows: [[String: Any]], token: LoginToken, admin: String) async -> [String] {
-        guard flows.contains(where: { $0["type"] as? String == MatrixClient.jwtLoginType }) else {
+    func jwtLoginProblems(flows: [JSONValue], token: LoginToken, admin: String) async -> [String] {
+        guard flows.contains(where: { $0["type"]?.string == MatrixClient.jwtLoginType }) else {
             return ["chat.jwt_secret_file: the homeserver offers no JWT login (\(MatrixClient.jwtLoginType)); its homeserver.yaml needs jwt_config"]
         }
-        let client = MatrixClient(http: http, homeserver: homeserver, timeout: timeout)
         do {
             let device = try await client.login(token: token.token(localpart: String(admin.dropFirst().prefix { $0 != ":" })), deviceName: "Gatehouse check-config")
             try? await client.logout(device)
@@ -157,14 +153,12 @@ public struct SynapseChatBackend: ChatBackend {
 
     /// An account as the admin API shows it.
     struct User {
-        let json: [String: Any]
+        let json: JSONValue
 
-        var isLive: Bool { json["deactivated"] as? Bool != true }
+        var isLive: Bool { json["deactivated"]?.bool != true }
 
         func links(sub: String, provider: String) -> Bool {
-            ((json["external_ids"] as? [[String: Any]]) ?? []).contains {
-                $0["auth_provider"] as? String == provider && $0["external_id"] as? String == sub
-            }
+            (json["external_ids"]?.array ?? []).contains { $0["auth_provider"]?.string == provider && $0["external_id"]?.string == sub }
         }
     }
 
@@ -175,58 +169,33 @@ public struct SynapseChatBackend: ChatBackend {
         return User(json: answer.json)
     }
 
-    struct Answer {
-        let status: Int
-        let json: [String: Any]
-
-        var errcode: String? { json["errcode"] as? String }
-
-        /// A failure the caller did not expect: server errors may pass, anything else will not by itself.
-        var failure: ChatBackendError {
-            status >= 500 || status == 429
-                ? .unavailable("HTTP \(status)\(errcode.map { " \($0)" } ?? "")")
-                : .refused(status: status, errcode: errcode, message: json["error"] as? String)
-        }
-    }
-
-    /// Bodies the homeserver sends back are small; more than this is not an answer of its admin API.
-    static let answerLimit = 1 << 20
-
-    func call(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], json: [String: Any]? = nil, authorized: Bool = true
-    ) async throws(ChatBackendError) -> Answer {
-        var target = homeserver.absoluteString
-        while target.hasSuffix("/") { target.removeLast() }
-        target += query.isEmpty ? path : FormEncoding.url(path, adding: query)
-        var request = HTTPClientRequest(url: target)
-        request.method = method
-        request.headers.add(name: "User-Agent", value: "Gatehouse")
-        request.headers.add(name: "Accept", value: "application/json")
-        if authorized { request.headers.add(name: "Authorization", value: "Bearer \(adminToken)") }
+    /// The admin API's answer; no answer at all is the homeserver unavailable.
+    func call(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], json: JSONValue? = nil, authorized: Bool = true)
+        async throws(ChatBackendError) -> MatrixAdmin.Answer
+    {
         do {
-            if let json {
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])))
-            }
-            let response = try await http.execute(request, timeout: timeout)
-            let body = try await response.body.collect(upTo: Self.answerLimit)
-            let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any]
-            return Answer(status: Int(response.status.code), json: object ?? [:])
+            return try await admin.call(method, path, query: query, json: json, authorized: authorized)
         } catch {
-            throw .unavailable(String(describing: error))
+            throw .unavailable(error.description)
         }
     }
 
-    /// One path segment: everything but unreserved characters and the Matrix ID's `@` and `:` escaped.
     static func segment(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: segmentCharacters) ?? text
+        MatrixAdmin.segment(text)
     }
 
-    static let segmentCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~@:")
+    /// A phone number as Matrix keeps an `msisdn` (its digits, without the `+`), the account's one third-party id.
+    static func threepids(_ number: PhoneNumber) -> JSONValue {
+        .array([.object(["medium": .string("msisdn"), "address": .string(String(number.e164.drop { $0 == "+" }))])])
+    }
+}
 
-    /// A phone number as Matrix keeps an `msisdn`: its digits, without the `+`.
-    static func msisdn(_ number: PhoneNumber) -> String {
-        String(number.e164.drop { $0 == "+" })
+extension MatrixAdmin.Answer {
+    /// A failure the caller did not expect: server errors may pass, anything else will not by itself.
+    var failure: ChatBackendError {
+        status >= 500 || status == 429
+            ? .unavailable("HTTP \(status)\(errcode.map { " \($0)" } ?? "")")
+            : .refused(status: status, errcode: errcode, message: message)
     }
 }
 
