@@ -140,28 +140,12 @@
     if (days.length) { lastDay = days[days.length - 1].getAttribute("data-day"); }
   }
 
-  function messageItem(message) {
-    var item = element("li", "message kind-" + message.kind + (message.mine ? " mine" : ""));
-    item.setAttribute("data-id", message.id || "");
-    var sender = element("span", "sender");
-    sender.appendChild(element("bdi", null, message.senderName));
-    item.appendChild(sender);
-    if (message.body !== undefined) {
-      var body = element("p", "body", message.body);
-      body.dir = "auto";
-      item.appendChild(body);
-    }
-    if (message.note) { item.appendChild(element("p", "note", message.note)); }
-    var meta = element("span", "meta");
-    var time = element("time");
-    time.setAttribute("datetime", message.at);
-    meta.appendChild(time);
-    if (message.edited) {
-      meta.appendChild(document.createTextNode(" · "));
-      meta.appendChild(element("span", "edited", main.getAttribute("data-edited")));
-    }
-    item.appendChild(meta);
-    return item;
+  // Lines come rendered by the gateway (its one renderer of a line, `chat-message`): the script only puts them in
+  // place by id. The markup is the gateway's own, every text in it escaped there.
+  function fromMarkup(html) {
+    var holder = document.createElement("template");
+    holder.innerHTML = html;
+    return holder.content;
   }
 
   function dayItem(day) {
@@ -185,36 +169,30 @@
   }
 
   function addMessage(message) {
-    if (!timeline) { return; }
+    if (!timeline || !message.html) { return; }
     var none = document.getElementById("no-messages");
     if (none) { none.hidden = true; }
+    var item = fromMarkup(message.html).querySelector("li.message");
+    if (!item) { return; }
+    localTimes(item);
+    var present = timeline.querySelector('li[data-id="' + CSS.escape(message.id) + '"]');
     if (message.replaces) {
-      var original = timeline.querySelector('li[data-id="' + CSS.escape(message.replaces) + '"] .body');
-      if (original) {
-        original.textContent = message.body;
-        var meta = original.parentNode.querySelector(".meta");
-        if (meta && !meta.querySelector(".edited")) {
-          meta.appendChild(document.createTextNode(" · "));
-          meta.appendChild(element("span", "edited", main.getAttribute("data-edited")));
-        }
-      }
+      // An edit: the line it edits, whole and marked edited, in that line's place (if the page has it).
+      if (present) { present.replaceWith(item); }
       return;
     }
-    if (timeline.querySelector('li[data-id="' + CSS.escape(message.id) + '"]')) { return; }
+    if (present) { return; }
     var follow = nearBottom();
     // The echo of a message this page sent: the pending line becomes the message.
     var pending = message.txn ? timeline.querySelector('li[data-txn="' + CSS.escape(message.txn) + '"]') : null;
-    var item = messageItem(message);
-    localTimes(item);
     if (pending) {
       pending.replaceWith(item);
     } else {
-      var day = message.at.slice(0, 10);
-      if (day !== lastDay) {
-        var separator = dayItem(day);
+      if (message.day !== lastDay) {
+        var separator = dayItem(message.day);
         localTimes(separator);
         timeline.appendChild(separator);
-        lastDay = day;
+        lastDay = message.day;
       }
       timeline.appendChild(item);
     }
@@ -225,9 +203,18 @@
   // Sending: shown at once as pending; sent, or failed with Retry.
   var composer = document.getElementById("composer");
   var text = document.getElementById("composer-text");
+  // The member's own line while it is sent: the page's template of it (the same renderer's), with the text and now.
+  var pendingTemplate = document.getElementById("pending-line");
+  function pendingLine(body) {
+    var item = pendingTemplate.content.querySelector("li.message").cloneNode(true);
+    item.querySelector(".body").textContent = body;
+    item.querySelector("time").setAttribute("datetime", new Date().toISOString());
+    return item;
+  }
+
   function send(body, existing) {
     var txn = "g" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
-    var item = existing || messageItem({ kind: "text", mine: true, senderName: main.getAttribute("data-you") || "", body: body, at: new Date().toISOString() });
+    var item = existing || pendingLine(body);
     item.classList.add("pending");
     item.classList.remove("failed");
     item.setAttribute("data-txn", txn);
@@ -295,12 +282,19 @@
       return response.ok ? response.json() : Promise.reject(new Error("status " + response.status));
     }).then(function (page) {
       var height = document.documentElement.scrollHeight;
-      var first = timeline.firstChild;
-      page.messages.forEach(function (message) {
-        if (timeline.querySelector('li[data-id="' + CSS.escape(message.id) + '"]')) { return; }
-        if (message.day) { timeline.insertBefore(dayItem(message.day), first); }
-        timeline.insertBefore(messageItem(message), first);
+      var lines = fromMarkup(page.html);
+      // Lines the page has already (a message that arrived live meanwhile) are kept as they are.
+      lines.querySelectorAll("li.message[data-id]").forEach(function (line) {
+        if (timeline.querySelector('li[data-id="' + CSS.escape(line.getAttribute("data-id")) + '"]')) { line.remove(); }
       });
+      var previousFirst = timeline.firstElementChild;
+      timeline.insertBefore(lines, previousFirst);
+      // The day the page started with, when the older lines end on that same day, is said once.
+      if (previousFirst && previousFirst.classList.contains("day")) {
+        var before = previousFirst.previousElementSibling;
+        while (before && !before.classList.contains("day")) { before = before.previousElementSibling; }
+        if (before && before.getAttribute("data-day") === previousFirst.getAttribute("data-day")) { previousFirst.remove(); }
+      }
       localTimes(timeline);
       window.scrollTo(0, window.scrollY + document.documentElement.scrollHeight - height);
       if (page.older) { timeline.setAttribute("data-older", page.older); } else { timeline.removeAttribute("data-older"); }

@@ -170,6 +170,29 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         write(bob_browser, "Hi Alice, nice to hear from you")
         # Alice's open room shows the reply without a reload.
         wait(alice_browser, lambda b: timeline(b) == ["Hello Bob 👋", "Hi Alice, nice to hear from you"], timeout=30)
+        # 45 lines more from Alice: the room opens on its latest 40, and the older ones come in at the top when she
+        # scrolls there (rendered by the gateway as the page's own), each once, in order.
+        sent = alice_browser.execute_async_script("""
+            var done = arguments[arguments.length - 1], room = document.getElementById("main").getAttribute("data-room");
+            var csrf = document.querySelector("input[name=csrf]").value, count = 0;
+            (function next() {
+              if (count === 45) { done(count); return; }
+              var body = new URLSearchParams({ csrf: csrf, room: room, text: "line " + count, txn: "older-" + count });
+              fetch("/chats/send", { method: "POST", credentials: "same-origin", body: body,
+                headers: { "Accept": "application/json", "X-Gatehouse-CSRF": csrf } }).then(function (answer) {
+                if (!answer.ok) { done("refused: " + answer.status); return; }
+                count += 1; next();
+              });
+            })();""")
+        assert sent == 45, sent
+        lines = ["Hello Bob 👋", "Hi Alice, nice to hear from you"] + [f"line {n}" for n in range(45)]
+        wait(alice_browser, lambda b: timeline(b) == lines, timeout=30)
+        alice_browser.refresh()
+        wait(alice_browser, lambda b: timeline(b) == lines[-40:])
+        alice_browser.execute_script("window.scrollTo(0, 0)")
+        wait(alice_browser, lambda b: timeline(b) == lines, timeout=20)
+        days = [item.get_attribute("data-day") for item in alice_browser.find_elements(By.CSS_SELECTOR, "#timeline li.day")]
+        assert days and len(days) == len(set(days)), days
 
         # A group of three: Bob accepts, Olive declines, each from the invite as it arrived live on an open list.
         bob_browser.get(gw.url + "/chats")

@@ -326,7 +326,7 @@ import Testing
                 if newContent { content["m.new_content"] = ["msgtype": "m.text", "body": body] }
                 return content
             }
-            async let liveEdits = Self.streamUntil(gateway, alice, room: room, contains: "other's fixed words")
+            async let liveEdits = Self.streamUntil(gateway, alice, room: room, contains: "other&#39;s fixed words")
             try await Task.sleep(for: .milliseconds(500))
             let forgeries = [
                 replacement(of: String(aliceEvent), "forged by another member"), replacement(of: ownEvent, "fallback only", newContent: false),
@@ -338,7 +338,9 @@ import Testing
                 #expect(sent.status == 200 || (index == 2 && sent.status == 400), "\(index): \(sent.json)")
             }
             let live = try await liveEdits
-            #expect(live.contains("other's fixed words") && !live.contains("forged by another member") && !live.contains("fallback only"), "\(live.suffix(1500))")
+            // (The edit comes as alice's page shows it: the line it edits, rendered whole, under that line's id.)
+            #expect(live.contains("other&#39;s fixed words") && !live.contains("forged by another member") && !live.contains("fallback only"), "\(live.suffix(1500))")
+            #expect(live.contains(#""replaces":"\#(ownEvent)""#) && live.contains(#""id":"\#(ownEvent)""#), "\(live.suffix(1500))")
             #expect(!live.contains("edit of nothing"))
             let edited = try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
             #expect(edited.contains("alice&#39;s own words") || edited.contains("alice's own words"))

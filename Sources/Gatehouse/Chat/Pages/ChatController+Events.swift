@@ -14,22 +14,23 @@ extension ChatController {
         let rooms = try await current(loop)
         if let roomFilter, !rooms.contains(roomFilter) { throw ChatError.notInRoom }
         // The request's language, read now: the body is written after the handler returned.
-        let strings = renderer.strings
-        return await LiveStream.response(loop: loop, draining: chat.draining, first: Self.roomsEvent(rooms, strings: strings)) { changes, list in
+        let language = RequestLanguage.current
+        let renderer = renderer
+        return await LiveStream.response(loop: loop, draining: chat.draining, first: Self.roomsEvent(rooms, strings: renderer.strings)) { changes, list in
             // A call's signalling alone changes nothing the chat shows.
-            changes.rooms.isEmpty && changes.gone.isEmpty && changes.messages.isEmpty ? nil : Self.events(changes, list, room: roomFilter, strings: strings)
+            guard !(changes.rooms.isEmpty && changes.gone.isEmpty && changes.messages.isEmpty) else { return nil }
+            return RequestLanguage.$current.withValue(language) { Self.events(changes, list, room: roomFilter, renderer: renderer) }
         }
     }
 
     /// What one change means to a page: the list and, for the page's room, its new lines (or that it is gone).
-    static func events(_ changes: RoomList.Changes, _ list: RoomList, room roomFilter: String?, strings: StringsTable) -> String {
-        var text = roomsEvent(list, strings: strings)
+    static func events(_ changes: RoomList.Changes, _ list: RoomList, room roomFilter: String?, renderer: PageRenderer) -> String {
+        var text = roomsEvent(list, strings: renderer.strings)
         guard let roomFilter else { return text }
         if let room = list.rooms[roomFilter] {
             for message in changes.messages[roomFilter] ?? [] {
-                var values = ChatViews.message(message, room: room, me: list.me, strings: strings)
-                values["txn"] = message.transactionID
-                text += LiveStream.event("message", values)
+                guard let line = try? ChatViews.liveLine(message, room: room, me: list.me, renderer: renderer), !line.isEmpty else { continue }
+                text += LiveStream.event("message", line)
             }
         }
         if changes.gone.contains(roomFilter) { text += LiveStream.event("gone", ["room": roomFilter]) }

@@ -43,7 +43,7 @@ struct ChatController: Sendable {
             try await portal.values(.chats, context.session) { values in
                 values["rooms"] = rooms.ordered.map { ChatViews.summary($0, in: rooms, strings: strings) }
                 values["hasRooms"] = !rooms.rooms.isEmpty
-                values["chatData"] = ChatViews.pageData(room: nil, me: nil, strings: strings)
+                values["chatData"] = ChatViews.pageData(room: nil, strings: strings)
                 values["notice"] = Self.notice(request, strings: strings)
             })
     }
@@ -76,6 +76,7 @@ struct ChatController: Sendable {
         let name = rooms.displayName(of: room)
         values["callable"] = room.membership == .joined && room.isOneToOne && rooms.peer(in: room) != nil && chat.allows(.calls, context.session)
         values["messageLimit"] = Self.messageLimit
+        values["pendingLine"] = ["kind": "text", "mine": true, "senderName": rooms.displayName(ofUser: rooms.me, in: room), "hasBody": true, "body": "", "at": ""]
         values["draft"] = draft?.text
         values["composerError"] = draft?.error
         if draft != nil { values["formPage"] = FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]) }
@@ -84,7 +85,7 @@ struct ChatController: Sendable {
             try await portal.values(.chats, context.session) { page in
                 page.merge(values) { _, new in new }
                 page.merge(ChatViews.details(room, in: rooms, strings: strings)) { _, new in new }
-                page["chatData"] = ChatViews.pageData(room: room.id, me: rooms.displayName(ofUser: rooms.me, in: room), strings: strings)
+                page["chatData"] = ChatViews.pageData(room: room.id, strings: strings)
                 page["notice"] = notice
             })
     }
@@ -98,9 +99,11 @@ struct ChatController: Sendable {
         let rooms = try await current(loop)
         guard let room = rooms.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
         let page = try await chats.matrix(loop).messages(room: roomID, from: query.get("from"), limit: 40)
-        return try JSONResponse.make([
-            "messages": ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings), "older": page.end as Any,
-        ])
+        // The lines as the page shows them (`chat-lines`), oldest first, with the days they start.
+        let lines = try ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings).map {
+            try renderer.fragment("chat-lines", $0)
+        }
+        return try JSONResponse.make(["html": lines.joined(), "older": page.end as Any])
     }
 
     /// Find a member to chat with, and make a group.

@@ -83,7 +83,27 @@ enum ChatViews {
         case .membership: values["note"] = line(message, room: room, strings: strings)
         case .call: values["note"] = callLine(message, room: room, strings: strings)
         }
-        if let replaces = message.replaces { values["replaces"] = replaces }
+        values["hasBody"] = values["body"] != nil
+        return values
+    }
+
+    /// A line as the live stream sends it, rendered by the one renderer of a line (`chat-message`): its id, the
+    /// page's own id of a message it sent (`txn`), whether it is the member's, and its markup. A live edit is sent as
+    /// the line it edits, whole, under that line's id (`replaces`: the page replaces it).
+    static func liveLine(_ message: Message, room: Room, me: String, renderer: PageRenderer) throws -> [String: Any] {
+        var line = message
+        if let original = message.replaces {
+            guard var edited = room.recentLines.last(where: { $0.id == original }) else { return [:] }
+            edited.body = message.body
+            edited.isEdited = true
+            line = edited
+        }
+        var values: [String: Any] = [
+            "id": line.id, "mine": line.sender == me, "html": try renderer.fragment("chat-message", self.message(line, room: room, me: me, strings: renderer.strings)),
+        ]
+        values["txn"] = message.transactionID
+        values["replaces"] = message.replaces
+        values["day"] = String(iso(line.timestamp).prefix(10))
         return values
     }
 
@@ -119,13 +139,12 @@ enum ChatViews {
 
     /// What the page's script needs: which room it shows, the member's own name there (their lines say it, as the
     /// server renders them), and its words.
-    static func pageData(room: String?, me: String?, strings: StringsTable) -> [String: Any] {
+    static func pageData(room: String?, strings: StringsTable) -> [String: Any] {
         var values: [String: Any] = [:]
-        for key in ["chat_pending", "chat_sent", "chat_failed", "chat_retry", "chat_edited", "chat_ended", "chat_new_messages"] {
+        for key in ["chat_pending", "chat_sent", "chat_failed", "chat_retry", "chat_ended", "chat_new_messages"] {
             values[key] = strings[key]
         }
         values["room"] = room
-        values["me"] = me
         return values
     }
 
