@@ -19,6 +19,14 @@
     return node;
   }
 
+  // Lines and rows come rendered by the gateway (its one renderer of each, `chat-message` and `chat-room-row`): the
+  // script only puts them in place by id. The markup is the gateway's own, every text in it escaped there.
+  function fromMarkup(html) {
+    var holder = document.createElement("template");
+    holder.innerHTML = html;
+    return holder.content;
+  }
+
   // Times in the member's own time zone and language.
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (time) {
@@ -66,69 +74,28 @@
 
   // MARK: the room list
 
-  function roomItem(room) {
-    var item = element("li", "room" + (room.invite ? " invite" : ""));
-    item.setAttribute("data-room", room.id);
-    var mono = element("span", "mono tone-" + room.tone, room.initials);
-    mono.setAttribute("aria-hidden", "true");
-    item.appendChild(mono);
-    var text = element("div", "room-text");
-    var name;
-    if (room.invite) {
-      name = element("span", "room-name", room.name);
-    } else {
-      name = element("a", "room-name", room.name);
-      name.href = room.href;
-    }
-    text.appendChild(name);
-    if (room.last) { text.appendChild(element("span", "room-last", room.last)); }
-    if (room.inviteText) { text.appendChild(element("span", "room-last", room.inviteText)); }
-    item.appendChild(text);
-    if (room.at) {
-      var time = element("time", "room-time");
-      time.setAttribute("datetime", room.at);
-      item.appendChild(time);
-    }
-    if (room.hasUnread) {
-      var count = element("span", "unread-count");
-      count.title = room.unreadLabel;
-      var shown = element("span", null, String(room.unread));
-      shown.setAttribute("aria-hidden", "true");
-      count.appendChild(shown);
-      count.appendChild(element("span", "visually-hidden", room.unreadLabel));
-      item.appendChild(count);
-    }
-    if (room.invite) {
-      // Accept and Decline as the server renders them (the page's template carries the token and the words).
-      var actions = document.getElementById("invite-actions");
-      if (actions) {
-        var form = actions.content.firstElementChild.cloneNode(true);
-        form.querySelector("input[name=room]").value = room.id;
-        item.appendChild(form);
-      }
-    }
-    return item;
-  }
-
-  // The list as the stream tells it: a row whose room is told as before stays the element it was (its focus, a
-  // button under the pointer), the others are made anew, all in the told order.
-  function showRooms(rooms) {
+  // The list as the stream tells it: its order by room id, and the rows that changed, rendered by the gateway (the
+  // list's own row). A row the stream did not send again, or sent as it was, stays the element it was (its focus, a
+  // button under the pointer); a room no longer in the order goes.
+  function showRooms(order, rows) {
     var list = document.getElementById("room-list");
-    if (!list) { return; }
+    if (!list || !order) { return; }
     var shown = {};
     Array.prototype.forEach.call(list.children, function (item) { shown[item.getAttribute("data-room")] = item; });
-    var items = rooms.map(function (room) {
-      var told = JSON.stringify(room);
-      var item = shown[room.id];
-      if (item && item.getAttribute("data-told") === told) { return item; }
-      item = roomItem(room);
-      item.setAttribute("data-told", told);
-      return item;
+    var items = [];
+    order.forEach(function (id) {
+      var item = shown[id];
+      if (rows && rows[id]) {
+        var told = fromMarkup(rows[id]).querySelector("li.room");
+        localTimes(told);
+        if (!item || !item.isEqualNode(told)) { item = told; }
+      }
+      if (item) { items.push(item); }
     });
-    list.replaceChildren.apply(list, items);
-    localTimes(list);
+    var same = items.length === list.children.length && items.every(function (item, index) { return list.children[index] === item; });
+    if (!same) { list.replaceChildren.apply(list, items); }
     var none = document.getElementById("no-rooms");
-    if (none) { none.hidden = rooms.length > 0; }
+    if (none) { none.hidden = items.length > 0; }
   }
 
   // MARK: a room
@@ -138,14 +105,6 @@
   if (timeline) {
     var days = timeline.querySelectorAll("li.day");
     if (days.length) { lastDay = days[days.length - 1].getAttribute("data-day"); }
-  }
-
-  // Lines come rendered by the gateway (its one renderer of a line, `chat-message`): the script only puts them in
-  // place by id. The markup is the gateway's own, every text in it escaped there.
-  function fromMarkup(html) {
-    var holder = document.createElement("template");
-    holder.innerHTML = html;
-    return holder.content;
   }
 
   function dayItem(day) {
@@ -339,7 +298,7 @@
     events.addEventListener("rooms", function (event) {
       var data = JSON.parse(event.data);
       showUnread(data.unread);
-      if (main.getAttribute("data-chat") === "list") { showRooms(data.rooms); }
+      if (main.getAttribute("data-chat") === "list") { showRooms(data.order, data.rows); }
     });
     events.addEventListener("message", function (event) { addMessage(JSON.parse(event.data)); });
     events.addEventListener("gone", function () { window.location.assign("/chats"); });
