@@ -15,6 +15,7 @@ Usage: bench/chat.sh   (GATEHOUSE_BIN=… to measure a binary built elsewhere; S
 """
 
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -37,8 +38,6 @@ UNLIMITED = {"limit": 1_000_000, "period_seconds": 60}
 
 
 def csrf_of(http, origin):
-    import re
-
     return re.search(r'name="csrf" value="([^"]+)"', http.get(origin + "/chats").text).group(1)
 
 
@@ -70,9 +69,9 @@ class Stream:
                     event = line[7:]
                     self.opened.set()
                 elif line.startswith("data: ") and event == "message":
-                    for word in line.split('"'):
-                        if word.startswith("bench-"):
-                            self.arrived.setdefault(word, time.monotonic())
+                    # (The line comes rendered, its text inside the markup.)
+                    for word in re.findall(r"bench-\d+-[0-9a-f]{6}", line):
+                        self.arrived.setdefault(word, time.monotonic())
         except Exception:
             pass  # closed at the end
 
