@@ -16,10 +16,6 @@ public struct MatrixSession: Sendable {
         self.tokenRefused = tokenRefused
     }
 
-    /// The member's user id and the device's id (a call's party).
-    public var userID: String { credentials.userID }
-    public var deviceID: String { credentials.deviceID }
-
     func run<T>(_ body: (MatrixClient, MatrixCredentials) async throws(MatrixError) -> T) async throws(MatrixError) -> T {
         do {
             return try await body(client, credentials)

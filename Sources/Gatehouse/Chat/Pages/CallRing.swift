@@ -14,7 +14,7 @@ struct CallRing: Sendable {
     let draining: Draining
 
     /// Whether the member may call: registered with a chat account, and both Chats and Calls theirs.
-    func mayCall(_ session: Session) -> Bool { chats.mayChat(session) && features.mayUse(.calls, session) }
+    func mayCall(_ session: Session) -> Bool { ChatFeature.allows(.calls, session, chats: chats, features: features) }
 
     /// The calls ringing for the member, as a stream: every page's prompt (the bar's on apps, the gateway's own
     /// pages'). `ringing` with the whole list at once and whenever a call's signalling changes it.

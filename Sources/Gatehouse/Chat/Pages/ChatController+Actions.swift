@@ -29,8 +29,8 @@ extension ChatController {
         // The page's own id for the message makes a retry of it arrive once.
         let transaction = form["txn"].flatMap { $0.utf8.count <= 64 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) } ? $0 : nil }
             ?? RandomToken.make()
-        let loop = try await loop(context.session)
-        guard try await current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        let loop = try await chat.loop(context.session)
+        guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
         let eventID = try await chats.matrix(loop).send(room: roomID, text: text, transactionID: transaction)
         if wantsJSON { return try JSONResponse.make(["event_id": eventID, "txn": transaction]) }
         return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
@@ -41,8 +41,8 @@ extension ChatController {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
         let roomID = try ChatFeature.roomID(form["room"])
         guard let event = form["event"], event.hasPrefix("$"), event.utf8.count <= 255 else { throw RequestError.badRequest("event is required") }
-        let loop = try await loop(context.session)
-        guard try await current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        let loop = try await chat.loop(context.session)
+        guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
         try await chats.matrix(loop).markRead(room: roomID, event: event)
         return try JSONResponse.make(["ok": true])
     }
@@ -54,8 +54,8 @@ extension ChatController {
         guard let action = form["action"], ["join", "decline", "leave"].contains(action) else {
             throw RequestError.badRequest("action: join, decline or leave")
         }
-        let loop = try await loop(context.session)
-        let rooms = try await current(loop)
+        let loop = try await chat.loop(context.session)
+        let rooms = try await chat.current(loop)
         guard let room = rooms.rooms[roomID], (action == "leave") == (room.membership == .joined) else { throw ChatError.notInRoom }
         if action == "join" {
             try await chats.matrix(loop).join(room: roomID)
@@ -97,7 +97,7 @@ extension ChatController {
             }
             if userID != context.session.chatUserID, !invited.contains(userID) { invited.append(userID) }
         }
-        let loop = try await loop(context.session)
+        let loop = try await chat.loop(context.session)
         let roomID = try await chats.matrix(loop).createRoom(name: name, invite: invited, direct: false)
         _ = try? await loop.refresh()
         return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))

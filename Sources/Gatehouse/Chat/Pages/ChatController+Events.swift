@@ -12,8 +12,8 @@ extension ChatController {
     func events(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let roomFilter = try request.uri.queryParameters.get("room").map { try ChatFeature.roomID($0) }
-        let loop = try await loop(context.session)
-        let rooms = try await current(loop)
+        let loop = try await chat.loop(context.session)
+        let rooms = try await chat.current(loop)
         if let roomFilter, !rooms.contains(roomFilter) { throw ChatError.notInRoom }
         // The request's language, read now: the body is written after the handler returned.
         let language = RequestLanguage.current

@@ -60,8 +60,8 @@ struct ChatController: Sendable {
     }
 
     func roomPage(_ roomID: String, notice: String?, draft: Draft? = nil, _ context: SignedInRequestContext) async throws -> Response {
-        let loop = try await loop(context.session)
-        let rooms = try await current(loop)
+        let loop = try await chat.loop(context.session)
+        let rooms = try await chat.current(loop)
         guard let room = rooms.rooms[roomID] else { throw ChatError.notInRoom }
         let strings = renderer.strings
         var values: [String: Any] = [:]
@@ -95,8 +95,8 @@ struct ChatController: Sendable {
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let query = request.uri.queryParameters
         let roomID = try ChatFeature.roomID(query.get("id"))
-        let loop = try await loop(context.session)
-        let rooms = try await current(loop)
+        let loop = try await chat.loop(context.session)
+        let rooms = try await chat.current(loop)
         guard let room = rooms.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
         let page = try await chats.matrix(loop).messages(room: roomID, from: query.get("from"), limit: 40)
         // The lines as the page shows them (`chat-lines`), oldest first, with the days they start.
@@ -153,10 +153,6 @@ struct ChatController: Sendable {
     }
 
     // MARK: - Helpers
-
-    func loop(_ session: Session) async throws -> SyncLoop { try await chat.loop(session) }
-
-    func current(_ loop: SyncLoop) async throws -> RoomList { try await chat.current(loop) }
 
     /// What the last action did, from the redirect's `done=`.
     static func notice(_ request: Request, strings: StringsTable) -> String? {

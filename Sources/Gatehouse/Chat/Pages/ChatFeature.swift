@@ -20,6 +20,11 @@ struct ChatFeature: Sendable {
     /// Whether the member may use `tab` (`.chats`, `.calls` or `.stories`): registered, with a chat account, and
     /// both Chats and the feature theirs.
     func allows(_ tab: FeatureTab, _ session: Session) -> Bool {
+        Self.allows(tab, session, chats: chats, features: features)
+    }
+
+    /// The rule itself, for what answers outside the gate too (the ring on an app's host, `CallRing`).
+    static func allows(_ tab: FeatureTab, _ session: Session, chats: ChatSessions, features: FeaturesConfiguration) -> Bool {
         chats.mayChat(session) && features.mayUse(tab, session)
     }
 

@@ -4,8 +4,9 @@ import GatehouseMatrix
 import GatehouseStorage
 
 /// The chat's rooms and messages as the pages and the event stream show them: plain values (text, numbers, flags)
-/// for the templates and for JSON alike. Every text is the sender's own, escaped by the template or set as text by
-/// the script: never markup. Every member's name is the room's (`Room.name(of:)`: isolated, told apart from a
+/// for the templates (a line and a room's row are rendered by one partial each, `chat-message` and
+/// `chat-room-row`, for the page and the stream alike). Every text is the sender's own, escaped by the template:
+/// never markup. Every member's name is the room's (`Room.name(of:)`: isolated, told apart from a
 /// look-alike), put into a sentence once (`StringsTable.text`).
 enum ChatViews {
     static func summary(_ room: Room, in list: RoomList, strings: StringsTable) -> [String: Any] {
