@@ -308,8 +308,7 @@
     };
   }
   placeClearOfTheApp();
-  // The unread count on Chats, asked every 15 seconds while the page is in view (asking keeps the member's chat
-  // session listening for a minute).
+  // The unread count on Chats, as the live script hears it (`gatehouse:unread`, within a second of a message).
   var unreadLinks = Array.prototype.slice.call(root.querySelectorAll("[data-unread]"));
   // Where a phone's bar and a folded bar show the count: on the switcher's button and on the handle (the Chats
   // links are inside the menu there). Screen readers hear it on the links.
@@ -330,19 +329,7 @@
       badge.textContent = String(count);
     });
   }
-  function askUnread() {
-    if (!unreadLinks.length || !fetchOriginal || document.visibilityState !== "visible") { return; }
-    // The page's own origin, past the app's URL mapping (`fetchOriginal`).
-    fetchOriginal(window.location.origin + unreadLinks[0].getAttribute("data-unread"), {
-      credentials: "same-origin", headers: { "Accept": "application/json", "X-Gatehouse-Frame": "1" }
-    })
-      .then(function (response) { return response.ok ? response.json() : null; })
-      .then(function (answer) { if (answer) { showUnread(answer.unread); } })
-      .catch(function () {});
-  }
   if (unreadLinks.length) {
-    askUnread();
-    window.setInterval(askUnread, 15000);
-    document.addEventListener("visibilitychange", askUnread);
+    window.addEventListener("gatehouse:unread", function (event) { showUnread(event.detail.unread); });
   }
 })();

@@ -6,6 +6,69 @@
 // from the homeserver are only ever set as text.
 (function () {
   "use strict";
+
+  // The signalling as a pure step (`node --test`): the call's state and a message heard (a Matrix call event as the
+  // gateway passes it on, or `remote_set` when the browser took the peer's description) give the next state and
+  // what the page does: `connecting`, `accept_answer` (the peer's answer, then `select_answer` sent), `add_candidates`
+  // and `end` with the words' key. Candidates from a party other than the one answered are dropped; those that come
+  // before the peer's description are kept until it is set.
+  var signalling = {
+    start: function (direction, party, peerParty) {
+      return { direction: direction, party: party, peerParty: peerParty || null, answered: direction === "in", remoteSet: false, ended: false, buffered: {} };
+    },
+
+    step: function (state, message) {
+      var next = JSON.parse(JSON.stringify(state));
+      var actions = [];
+      var end = function (key) {
+        next.ended = true;
+        actions.push({ do: "end", key: key });
+      };
+      var from = message.party || message.sender;
+      if (state.ended) { return { state: next, actions: actions }; }
+      switch (message.type) {
+        case "answer":
+          if (state.direction === "in") { end("call_answered_elsewhere"); break; }
+          if (state.peerParty) { break; }
+          next.peerParty = from;
+          next.answered = true;
+          actions.push({ do: "connecting" }, { do: "accept_answer", sdp: message.sdp, party: from });
+          break;
+        case "remote_set":
+          next.remoteSet = true;
+          if (next.peerParty && (next.buffered[next.peerParty] || []).length) {
+            actions.push({ do: "add_candidates", candidates: next.buffered[next.peerParty] });
+          }
+          next.buffered = {};
+          break;
+        case "candidates":
+          if (state.peerParty && from !== state.peerParty) { break; }
+          var list = (message.candidates || []).filter(function (candidate) { return candidate && candidate.candidate; });
+          if (!state.peerParty || !state.remoteSet) {
+            next.buffered[from] = (next.buffered[from] || []).concat(list);
+          } else if (list.length) {
+            actions.push({ do: "add_candidates", candidates: list });
+          }
+          break;
+        case "select_answer":
+          if (state.direction === "in" && message.selected_party_id !== state.party) { end("call_answered_elsewhere"); }
+          break;
+        case "reject":
+          end("call_ended_declined");
+          break;
+        case "hangup":
+          if (state.peerParty && from !== state.peerParty && state.direction === "out") { break; }
+          end(message.reason === "ice_failed" ? "call_ended_failed" : message.reason === "invite_timeout" ? "call_ended_missed" : "call_ended_hangup");
+          break;
+      }
+      return { state: next, actions: actions };
+    }
+  };
+  if (typeof module === "object" && module.exports) {
+    module.exports = signalling;
+    return;
+  }
+
   var main = document.querySelector("main.call-page");
   // Over already, or only offered (the address came without the form's grant): nothing starts here.
   if (!main || main.getAttribute("data-state") === "over" || main.getAttribute("data-state") === "offered") { return; }
@@ -16,7 +79,7 @@
   var room = main.getAttribute("data-room");
   var party = main.getAttribute("data-party");
   var callID = main.getAttribute("data-call-id") || newID();
-  var peerParty = main.getAttribute("data-caller-party") || null;
+  var call = signalling.start(direction, party, main.getAttribute("data-caller-party"));
   var status = document.getElementById("call-status");
   var permission = document.getElementById("call-permission") || document.createElement("p");
   var remoteVideo = document.getElementById("remote-video");
@@ -27,7 +90,7 @@
   var hangupButton = document.getElementById("call-hangup");
   var RING_MS = 60000;
   var pc = null, local = null, events = null, connectedAt = null, ended = false, ticker = null, ringTimer = null;
-  var outgoingCandidates = [], candidateTimer = null, remoteCandidates = {}, answered = direction === "in";
+  var outgoingCandidates = [], candidateTimer = null;
 
   function newID() {
     var bytes = new Uint8Array(12);
@@ -123,17 +186,6 @@
     }, 300);
   }
 
-  function addRemoteCandidates(from, list) {
-    if (peerParty && from !== peerParty) { return; }
-    if (!peerParty || !pc.remoteDescription) {
-      remoteCandidates[from] = (remoteCandidates[from] || []).concat(list);
-      return;
-    }
-    list.forEach(function (candidate) {
-      if (candidate.candidate) { pc.addIceCandidate(candidate).catch(function () {}); }
-    });
-  }
-
   // The description with the candidates found within two seconds (one message rather than many).
   function gathered() {
     return new Promise(function (resolve) {
@@ -144,34 +196,25 @@
     });
   }
 
+  // A message heard, or the peer's description taken (`remote_set`): the step's next state, and what it says done.
   function onSignal(message) {
-    var from = message.party || message.sender;
-    switch (message.type) {
-      case "answer":
-        if (direction === "in") { end("call_answered_elsewhere"); return; }
-        if (peerParty) { return; }
-        peerParty = from;
-        answered = true;
-        setState("connecting", words.call_connecting);
-        pc.setRemoteDescription({ type: "answer", sdp: message.sdp }).then(function () {
-          signal({ type: "select_answer", selected_party_id: peerParty }).catch(function () {});
-          addRemoteCandidates(peerParty, remoteCandidates[peerParty] || []);
-        }).catch(function () { end("call_ended_failed", { type: "hangup", reason: "unknown_error" }); });
-        break;
-      case "candidates":
-        addRemoteCandidates(from, message.candidates || []);
-        break;
-      case "select_answer":
-        if (direction === "in" && message.selected_party_id !== party) { end("call_answered_elsewhere"); }
-        break;
-      case "reject":
-        end("call_ended_declined");
-        break;
-      case "hangup":
-        if (peerParty && from !== peerParty && direction === "out") { return; }
-        end(message.reason === "ice_failed" ? "call_ended_failed" : message.reason === "invite_timeout" ? "call_ended_missed" : "call_ended_hangup");
-        break;
-    }
+    var stepped = signalling.step(call, message);
+    call = stepped.state;
+    stepped.actions.forEach(function (action) {
+      switch (action.do) {
+        case "connecting": setState("connecting", words.call_connecting); break;
+        case "end": end(action.key); break;
+        case "add_candidates":
+          action.candidates.forEach(function (candidate) { pc.addIceCandidate(candidate).catch(function () {}); });
+          break;
+        case "accept_answer":
+          pc.setRemoteDescription({ type: "answer", sdp: action.sdp }).then(function () {
+            signal({ type: "select_answer", selected_party_id: action.party }).catch(function () {});
+            onSignal({ type: "remote_set" });
+          }).catch(function () { end("call_ended_failed", { type: "hangup", reason: "unknown_error" }); });
+          break;
+      }
+    });
   }
 
   function listen() {
@@ -232,7 +275,7 @@
       pc.onicecandidate = function (event) { if (event.candidate) { queueCandidate(event.candidate); } };
       return signal({ type: "invite", sdp: pc.localDescription.sdp });
     }).then(function () {
-      ringTimer = window.setTimeout(function () { if (!answered) { end("call_no_answer", { type: "hangup", reason: "invite_timeout" }); } }, RING_MS);
+      ringTimer = window.setTimeout(function () { if (!call.answered) { end("call_no_answer", { type: "hangup", reason: "invite_timeout" }); } }, RING_MS);
     });
   }
 
@@ -241,7 +284,9 @@
     var offer = main.getAttribute("data-offer");
     var early = JSON.parse(main.getAttribute("data-candidates") || "[]");
     return pc.setRemoteDescription({ type: "offer", sdp: offer }).then(function () {
-      addRemoteCandidates(peerParty, early);
+      // The caller's candidates sent with the invite, then those heard since: the offer is set.
+      onSignal({ type: "candidates", party: call.peerParty, candidates: early });
+      onSignal({ type: "remote_set" });
       return pc.createAnswer();
     }).then(function (description) { return pc.setLocalDescription(description); }).then(gathered).then(function () {
       pc.onicecandidate = function (event) { if (event.candidate) { queueCandidate(event.candidate); } };

@@ -37,22 +37,6 @@
     });
   }
 
-  // The unread count on the Chats tab.
-  function showUnread(count) {
-    var tab = document.getElementById("tab-chats");
-    if (!tab) { return; }
-    var badge = tab.querySelector(".tab-badge");
-    if (!count) {
-      if (badge) { badge.remove(); }
-      return;
-    }
-    if (!badge) {
-      badge = element("span", "tab-badge");
-      tab.appendChild(badge);
-    }
-    badge.textContent = String(count);
-  }
-
   function post(url, fields) {
     var body = new URLSearchParams();
     body.set("csrf", csrf);
@@ -297,8 +281,7 @@
     });
     events.addEventListener("rooms", function (event) {
       var data = JSON.parse(event.data);
-      showUnread(data.unread);
-      if (main.getAttribute("data-chat") === "list") { showRooms(data.order, data.rows); }
+      showRooms(data.order, data.rows);
     });
     events.addEventListener("message", function (event) { addMessage(JSON.parse(event.data)); });
     events.addEventListener("gone", function () { window.location.assign("/chats"); });

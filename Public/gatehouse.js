@@ -43,29 +43,20 @@
       window.location.replace(loading.getAttribute("data-target"));
     }
 
-    // The unread count on the Chats tab, asked every 15 seconds while the page is in view (the chat's own pages keep
-    // it current from their event stream instead).
+    // The unread count on the Chats tab, as the live script hears it (`gatehouse:unread`).
     var chatsTab = document.querySelector("#tab-chats[data-unread]");
-    if (chatsTab && !document.querySelector("main[data-chat]")) {
-      var askUnread = function () {
-        if (document.visibilityState !== "visible") { return; }
-        fetch(chatsTab.getAttribute("data-unread"), { credentials: "same-origin", headers: { "Accept": "application/json" } })
-          .then(function (response) { return response.ok ? response.json() : null; })
-          .then(function (answer) {
-            if (!answer) { return; }
-            var badge = chatsTab.querySelector(".tab-badge");
-            if (!answer.unread) { if (badge) { badge.remove(); } return; }
-            if (!badge) {
-              badge = document.createElement("span");
-              badge.className = "tab-badge";
-              chatsTab.appendChild(badge);
-            }
-            badge.textContent = String(answer.unread);
-          }).catch(function () {});
-      };
-      askUnread();
-      window.setInterval(askUnread, 15000);
-      document.addEventListener("visibilitychange", askUnread);
+    if (chatsTab) {
+      window.addEventListener("gatehouse:unread", function (event) {
+        var count = event.detail.unread;
+        var badge = chatsTab.querySelector(".tab-badge");
+        if (!count) { if (badge) { badge.remove(); } return; }
+        if (!badge) {
+          badge = document.createElement("span");
+          badge.className = "tab-badge";
+          chatsTab.appendChild(badge);
+        }
+        badge.textContent = String(count);
+      });
     }
 
     // The member's menu closes with Escape (focus back on its button) and when the member clicks or taps elsewhere.

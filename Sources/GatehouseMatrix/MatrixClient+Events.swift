@@ -14,10 +14,36 @@ extension MatrixClient {
         return eventID
     }
 
+    /// One event of a room the member may see.
+    public func event(_ credentials: MatrixCredentials, room: String, id: String) async throws(MatrixError) -> MatrixEvent {
+        let data = try await raw(
+            .GET, "/_matrix/client/v3/rooms/\(Self.segment(room))/event/\(Self.segment(id))", query: [], as: credentials, json: nil, timeout: timeout)
+        do {
+            return try JSONDecoder().decode(MatrixEvent.self, from: data)
+        } catch {
+            throw .invalidResponse("event: \(error)")
+        }
+    }
+
     /// Redacts (deletes) an event: its content is gone for everybody, on the homeserver too.
     public func redact(_ credentials: MatrixCredentials, room: String, event: String, reason: String, transactionID: String) async throws(MatrixError) {
         let path = "/_matrix/client/v3/rooms/\(Self.segment(room))/redact/\(Self.segment(event))/\(Self.segment(transactionID))"
         _ = try await call(.PUT, path, as: credentials, json: .object(["reason": .string(reason)]))
+    }
+
+    /// Mutes a room for the member (its push rule, `PushRules.muteRule`), or unmutes it (the rule removed; none is
+    /// no error).
+    public func setMuted(_ credentials: MatrixCredentials, room: String, muted: Bool) async throws(MatrixError) {
+        let path = "/_matrix/client/v3/pushrules/global/override/\(Self.segment(room))"
+        guard !muted else {
+            _ = try await call(.PUT, path, as: credentials, json: PushRules.muteRule(room: room))
+            return
+        }
+        do {
+            _ = try await call(.DELETE, path, as: credentials)
+        } catch .refused(404, _, _) {
+            // Not muted: nothing to remove.
+        }
     }
 
     /// The homeserver's TURN servers and the member's short-lived credentials for them (`turn_uris`,

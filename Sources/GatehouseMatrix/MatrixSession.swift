@@ -46,6 +46,11 @@ public struct MatrixSession: Sendable {
         try await run { client, credentials throws(MatrixError) in try await client.messages(credentials, room: room, from: from, limit: limit, types: types) }
     }
 
+    /// One event of a room the member is in.
+    public func event(room: String, id: String) async throws(MatrixError) -> MatrixEvent {
+        try await run { client, credentials throws(MatrixError) in try await client.event(credentials, room: room, id: id) }
+    }
+
     /// Marks the room read up to `event` (the receipt others see and the member's own marker).
     public func markRead(room: String, event: String) async throws(MatrixError) {
         try await run { client, credentials throws(MatrixError) in try await client.markRead(credentials, room: room, event: event) }
@@ -84,6 +89,11 @@ public struct MatrixSession: Sendable {
             direct[user, default: []].append(room)
             try await client.setDirectRooms(credentials, direct)
         }
+    }
+
+    /// Mutes or unmutes the room for the member (`PushRules`).
+    public func setMuted(room: String, muted: Bool) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in try await client.setMuted(credentials, room: room, muted: muted) }
     }
 
     // MARK: - Calls

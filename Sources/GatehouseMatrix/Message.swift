@@ -42,6 +42,10 @@ public struct Message: Sendable, Equatable, Identifiable {
 
     public var isEdit: Bool { replaces != nil }
 
+    /// Whether a member is told of this line when it arrives: a message, not a line about the room or a call (a call
+    /// rings instead) or a deletion.
+    public var notifies: Bool { [.text, .emote, .notice, .other, .encrypted].contains(kind) }
+
     /// Whether `edit` may replace this message's text: the spec's rule that the original and its replacement have the
     /// same sender (another member's `m.replace` is ignored), and that only a message of text is edited, never a line
     /// about the room, a call, an edit itself or a deleted message.

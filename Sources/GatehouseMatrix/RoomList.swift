@@ -9,6 +9,11 @@ public struct RoomList: Sendable, Equatable {
     public private(set) var directRooms: [String: String] = [:]
     /// The member's one-to-one calls, from their direct chats' `m.call.*` events.
     public private(set) var calls = CallLog()
+    /// Rooms the member muted (`PushRules.mutedRooms`): the homeserver counts nothing for them, the gateway tells of
+    /// nothing in them.
+    public private(set) var mutedRooms: Set<String> = []
+    /// Whether an answer was applied: the first (the rooms as they were) tells the member of nothing.
+    public private(set) var isPrimed = false
     public let me: String
 
     public init(me: String) { self.me = me }
@@ -23,6 +28,14 @@ public struct RoomList: Sendable, Equatable {
         public var messages: [String: [Message]] = [:]
         /// New call signals, oldest first, in rooms of two (a call in a group is not one the gateway takes part in).
         public var calls: [CallSignal] = []
+        /// What the member is to be told of (a notification, a sound): the new messages of others that raised their
+        /// room's notification count, per room, oldest first. The homeserver's push rules decided (a muted room raises
+        /// none, a mention always does), and the member's own messages, from any device, raise none.
+        public var notifying: [String: [Message]] = [:]
+        /// Rooms of `notifying` whose new messages mention the member (the highlight count rose).
+        public var mentioning: Set<String> = []
+        /// Invites that arrived.
+        public var invited: Set<String> = []
 
         public var isEmpty: Bool { rooms.isEmpty && gone.isEmpty && messages.isEmpty && calls.isEmpty }
     }
@@ -36,6 +49,11 @@ public struct RoomList: Sendable, Equatable {
             }
             for id in Set(direct.keys).symmetricDifference(directRooms.keys) where rooms[id] != nil { changes.rooms.insert(id) }
             directRooms = direct
+        }
+        for event in sync.accountData where event.type == "m.push_rules" {
+            let muted = PushRules.mutedRooms(event.content)
+            changes.rooms.formUnion(muted.symmetricDifference(mutedRooms).filter { rooms[$0] != nil })
+            mutedRooms = muted
         }
         for (id, joined) in sync.rooms.join {
             var room = rooms[id] ?? Room(id: id)
@@ -60,13 +78,23 @@ public struct RoomList: Sendable, Equatable {
                     room.lastActivity = max(room.lastActivity, message.timestamp)
                 }
             }
-            if let count = joined.notificationCount { room.unread = count }
+            if let count = joined.notificationCount {
+                let rise = isPrimed ? count - before.unread : 0
+                let told = arrived.filter { $0.sender != me && !$0.isEdit && $0.notifies }
+                if rise > 0, !told.isEmpty {
+                    changes.notifying[id] = Array(told.suffix(rise))
+                    if (joined.highlightCount ?? 0) > before.highlights { changes.mentioning.insert(id) }
+                }
+                room.unread = count
+            }
+            if let highlights = joined.highlightCount { room.highlights = highlights }
             rooms[id] = room
             if !arrived.isEmpty { changes.messages[id] = arrived }
             if room != before { changes.rooms.insert(id) }
         }
         for (id, invited) in sync.rooms.invite {
             var room = rooms[id] ?? Room(id: id)
+            if isPrimed, room.membership != .invited { changes.invited.insert(id) }
             room.membership = .invited
             for event in invited.state {
                 room.applyState(event)
@@ -83,6 +111,7 @@ public struct RoomList: Sendable, Equatable {
             changes.gone.insert(id)
             changes.rooms.remove(id)
         }
+        isPrimed = true
         return changes
     }
 
@@ -168,6 +197,8 @@ public struct Room: Sendable, Equatable, Identifiable {
     /// The room's latest lines as they came (`recentLimit` at most), against which a live edit is checked.
     public private(set) var recentLines: [Message] = []
     public var unread = 0
+    /// Of the unread, how many mention the member.
+    public var highlights = 0
     public var lastActivity = 0
     /// The room's type (`m.room.create`'s `type`): `Room.storiesType` for a member's stories.
     public var roomType: String?

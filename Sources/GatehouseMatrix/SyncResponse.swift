@@ -33,17 +33,20 @@ public struct SyncResponse: Sendable, Decodable {
         public var limited: Bool
         public var previousBatch: String?
         public var notificationCount: Int?
+        /// How many of the unread notify as a mention of the member (`highlight_count`).
+        public var highlightCount: Int?
         public var receipts: [MatrixEvent]
 
         public init(
             state: [MatrixEvent] = [], timeline: [MatrixEvent] = [], limited: Bool = false, previousBatch: String? = nil, notificationCount: Int? = nil,
-            receipts: [MatrixEvent] = []
+            highlightCount: Int? = nil, receipts: [MatrixEvent] = []
         ) {
             self.state = state
             self.timeline = timeline
             self.limited = limited
             self.previousBatch = previousBatch
             self.notificationCount = notificationCount
+            self.highlightCount = highlightCount
             self.receipts = receipts
         }
 
@@ -56,7 +59,10 @@ public struct SyncResponse: Sendable, Decodable {
             case previousBatch = "prev_batch"
         }
         enum EventsKeys: String, CodingKey { case events }
-        enum CountKeys: String, CodingKey { case notificationCount = "notification_count" }
+        enum CountKeys: String, CodingKey {
+            case notificationCount = "notification_count"
+            case highlightCount = "highlight_count"
+        }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -72,8 +78,9 @@ public struct SyncResponse: Sendable, Decodable {
                 limited = false
             }
             if container.contains(.unreadNotifications) {
-                notificationCount = try container.nestedContainer(keyedBy: CountKeys.self, forKey: .unreadNotifications)
-                    .decodeIfPresent(Int.self, forKey: .notificationCount)
+                let counts = try container.nestedContainer(keyedBy: CountKeys.self, forKey: .unreadNotifications)
+                notificationCount = try counts.decodeIfPresent(Int.self, forKey: .notificationCount)
+                highlightCount = try counts.decodeIfPresent(Int.self, forKey: .highlightCount)
             }
         }
 

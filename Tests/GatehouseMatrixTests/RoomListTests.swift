@@ -66,6 +66,61 @@ import Testing
         #expect(list.apply(SyncResponse(nextBatch: "s3")).isEmpty)
     }
 
+    /// What the member is told of: others' messages that raised the room's count (the homeserver's push rules
+    /// decide), a mention said so, an invite; never the first answer, the member's own lines, edits or a muted room.
+    @Test func whatTheMemberIsToldOf() {
+        var list = RoomList(me: Self.alice)
+        let members = [Self.member(Self.alice, "join", name: "Alice"), Self.member(Self.bob, "join", name: "Bob")]
+        // The first answer is the rooms as they were: unread, but nothing new to tell of.
+        let first = list.apply(SyncResponse(
+            nextBatch: "s1", rooms: .init(join: ["!dm": Self.joined(members, [Self.text("$old", Self.bob, "Earlier", ts: 10)], unread: 1)])))
+        #expect(first.notifying.isEmpty && first.invited.isEmpty)
+
+        // Two of Bob's and one of Alice's own (from another device), an edit of Bob's: the count rose by two.
+        let edit = Self.edit("$e", by: Self.bob, of: "$b1", ts: 23)
+        var joined = Self.joined([], [
+            Self.text("$b1", Self.bob, "one", ts: 20), Self.text("$a1", Self.alice, "mine", ts: 21), Self.text("$b2", Self.bob, "two @alice", ts: 22), edit,
+        ], unread: 3)
+        joined.highlightCount = 1
+        let second = list.apply(SyncResponse(nextBatch: "s2", rooms: .init(join: ["!dm": joined])))
+        #expect(second.notifying["!dm"]?.map(\.id) == ["$b1", "$b2"] && second.mentioning == ["!dm"])
+
+        // A message that raised no count (a muted room: the homeserver counted nothing) tells of nothing; nor does
+        // a count that fell (read elsewhere).
+        let quiet = list.apply(SyncResponse(nextBatch: "s3", rooms: .init(join: ["!dm": Self.joined([], [Self.text("$b3", Self.bob, "hush", ts: 30)], unread: 3)])))
+        #expect(quiet.notifying.isEmpty && quiet.messages["!dm"]?.count == 1)
+        #expect(list.apply(SyncResponse(nextBatch: "s4", rooms: .init(join: ["!dm": Self.joined([], [], unread: 0)]))).notifying.isEmpty)
+
+        // An invite that arrives is told once.
+        let invite = SyncResponse.InvitedRoom(state: [Self.member(Self.carol, "join", name: "Carol"), Self.member(Self.alice, "invite", by: Self.carol, ts: 40)])
+        #expect(list.apply(SyncResponse(nextBatch: "s5", rooms: .init(invite: ["!new": invite]))).invited == ["!new"])
+        #expect(list.apply(SyncResponse(nextBatch: "s6", rooms: .init(invite: ["!new": invite]))).invited.isEmpty)
+    }
+
+    /// A chat is muted by an override rule for it alone that does nothing (as Element mutes); any other rule is no mute.
+    @Test func mutedRoomsFromPushRules() throws {
+        func rules(_ override: [JSONValue]) -> MatrixEvent {
+            MatrixEvent(type: "m.push_rules", sender: "", content: .object(["global": .object(["override": .array(override)])]))
+        }
+        func rule(_ id: String, pattern: String? = nil, actions: [JSONValue] = [], enabled: Bool = true, key: String = "room_id") -> JSONValue {
+            var made = PushRules.muteRule(room: pattern ?? id).object ?? [:]
+            made["rule_id"] = .string(id)
+            made["enabled"] = .bool(enabled)
+            made["actions"] = .array(actions)
+            if key != "room_id" { made["conditions"] = .array([.object(["kind": .string("event_match"), "key": .string(key), "pattern": .string(id)])]) }
+            return .object(made)
+        }
+        var list = RoomList(me: Self.alice)
+        _ = list.apply(SyncResponse(nextBatch: "s1", rooms: .init(join: ["!a": Self.joined(), "!b": Self.joined()])))
+        let changes = list.apply(SyncResponse(nextBatch: "s2", rooms: .init(), accountData: [rules([
+            rule("!a"), rule("!b", actions: [.string("notify")]), rule("!c", enabled: false), rule("!d", pattern: "!other"),
+            rule("!e", key: "sender"), rule("!f", actions: [.string("dont_notify")]), rule(".m.rule.master"),
+        ])]))
+        #expect(list.mutedRooms == ["!a", "!f"] && changes.rooms == ["!a"])
+        _ = list.apply(SyncResponse(nextBatch: "s3", rooms: .init(), accountData: [rules([])]))
+        #expect(list.mutedRooms.isEmpty)
+    }
+
     @Test func linesOfTheTimeline() throws {
         var room = Room(id: "!r")
         room.members[Self.bob] = .init(membership: "join", displayName: "Bob")

@@ -90,13 +90,13 @@ extension GatehouseApplication {
             catalog: gateway.catalog, renderer: renderer, features: configuration.features, registration: configuration.registration,
             registrations: stores.registrations, members: stores.members, servesChat: foundation.chats != nil, isOperator: configuration.isOperator)
         portal.addRoutes(to: signedIn)
-        if let chats = foundation.chats, let ring = gateway.callRing {
+        if let chats = foundation.chats, let live = gateway.live {
             let chat = ChatFeature(
                 chats: chats, portal: portal, registrations: stores.registrations, renderer: renderer, publicOrigin: configuration.publicOrigin,
                 draining: foundation.draining, features: configuration.features)
-            ChatController(chat: chat).addRoutes(to: signedIn)
+            ChatController(chat: chat, live: live).addRoutes(to: signedIn)
             let settings = configuration.registration.chat
-            CallController(chat: chat, ring: ring, signalling: CallSignalling(networks: settings.callNetworks), relayOnly: settings.callsRelayOnly)
+            CallController(chat: chat, live: live, signalling: CallSignalling(networks: settings.callNetworks), relayOnly: settings.callsRelayOnly)
                 .addRoutes(to: signedIn)
             StoryController(chat: chat, lifetime: settings.storyLifetime, now: { Date() }).addRoutes(to: signedIn)
         }

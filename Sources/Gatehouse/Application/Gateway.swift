@@ -33,7 +33,7 @@ final class Gateway: Sendable {
     /// The bar's choices, kept in the session.
     let frame: FrameController
     /// The ring every page of a member's hears, when the gateway serves its own chat.
-    let callRing: CallRing?
+    let live: LiveFeed?
     let webSockets: WebSocketProxy
     /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
     let codeSender: any CodeSender
@@ -89,14 +89,14 @@ final class Gateway: Sendable {
         frame = FrameController(
             sessions: stores.sessions, events: events, configuration: configuration.session, refresher: foundation.refresher,
             publicOrigin: configuration.publicOrigin, languages: renderer.languages)
-        let callRing = foundation.chats.map {
-            CallRing(chats: $0, features: configuration.features, renderer: renderer, publicOrigin: configuration.publicOrigin, draining: foundation.draining)
+        let live = foundation.chats.map {
+            LiveFeed(chats: $0, features: configuration.features, renderer: renderer, publicOrigin: configuration.publicOrigin, draining: foundation.draining)
         }
-        self.callRing = callRing
+        self.live = live
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame,
             keptForms: keptForms,
-            configuration: configuration, chats: foundation.chats, ring: callRing,
+            configuration: configuration, chats: foundation.chats, live: live,
             signature: { [keyring = stores.keyring] text in keyring.lookupHash(text) })
         dataPlane = ProxyDataPlane(
             catalog: catalog, access: access, cache: cache, resolver: resolver, jars: jars, bar: bar, mapping: self.proxy.mapping, renderer: renderer,

@@ -30,14 +30,14 @@ public struct HostMountController: Sendable {
     /// The gateway's own chat, whose unread count the bar asks for on an app host.
     let chats: ChatSessions?
     /// The calls ringing for the member, which the bar hears on an app host too.
-    let ring: CallRing?
+    let live: LiveFeed?
 
     init(
         catalog: AppCatalog, proxy: ProxyController, store: any HostMountStore, resolver: SessionResolver, frame: FrameController,
-        keptForms: KeptForms, configuration: GatehouseConfiguration, chats: ChatSessions?, ring: CallRing?, signature: @escaping @Sendable (String) -> String
+        keptForms: KeptForms, configuration: GatehouseConfiguration, chats: ChatSessions?, live: LiveFeed?, signature: @escaping @Sendable (String) -> String
     ) {
         self.chats = chats
-        self.ring = ring
+        self.live = live
         self.keptForms = keptForms
         self.signature = signature
         self.catalog = catalog
@@ -94,8 +94,8 @@ public struct HostMountController: Sendable {
             if request.uri.path == Paths.chatUnread, request.method == .get {
                 return try ChatController.unreadAnswer(await chats?.unread(for: session))
             }
-            if request.uri.path == Paths.callRing, let ring {
-                return request.method == .post ? try await ring.decline(request, session) : try await ring.ring(session)
+            if request.uri.path == Paths.live, let live {
+                return request.method == .post ? try await live.decline(request, session) : try await live.stream(session, onGateway: false)
             }
             RequestLanguage.settle(session, languages: proxy.mapping.renderer.languages)
             var signedIn = context

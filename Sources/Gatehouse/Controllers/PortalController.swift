@@ -207,8 +207,9 @@ public struct PortalController: Sendable {
             },
         ]
         if let email = session.identity.emailBesideName { values["email"] = email }
-        // The gateway's own calls: a call for the member rings on every page of theirs.
-        if servesChat, features.mayUse(.calls, session) { values["ring"] = GatewayBar.ring(renderer.strings) }
+        // The gateway's own chat: what the member is told live (the count, notifications, a call ringing) on every page
+        // of theirs.
+        if servesChat, features.mayUse(.chats, session) { values["live"] = GatewayBar.live(renderer.strings) }
         // After the upgrade, what the member chose: their username and phone number, as people write them.
         if session.level == .registered, let account = try await registrations.account(sub: session.identity.sub) {
             values["username"] = account.username

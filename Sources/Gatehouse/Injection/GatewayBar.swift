@@ -208,17 +208,19 @@ public struct GatewayBar: Sendable {
         ]
         values["brandStyle"] = renderer.brand.style.map { gatewayBase + renderer.assets.url(for: $0) }
         values["logo"] = renderer.brand.logo.map { gatewayBase + renderer.assets.url(for: $0) }
-        // A call for the member rings in the bar, heard on the page's own host as the unread count is.
-        if servesChat && level == .registered && features.offers(.calls, to: identity) && (gatewayBase.isEmpty || app.mount == .host) {
-            values["ring"] = Self.ring(strings).merging(["script": gatewayBase + renderer.assets.url(for: Paths.ringScript)]) { _, new in new }
+        // What the member is told live (the count, notifications, a call ringing), heard on the page's own host as the
+        // unread count is.
+        if servesChat && level == .registered && features.offers(.chats, to: identity) && (gatewayBase.isEmpty || app.mount == .host) {
+            values["live"] = Self.live(strings).merging(["script": gatewayBase + renderer.assets.url(for: Paths.liveScript)]) { _, new in new }
         }
         return values
     }
 
-    /// Where a page hears the calls that ring for the member (`CallRing`): in the bar and on the gateway's pages, and the prompt's words.
-    static func ring(_ strings: StringsTable) -> [String: Any] {
+    /// Where a page hears what the member is told live (`LiveFeed`): in the bar and on the gateway's pages, and the
+    /// ring's words.
+    static func live(_ strings: StringsTable) -> [String: Any] {
         [
-            "path": Paths.callRing, "label": strings["ring_label"], "accept": strings["ring_accept"], "decline": strings["ring_decline"],
+            "path": Paths.live, "label": strings["ring_label"], "accept": strings["ring_accept"], "decline": strings["ring_decline"],
             "back": strings["ring_back_to_call"],
         ]
     }

@@ -36,7 +36,7 @@ struct AnswerMapping: Sendable {
         self.renderer = renderer
         compressesPages = configuration.proxy.compressPages
         inflationLimits = .init(maximumBytes: configuration.proxy.maximumInflatedBytes, maximumRatio: configuration.proxy.maximumInflationRatio)
-        let scriptURLs = [Paths.urlShimScript, Paths.barKeeperScript, Paths.toastsScript, Paths.sessionScript, Paths.barScript, Paths.ringScript].map {
+        let scriptURLs = [Paths.urlShimScript, Paths.barKeeperScript, Paths.toastsScript, Paths.sessionScript, Paths.barScript, Paths.liveScript].map {
             configuration.publicOrigin + renderer.assets.url(for: $0)
         }
         let styleURLs = ([Paths.barStyle] + [renderer.brand.style].compactMap { $0 }).map { configuration.publicOrigin + renderer.assets.url(for: $0) }

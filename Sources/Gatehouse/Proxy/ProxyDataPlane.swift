@@ -176,7 +176,7 @@ final class ProxyDataPlane: DataPlaneRoutes {
         if let app = catalog.hostMountedApp(authority: head.first("host")) {
             let path = uri.prefix { $0 != "?" }
             guard path.hasPrefix("/"), path != HostMountPaths.handoff, path != HostMountPaths.signedOut,
-                path != Paths.frame, path != Paths.chatUnread, path != Paths.callRing,
+                path != Paths.frame, path != Paths.chatUnread, path != Paths.live,
                 let grant = head.cookie(named: HostMountCookies.grant), !grant.isEmpty, grant.utf8.count <= 128,
                 let member = cache.member(grant: grant, slug: app.slug, hash: TokenHash.hex, pendingJarLimit: Self.pendingJarLimit)
             else { return nil }

@@ -67,7 +67,7 @@ public struct GatewayAssets: Sendable {
             files.append((String(relative), Array(data)))
         }
         let assets = try GatewayAssets(files: files.filter { file in !made.contains { $0.path == file.path } } + made)
-        for required in [Paths.barScript, Paths.barKeeperScript, Paths.barStyle, Paths.toastsScript, Paths.sessionScript, Paths.ringScript] where assets.byPath[required] == nil {
+        for required in [Paths.barScript, Paths.barKeeperScript, Paths.barStyle, Paths.toastsScript, Paths.sessionScript, Paths.liveScript] where assets.byPath[required] == nil {
             throw GatewayAssetsError.missing(required, directory: directory)
         }
         return assets

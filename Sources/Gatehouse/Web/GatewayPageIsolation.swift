@@ -41,7 +41,7 @@ enum GatewayPageIsolation {
     /// The paths the gateway's own scripts ask for data (with `X-Gatehouse-CSRF`, which their handler checks; a form
     /// posted by a script carries the session's token in its body as every form does).
     static let scriptedPaths: Set<String> = [
-        Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatSend, Paths.chatRead, Paths.callServers, Paths.callSignal,
+        Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatNotice, Paths.chatSend, Paths.chatRead, Paths.callServers, Paths.callSignal,
         Paths.callEvents, Paths.storySeen,
     ]
 
@@ -58,7 +58,7 @@ enum GatewayPageIsolation {
     /// Endpoints for servers, and the bar's own two: its choices, and the unread count it shows on every app's page
     /// anyway.
     static let serverEndpoints: Set<String> = [
-        Paths.backChannelLogout, Paths.forwardAuth, Paths.assertionKeys, Paths.frame, Paths.chatUnread, Paths.callRing, "/metrics",
+        Paths.backChannelLogout, Paths.forwardAuth, Paths.assertionKeys, Paths.frame, Paths.chatUnread, Paths.live, "/metrics",
     ]
 
     /// Whether a `Referer` names a page of a path-mounted app (on any origin: the referrer policy may shorten it).

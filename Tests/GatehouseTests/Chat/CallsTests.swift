@@ -71,7 +71,7 @@ import Testing
             // Olive, at `sso`: the onboarding prompt, no signal, no ring.
             #expect(try await olive.get(Paths.calls).body.contains(#"id="add-features""#))
             #expect(try await Self.signal(gateway, olive, ["type": "invite", "room": room, "call_id": "c0", "sdp": Self.offer]).status == 403)
-            #expect(try await olive.get(Paths.callRing).status == 403)
+            #expect(try await olive.get(Paths.live).status == 403)
 
             // The TURN credentials need the page's token too: none, or another's, is refused.
             for headers in [[("Accept", "application/json")], [("Accept", "application/json"), ("X-Gatehouse-CSRF", "forged")]] {
@@ -84,14 +84,14 @@ import Testing
 
             // Alice calls; Bob's ring says who; he declines (the bar's header, which no form sends); she sees it declined.
             #expect(try await Self.signal(gateway, alice, ["type": "invite", "room": room, "call_id": "c1", "sdp": Self.offer]).status == 200)
-            let rung = try await ChatTests.streamUntil(gateway, bob, path: Paths.callRing, room: nil, contains: #""id":"c1""#)
+            let rung = try await ChatTests.streamUntil(gateway, bob, path: Paths.live, room: nil, contains: #""id":"c1""#)
             #expect(rung.contains("event: ringing") && rung.contains("\u{2068}Member \(aliceName)\u{2069} is calling you (audio)"), "\(rung)")
             let decline = #"{"decline":"c1"}"#
             let formDecline = try await gateway.send(
-                .POST, Paths.callRing, cookies: bob.cookies.values, headers: [("Content-Type", "application/json")], body: decline)
+                .POST, Paths.live, cookies: bob.cookies.values, headers: [("Content-Type", "application/json")], body: decline)
             #expect(formDecline.status == 403)
             let declined = try await gateway.send(
-                .POST, Paths.callRing, cookies: bob.cookies.values, headers: [("Content-Type", "application/json"), ("X-Gatehouse-Frame", "1")],
+                .POST, Paths.live, cookies: bob.cookies.values, headers: [("Content-Type", "application/json"), ("X-Gatehouse-Frame", "1")],
                 body: decline)
             #expect(declined.status == 200, "\(declined.body)")
             #expect(try await Self.callsPage(alice) { $0.contains("Audio call, declined") }.contains("Audio call, declined"))
@@ -109,7 +109,7 @@ import Testing
                 "offer": ["type": "offer", "sdp": Self.offer + hostile + relayed],
             ]
             #expect(try await synapse.call(.PUT, "/_matrix/client/v3/rooms/\(room)/send/m.call.invite/h1", json: invite, token: token).status == 200)
-            _ = try await ChatTests.streamUntil(gateway, bob, path: Paths.callRing, room: nil, contains: #""id":"h1""#)
+            _ = try await ChatTests.streamUntil(gateway, bob, path: Paths.live, room: nil, contains: #""id":"h1""#)
             let answering = try await bob.get(Paths.callPage + "?id=h1").body
             let offered = try #require(answering.firstMatch(of: /data-offer="([^"]*)"/)?.1)
             #expect(offered.contains("127.0.0.1 49182 typ relay"), "\(offered)")
@@ -119,7 +119,7 @@ import Testing
 
             // Another call, answered; Alice signs out: the gateway hangs it up, and Bob's Calls shows it ended.
             #expect(try await Self.signal(gateway, alice, ["type": "invite", "room": room, "call_id": "c2", "sdp": Self.offer]).status == 200)
-            _ = try await ChatTests.streamUntil(gateway, bob, path: Paths.callRing, room: nil, contains: #""id":"c2""#)
+            _ = try await ChatTests.streamUntil(gateway, bob, path: Paths.live, room: nil, contains: #""id":"c2""#)
             let answer = Self.offer.replacingOccurrences(of: "o=- 1 2", with: "o=- 3 4")
             #expect(try await Self.signal(gateway, bob, ["type": "answer", "room": room, "call_id": "c2", "sdp": answer]).status == 200)
             #expect(try await Self.callsPage(bob) { $0.contains("Audio call in progress") }.contains("Audio call in progress"))

@@ -38,6 +38,11 @@ import Testing
         request.headers.add(name: "Accept", value: "text/event-stream")
         // A client of its own, whose shutdown closes the stream (as a page going away does).
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        // The whole read is bounded (the request's timeout bounds its head alone): the client shut down ends it.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(seconds))
+            try? await client.shutdown()
+        }
         var read = ""
         do {
             let response = try await client.execute(request, timeout: .seconds(seconds))
@@ -47,7 +52,8 @@ import Testing
                 if read.contains(text) { break }
             }
         } catch {}
-        try await client.shutdown()
+        watchdog.cancel()
+        try? await client.shutdown()
         return read
     }
 
@@ -120,8 +126,9 @@ import Testing
             #expect(joined.status == 303, "\(room) \(joined.status)")
             #expect(try Self.room(of: joined) == room)
 
-            // Alice writes; Bob's open room page gets it without a reload.
+            // Alice writes; Bob's open room page gets it without a reload, and his pages' live feed tells him of it.
             async let heard = Self.streamUntil(gateway, bob, room: room, contains: "Hello Bob")
+            async let told = Self.streamUntil(gateway, bob, path: Paths.live, room: nil, contains: "event: notify")
             try await Task.sleep(for: .milliseconds(500))
             let sent = try await gateway.post(
                 Paths.chatSend, form: [("csrf", try await alice.csrf()), ("room", room), ("text", "Hello Bob 👋"), ("txn", "t1")],
@@ -129,6 +136,18 @@ import Testing
             #expect(sent.status == 200 && sent.body.contains(#""event_id":"$"#))
             let live = try await heard
             #expect(live.contains("event: message") && live.contains("Hello Bob 👋"), "\(live.suffix(2000))")
+            // The feed, heard where apps' scripts run too, names the sender but carries no text; a gateway page asks for
+            // the text with its token.
+            let notice = try await told
+            #expect(notice.contains("event: unread") && notice.contains(#""kind":"message""#) && notice.contains(#""body":"New message""#), "\(notice.suffix(1500))")
+            #expect(!notice.contains("Hello Bob") && notice.contains(#""url":"http:\/\/"#) && notice.contains(#"\/chats\/room?id="#), "\(notice.suffix(800))")
+            let noticedID = try #require(notice.firstMatch(of: /"id":"(\$[^"]+)"/)?.1)
+            let noticePath = Paths.chatNotice + "?room=" + FormEncoding.escape(room) + "&id=" + FormEncoding.escape(String(noticedID))
+            let text = try await gateway.get(noticePath, cookies: bob.cookies.values, headers: [("X-Gatehouse-CSRF", try await bob.csrf()), ("Accept", "application/json")])
+            #expect(text.status == 200 && text.body.contains("Hello Bob 👋"), "\(text.status) \(text.body)")
+            #expect(try await gateway.get(noticePath, cookies: bob.cookies.values, headers: [("Accept", "application/json")]).status == 403)
+            let badID = Paths.chatNotice + "?room=" + FormEncoding.escape(room) + "&id=notanevent"
+            #expect(try await gateway.get(badID, cookies: bob.cookies.values, headers: [("X-Gatehouse-CSRF", try await bob.csrf()), ("Accept", "application/json")]).status == 400)
             // Bob's page shows it, and his list counts it unread until he reads it.
             let page = try await bob.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
             #expect(page.contains("Hello Bob 👋") && page.contains(#"id="composer""#))
@@ -136,8 +155,33 @@ import Testing
             // until it is sent the message stays unread.
             try await Task.sleep(for: .seconds(1))
             #expect(try await bob.get(Paths.chatUnread, json: true).body.contains(#""unread":1"#))
-            let eventID = try #require(page.firstMatch(of: /data-id="(\$[^"]+)"/)?.1)
+            let eventID = try #require(page.matches(of: /data-id="(\$[^"]+)"/).last?.1)
             #expect(try await bob.post(Paths.chatRead, [("room", room), ("event", String(eventID))]).status == 200)
+
+            // Read up to the latest line, the count is none.
+            var readCount = ""
+            for _ in 0..<40 where !readCount.contains(#""unread":0"#) {
+                readCount = try await bob.get(Paths.chatUnread, json: true).body
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(readCount.contains(#""unread":0"#), "\(readCount)")
+            // Bob mutes the chat (a push rule, as Element mutes): Alice's next message reaches his page but tells him of
+            // nothing and is not counted; unmuted, it is as before.
+            #expect(try await bob.post(Paths.chatMute, [("room", room), ("muted", "1")]).status == 303)
+            #expect(try await bob.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body.contains(#"id="room-muted-note""#))
+            #expect(try await bob.get(Paths.chats).body.contains(#"class="room-muted small""#))
+            async let quiet = Self.streamUntil(gateway, bob, path: Paths.live, room: nil, contains: "event: notify", seconds: 8)
+            async let arrived = Self.streamUntil(gateway, bob, room: room, contains: "while muted")
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await alice.post(Paths.chatSend, [("room", room), ("text", "while muted")]).status == 303)
+            #expect(try await arrived.contains("while muted"))
+            let silent = try await quiet
+            #expect(silent.contains("event: unread") && !silent.contains("event: notify"), "\(silent.suffix(800))")
+            let mutedCount = try await bob.get(Paths.chatUnread, json: true).body
+            #expect(mutedCount.contains(#""unread":0"#), "\(mutedCount)")
+            #expect(try await bob.post(Paths.chatMute, [("room", room), ("muted", "0")]).status == 303)
+            #expect(try await bob.post(Paths.chatMute, [("room", room), ("muted", "yes")]).status == 400)
+            #expect(!(try await bob.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body.contains(#"id="room-muted-note""#)))
 
             // Hostile text is shown as text: markup, scripts, right-to-left overrides.
             let hostile = "<script>alert(1)</script><b>x</b> \u{202E}evil"
@@ -192,7 +236,8 @@ import Testing
                 try await alice.get(Paths.chats).body, try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body,
                 try await alice.get(Paths.chatUnread, json: true).body,
                 try await alice.get(Paths.chatHistory + "?id=" + FormEncoding.escape(room), json: true).body,
-                try await Self.streamUntil(gateway, alice, room: room, contains: "event: rooms"),
+                try await Self.streamUntil(gateway, alice, room: nil, contains: "event: rooms"),
+                try await Self.streamUntil(gateway, alice, path: Paths.live, room: nil, contains: "event: unread"),
             ]
             #expect(seen.allSatisfy { !$0.contains(aliceToken) && !$0.contains("syt_") })
             if let database = gateway.built.stores.sqlite {

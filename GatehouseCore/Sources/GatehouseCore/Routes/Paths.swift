@@ -83,15 +83,20 @@ public enum Paths {
     public static let chatMembership = chats + "/membership"
     public static let chatDirect = chats + "/direct"
     public static let chatGroup = chats + "/group"
+    /// What a message says, for its notification (`room`, `id`), asked by a gateway page's script with its token.
+    public static let chatNotice = chats + "/notice"
+    /// Mutes or unmutes a chat (`room`, `muted` = `1` or `0`).
+    public static let chatMute = chats + "/mute"
     // The gateway's own calls (`CallController`): a call's page by query (`?room=` to call, `?id=` to answer).
     public static let callStart = calls + "/start"
     public static let callPage = calls + "/call"
     public static let callServers = calls + "/ice"
     public static let callSignal = calls + "/signal"
     public static let callEvents = calls + "/events"
-    /// The calls ringing for the member, as a stream, and declining one: asked by the bar on every app's page and by the
-    /// gateway's pages, on the page's own host (an app host answers it on its grant), beside the unread count.
-    public static let callRing = "/__gatehouse/calls"
+    /// What every page of the member's hears, as a stream (the unread count, what to notify them of, the calls
+    /// ringing), and declining a call: asked by the bar on every app's page and by the gateway's pages, on the page's
+    /// own host (an app host answers it on its grant), beside the unread count.
+    public static let live = "/__gatehouse/live"
     // Stories (`StoryController`).
     public static let storyPost = stories + "/post"
     public static let storyView = stories + "/view"
@@ -109,8 +114,9 @@ public enum Paths {
     public static let barScript = "/static/gatehouse-bar.js"
     public static let barStyle = "/static/gatehouse-bar.css"
     public static let toastsScript = "/static/gatehouse-toasts.js"
-    /// The ring of a call for the member (`CallRing`), in the bar and on the gateway's pages.
-    public static let ringScript = "/static/gatehouse-ring.js"
+    /// What every page of the member's hears (`LiveFeed`): the count, notifications and sounds, the ring of a call; in
+    /// the bar and on the gateway's pages.
+    public static let liveScript = "/static/gatehouse-live.js"
     /// Moves the bar out of `<body>` before the app's scripts run, and keeps it there (not deferred).
     public static let barKeeperScript = "/static/gatehouse-bar-keeper.js"
     /// The warning before a session ends (`session.warning_seconds`), on the gateway's pages and in the bar.

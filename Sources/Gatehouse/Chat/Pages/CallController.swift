@@ -13,7 +13,7 @@ import Hummingbird
 /// gets the portal's Calls page (the onboarding prompt at `sso`).
 struct CallController: Sendable {
     let chat: ChatFeature
-    let ring: CallRing
+    let live: LiveFeed
     let signalling: CallSignalling
     /// Whether the page must relay all media through TURN (`chat.calls.relay_only`).
     let relayOnly: Bool
@@ -29,8 +29,7 @@ struct CallController: Sendable {
         actions.get(RouterPath(stringLiteral: Paths.callServers)) { request, context in try await servers(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.callSignal)) { request, context in try await signal(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.callEvents)) { request, context in try await events(request, context) }
-        actions.get(RouterPath(stringLiteral: Paths.callRing)) { _, context in try await ring.ring(context.session) }
-        actions.post(RouterPath(stringLiteral: Paths.callRing)) { request, context in try await ring.decline(request, context.session) }
+        actions.post(RouterPath(stringLiteral: Paths.live)) { request, context in try await live.decline(request, context.session) }
     }
 
     // MARK: - Pages

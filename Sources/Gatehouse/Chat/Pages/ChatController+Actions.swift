@@ -3,8 +3,8 @@ import GatehouseCore
 import GatehouseMatrix
 import Hummingbird
 
-/// What a member does in the chat: send, mark read, accept or decline an invite, leave, start a direct chat, make a
-/// group. Each is a form of the gateway's own pages (its origin, the session's CSRF token); the script posts the
+/// What a member does in the chat: send, mark read, accept or decline an invite, leave, mute, start a direct chat,
+/// make a group. Each is a form of the gateway's own pages (its origin, the session's CSRF token); the script posts the
 /// same forms and asks for JSON.
 extension ChatController {
     /// The longest message the composer sends (the homeserver takes events up to 64 KB, the envelope included).
@@ -67,6 +67,20 @@ extension ChatController {
         try await chats.matrix(loop).leave(room: roomID)
         _ = try? await loop.refresh()
         return ChatFeature.redirect(FormEncoding.url(Paths.chats, adding: [("done", action == "leave" ? "left" : "declined")]))
+    }
+
+    /// Mutes a chat (`muted=1`) or unmutes it (`muted=0`): the member's push rule at the homeserver, which their other
+    /// Matrix apps honour too; back to the room's page (JSON for the script).
+    func mute(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let roomID = try ChatFeature.roomID(form["room"])
+        guard let value = form["muted"], value == "1" || value == "0" else { throw RequestError.badRequest("muted: 1 or 0") }
+        let loop = try await chat.loop(context.session)
+        guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        try await chats.matrix(loop).setMuted(room: roomID, muted: value == "1")
+        _ = try? await loop.refresh()
+        if ErrorAnswer.wantsJSON(accept: request.headers[.accept]) { return try JSONResponse.make(["room": roomID, "muted": value == "1"]) }
+        return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 
     /// Opens the direct chat with a member found in the directory, making it (and inviting them) the first time.

@@ -4,10 +4,11 @@ import GatehouseMatrix
 import HTTPTypes
 import Hummingbird
 
-/// The chat's live updates: one event stream per open page (`LiveStream`). The room list's page hears `rooms` with
-/// the rows that changed (rendered by the list's own row, `chat-room-row`), the list's order by id and the unread
-/// count; a room's page hears the count, `message` for each new line of its room and `gone` when the member left it.
-/// What a change costs is what changed: no page is sent (or made) the whole list again.
+/// The chat's live updates: one event stream per open page of the chat's (`LiveStream`). The room list's page hears
+/// `rooms` with the rows that changed (rendered by the list's own row, `chat-room-row`) and the list's order by id; a
+/// room's page hears `message` for each new line of its room and `gone` when the member left it. The count is the
+/// live feed's (`LiveFeed`), which every page hears. What a change costs is what changed: no page is sent (or made)
+/// the whole list again.
 extension ChatController {
     func events(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
@@ -19,19 +20,21 @@ extension ChatController {
         let language = RequestLanguage.current
         let renderer = renderer
         let csrf = context.session.csrfToken
-        let first = try Self.roomsEvent(rooms, rows: roomFilter == nil ? Set(rooms.rooms.keys) : nil, renderer: renderer, csrf: csrf)
+        let first = roomFilter == nil ? try Self.roomsEvent(rooms, rows: Set(rooms.rooms.keys), renderer: renderer, csrf: csrf) : ""
         return await LiveStream.response(loop: loop, draining: chat.draining, first: first) { changes, list in
-            // A call's signalling alone changes nothing the chat shows.
-            guard !(changes.rooms.isEmpty && changes.gone.isEmpty && changes.messages.isEmpty) else { return nil }
-            return RequestLanguage.$current.withValue(language) { Self.events(changes, list, room: roomFilter, renderer: renderer, csrf: csrf) }
+            let text = RequestLanguage.$current.withValue(language) { Self.events(changes, list, room: roomFilter, renderer: renderer, csrf: csrf) }
+            return text.isEmpty ? nil : text
         }
     }
 
     /// What one change means to a page: for the list, its changed rows; for a room's page, its new lines (or that it
-    /// is gone); for both, the count.
+    /// is gone). Empty for nothing.
     static func events(_ changes: RoomList.Changes, _ list: RoomList, room roomFilter: String?, renderer: PageRenderer, csrf: String) -> String {
-        guard let roomFilter else { return (try? roomsEvent(list, rows: changes.rooms, renderer: renderer, csrf: csrf)) ?? "" }
-        var text = (try? roomsEvent(list, rows: nil, renderer: renderer, csrf: csrf)) ?? ""
+        guard let roomFilter else {
+            guard !changes.rooms.isEmpty || !changes.gone.isEmpty else { return "" }
+            return (try? roomsEvent(list, rows: changes.rooms, renderer: renderer, csrf: csrf)) ?? ""
+        }
+        var text = ""
         if let room = list.rooms[roomFilter] {
             for message in changes.messages[roomFilter] ?? [] {
                 guard let line = try? ChatViews.liveLine(message, room: room, me: list.me, renderer: renderer), !line.isEmpty else { continue }
@@ -42,21 +45,27 @@ extension ChatController {
         return text
     }
 
-    /// `rooms`: the unread count and, for the list (`rows` not `nil`), its order (room ids) and the rows of `rows`
-    /// that it holds (the others the page has already).
-    static func roomsEvent(_ list: RoomList, rows: Set<String>?, renderer: PageRenderer, csrf: String) throws -> String {
-        var values: [String: Any] = ["unread": list.unreadTotal]
-        if let rows {
-            let ordered = list.ordered
-            var rendered: [String: String] = [:]
-            for room in ordered where rows.contains(room.id) {
-                var row = ChatViews.summary(room, in: list, strings: renderer.strings)
-                row["csrf"] = csrf
-                rendered[room.id] = try renderer.fragment("chat-room-row", row)
-            }
-            values["order"] = ordered.map(\.id)
-            values["rows"] = rendered
+    /// `rooms`: the list's order (room ids) and the rows of `rows` that it holds (the others the page has already).
+    static func roomsEvent(_ list: RoomList, rows: Set<String>, renderer: PageRenderer, csrf: String) throws -> String {
+        let ordered = list.ordered
+        var rendered: [String: String] = [:]
+        for room in ordered where rows.contains(room.id) {
+            var row = ChatViews.summary(room, in: list, strings: renderer.strings)
+            row["csrf"] = csrf
+            rendered[room.id] = try renderer.fragment("chat-room-row", row)
         }
-        return LiveStream.event("rooms", values)
+        return LiveStream.event("rooms", ["order": ordered.map(\.id), "rows": rendered])
+    }
+
+    /// What a message says, for the notification a gateway page shows (`?room=&id=`, with the page's token, which no
+    /// app's script can read): the live feed carries no text.
+    func notice(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        try GatewayPageIsolation.checkPageToken(request, session: context.session)
+        let roomID = try ChatFeature.roomID(request.uri.queryParameters.get("room"))
+        guard let id = request.uri.queryParameters.get("id"), id.hasPrefix("$"), id.utf8.count <= 255 else { throw RequestError.badRequest("id: an event id") }
+        let loop = try await chat.loop(context.session)
+        guard let room = try await chat.current(loop).rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        guard let message = Message(try await chats.matrix(loop).event(room: roomID, id: id), in: room), message.notifies else { throw ChatError.notInRoom }
+        return try JSONResponse.make(["id": id, "body": ChatViews.noticeText(message, room: room, strings: renderer.strings)])
     }
 }

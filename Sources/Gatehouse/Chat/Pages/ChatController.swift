@@ -10,6 +10,8 @@ import Hummingbird
 /// works without it. A member who may not chat gets the portal's Chats page (the onboarding prompt at `sso`).
 struct ChatController: Sendable {
     let chat: ChatFeature
+    /// What every page of the member's hears (`Paths.live`).
+    let live: LiveFeed
 
     var chats: ChatSessions { chat.chats }
     var portal: any FeatureChrome { chat.portal }
@@ -21,12 +23,15 @@ struct ChatController: Sendable {
         pages.get(RouterPath(stringLiteral: Paths.chatRoom)) { request, context in try await room(request, context) }
         pages.get(RouterPath(stringLiteral: Paths.chatNew)) { request, context in try await newChat(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.chatHistory)) { request, context in try await history(request, context) }
+        actions.get(RouterPath(stringLiteral: Paths.chatNotice)) { request, context in try await notice(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.chatEvents)) { request, context in try await events(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatSend)) { request, context in try await send(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatRead)) { request, context in try await markRead(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatMembership)) { request, context in try await membership(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatDirect)) { request, context in try await direct(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatGroup)) { request, context in try await newGroup(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatMute)) { request, context in try await mute(request, context) }
+        actions.get(RouterPath(stringLiteral: Paths.live)) { _, context in try await live.stream(context.session, onGateway: true) }
         // The count answers every member (no chat: `{"chat": false}`), behind no gate.
         group.get(RouterPath(stringLiteral: Paths.chatUnread)) { _, context in try await unread(context) }
     }

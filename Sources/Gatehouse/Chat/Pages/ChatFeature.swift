@@ -23,7 +23,7 @@ struct ChatFeature: Sendable {
         Self.allows(tab, session, chats: chats, features: features)
     }
 
-    /// The rule itself, for what answers outside the gate too (the ring on an app's host, `CallRing`).
+    /// The rule itself, for what answers outside the gate too (the live feed on an app's host, `LiveFeed`).
     static func allows(_ tab: FeatureTab, _ session: Session, chats: ChatSessions, features: FeaturesConfiguration) -> Bool {
         chats.mayChat(session) && features.mayUse(tab, session)
     }

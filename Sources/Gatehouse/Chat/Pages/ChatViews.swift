@@ -16,7 +16,7 @@ enum ChatViews {
             "id": room.id, "href": FormEncoding.url(Paths.chatRoom, adding: [("id", room.id)]), "name": shownName,
             "initials": AppIcon.monogram(shownName), "tone": AppIcon.tone(of: room.id), "unread": room.unread, "hasUnread": room.unread > 0,
             "invite": room.membership == .invited, "direct": list.isDirect(room), "encrypted": room.isEncrypted,
-            "unreadLabel": strings.text("chat_unread", ["count": String(room.unread)]),
+            "unreadLabel": strings.text("chat_unread", ["count": String(room.unread)]), "muted": list.mutedRooms.contains(room.id),
         ]
         if room.membership == .invited {
             let inviter = room.inviter.map { room.name(of: $0) } ?? ""
@@ -31,17 +31,59 @@ enum ChatViews {
 
     /// One line under a room's name: who said what (a deleted or encrypted message said so).
     static func preview(_ message: Message, room: Room, me: String, strings: StringsTable) -> String {
-        let who = message.sender == me ? strings["chat_you"] : room.name(of: message.sender)
-        let what: String
         switch message.kind {
-        case .deleted: what = strings["chat_deleted"]
-        case .encrypted: what = strings["chat_encrypted_message"]
         case .membership: return line(message, room: room, strings: strings)
         case .call: return callLine(message, room: room, strings: strings)
-        case .other: what = strings["chat_other_message"]
-        default: what = String(message.body.prefix(140))
+        default:
+            let who = message.sender == me ? strings["chat_you"] : room.name(of: message.sender)
+            return "\(who): \(gist(message, strings: strings))"
         }
-        return "\(who): \(what)"
+    }
+
+    /// What a message says, short: its text's start, or what it is (deleted, encrypted, a kind not shown).
+    static func gist(_ message: Message, strings: StringsTable) -> String {
+        switch message.kind {
+        case .deleted: strings["chat_deleted"]
+        case .encrypted: strings["chat_encrypted_message"]
+        case .other: strings["chat_other_message"]
+        default: String(message.body.prefix(140))
+        }
+    }
+
+    /// What a change tells the member of (`notify`), as the notification says it: each message of another's that
+    /// raised its room's count (`RoomList.Changes.notifying`) and each invite, with its title (who, and where in a
+    /// group; a mention says so), the room's page on the gateway that a click opens, and its id, by which the browser
+    /// shows it once. A muted room or a story tells of nothing. The live feed is heard on origins apps' scripts run
+    /// in (app hosts, and the gateway's own where apps are path-mounted), so a message's text is never in it: its
+    /// body says that a message came, and a gateway page asks for the text with its page token (`noticeText`).
+    static func notices(_ changes: RoomList.Changes, _ list: RoomList, base: String, strings: StringsTable) -> [[String: Any]] {
+        func notice(_ id: String, _ room: Room, title: String, body: String, kind: String) -> [String: Any] {
+            [
+                "id": id, "room": room.id, "title": title, "body": body, "kind": kind,
+                "url": base + FormEncoding.url(Paths.chatRoom, adding: [("id", room.id)]),
+            ]
+        }
+        var notices: [[String: Any]] = []
+        for (id, messages) in changes.notifying.sorted(by: { $0.key < $1.key }) {
+            guard let room = list.rooms[id], !room.isStories, !list.mutedRooms.contains(id) else { continue }
+            let mention = changes.mentioning.contains(id)
+            let key = (mention ? "notify_mention" : "notify_message") + (list.isDirect(room) ? "" : "_group")
+            for message in messages {
+                let title = strings.text(key, ["name": room.name(of: message.sender), "room": list.displayName(of: room)])
+                notices.append(notice(message.id, room, title: title, body: strings["notify_message_body"], kind: mention ? "mention" : "message"))
+            }
+        }
+        for id in changes.invited.sorted() {
+            guard let room = list.rooms[id], !room.isStories, let inviter = room.inviter else { continue }
+            let body = strings.text(list.isDirect(room) ? "chat_invite_direct" : "chat_invite_group", ["name": room.name(of: inviter)])
+            notices.append(notice(id, room, title: room.name(of: inviter), body: body, kind: "invite"))
+        }
+        return notices
+    }
+
+    /// A message's text as its notification shows it (the first 140 characters; an emote with its sender's name).
+    static func noticeText(_ message: Message, room: Room, strings: StringsTable) -> String {
+        message.kind == .emote ? "* \(room.name(of: message.sender)) \(message.body.prefix(140))" : gist(message, strings: strings)
     }
 
     /// The timeline's lines, oldest first: edits folded into what they edit, a day's first line marked.
@@ -125,6 +167,7 @@ enum ChatViews {
         var values: [String: Any] = [
             "roomID": room.id, "roomName": name.isEmpty ? strings["chat_unnamed"] : name, "direct": list.isDirect(room),
             "encrypted": room.isEncrypted, "joined": room.membership == .joined, "invited": room.membership == .invited,
+            "muted": list.mutedRooms.contains(room.id),
             "members": room.joinedMembers.map { ["name": room.name(of: $0), "id": $0] },
         ]
         if room.membership == .invited { values["inviteText"] = summary(room, in: list, strings: strings)["inviteText"] }

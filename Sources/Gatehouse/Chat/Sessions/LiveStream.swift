@@ -14,9 +14,11 @@ enum LiveStream {
         case ping
     }
 
-    /// `first`: what the page is told at once; `render`: the text of one change, or `nil` for nothing to tell.
+    /// `first`: what the page is told at once; `render`: the text of one change, or `nil` for nothing to tell;
+    /// `ended`: told when the stream is over.
     static func response(
-        loop: SyncLoop, draining: Draining, first: String, render: @escaping @Sendable (RoomList.Changes, RoomList) -> String?
+        loop: SyncLoop, draining: Draining, first: String, ended: @escaping @Sendable () -> Void = {},
+        render: @escaping @Sendable (RoomList.Changes, RoomList) -> String?
     ) async -> Response {
         let (id, updates) = await loop.listen()
         let (items, feed) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingNewest(64))
@@ -56,6 +58,7 @@ enum LiveStream {
             forward.cancel()
             ticker.cancel()
             drained.cancel()
+            ended()
             await loop.stopListening(id)
             try? await writer.finish(nil)
         }
