@@ -66,11 +66,17 @@ public struct MatrixClient: Sendable {
 
     // MARK: - Rooms
 
-    /// Sends a text message; `transactionID` makes a retry of the same message arrive once.
-    public func send(_ credentials: MatrixCredentials, room: String, text: String, transactionID: String) async throws(MatrixError) -> String {
-        try await send(
-            credentials, room: room, type: "m.room.message", content: .object(["msgtype": .string("m.text"), "body": .string(text)]),
-            transactionID: transactionID)
+    /// Sends a text message, with its markup (`formatted`: Matrix's HTML) if it has any; `transactionID` makes a retry
+    /// of the same message arrive once.
+    public func send(_ credentials: MatrixCredentials, room: String, text: String, formatted: String? = nil, transactionID: String) async throws(MatrixError)
+        -> String
+    {
+        var content: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string(text)]
+        if let formatted {
+            content["format"] = .string("org.matrix.custom.html")
+            content["formatted_body"] = .string(formatted)
+        }
+        return try await send(credentials, room: room, type: "m.room.message", content: .object(content), transactionID: transactionID)
     }
 
     /// A new room: a direct chat with one member (`direct`), or a group with a name; the others invited.

@@ -34,9 +34,11 @@ public struct MatrixSession: Sendable {
         }
     }
 
-    /// Sends a text message.
-    public func send(room: String, text: String, transactionID: String) async throws(MatrixError) -> String {
-        try await run { client, credentials throws(MatrixError) in try await client.send(credentials, room: room, text: text, transactionID: transactionID) }
+    /// Sends a text message, with its markup if it has any.
+    public func send(room: String, text: String, formatted: String? = nil, transactionID: String) async throws(MatrixError) -> String {
+        try await run { client, credentials throws(MatrixError) in
+            try await client.send(credentials, room: room, text: text, formatted: formatted, transactionID: transactionID)
+        }
     }
 
     /// Events before `from`, newest first, and the token before them (`nil`: the start of the room).

@@ -25,6 +25,9 @@ public struct Message: Sendable, Equatable, Identifiable {
     public var sender: String
     public var senderName: String?
     public var body: String
+    /// The sender's markup of it (`formatted_body` in `org.matrix.custom.html`), as sent: never shown but through the
+    /// gateway's allowlist (`MessageMarkup.sanitized`).
+    public var formattedBody: String?
     public var timestamp: Int
     public var kind: Kind
     /// The text was edited after it was sent (the body is the newest text).
@@ -92,9 +95,11 @@ public struct Message: Sendable, Equatable, Identifiable {
             if relation?["rel_type"]?.string == "m.replace" {
                 // A replacement is one only with the original's id and its new content (the spec's rules); its fallback
                 // body is for clients that do not know edits, never shown as the message.
-                guard let original = relation?["event_id"]?.string, let newest = event.content["m.new_content"]?["body"]?.string else { return nil }
+                guard let original = relation?["event_id"]?.string, let newContent = event.content["m.new_content"], let newest = newContent["body"]?.string
+                else { return nil }
                 self.init(id: id, sender: event.sender, senderName: name, body: Self.kept(newest), timestamp: timestamp, kind: .text, isEdited: true,
                     replaces: original)
+                formattedBody = Self.formatted(newContent)
                 return
             }
             let body = Self.kept(event.content["body"]?.string ?? "")
@@ -104,6 +109,7 @@ public struct Message: Sendable, Equatable, Identifiable {
             case "m.notice": self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .notice)
             default: self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .other)
             }
+            if kind != .other { formattedBody = Self.formatted(event.content) }
         case "m.call.invite", "m.call.hangup", "m.call.reject":
             guard let signal = CallSignal(event, room: room.id), room.isOneToOne else { return nil }
             self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .call)
@@ -125,6 +131,12 @@ public struct Message: Sendable, Equatable, Identifiable {
         default:
             return nil
         }
+    }
+
+    /// A content's `formatted_body` when it is Matrix's HTML, within the body's limit.
+    static func formatted(_ content: JSONValue) -> String? {
+        guard content["format"]?.string == "org.matrix.custom.html", let html = content["formatted_body"]?.string else { return nil }
+        return kept(html)
     }
 
     static func kept(_ text: String) -> String {

@@ -215,7 +215,9 @@ public struct Room: Sendable, Equatable, Identifiable {
 
     mutating func remember(_ line: Message) {
         var kept = line
-        kept.body = ""  // only who sent it and what kind of line it is are asked of it
+        // Only who sent it and what kind of line it is are asked of it.
+        kept.body = ""
+        kept.formattedBody = nil
         recentLines.append(kept)
         if recentLines.count > Self.recentLimit { recentLines.removeFirst(recentLines.count - Self.recentLimit) }
     }

@@ -194,6 +194,18 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         days = [item.get_attribute("data-day") for item in alice_browser.find_elements(By.CSS_SELECTOR, "#timeline li.day")]
         assert days and len(days) == len(set(days)), days
 
+        # Bob writes in Markdown with a link pasted and a `javascript:` one: Alice sees the formatting, the link opens
+        # in a tab of its own with no way back to the page, and the script's address is text.
+        write(bob_browser, "**Look** at `the docs` on https://example.org/docs_v2 and javascript:alert(1)")
+        body = wait(alice_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#timeline li.message:last-child .body strong"), timeout=30)
+        line = alice_browser.find_element(By.CSS_SELECTOR, "#timeline li.message:last-child .body")
+        assert body[0].text == "Look" and line.find_element(By.TAG_NAME, "code").text == "the docs", line.get_attribute("innerHTML")
+        links = line.find_elements(By.TAG_NAME, "a")
+        assert [a.get_attribute("href") for a in links] == ["https://example.org/docs_v2"], line.get_attribute("innerHTML")
+        assert links[0].get_attribute("target") == "_blank" and "noopener" in links[0].get_attribute("rel")
+        assert "javascript:alert(1)" in line.text
+        alice_check.page("chat-room-formatted")
+
         # A group of three: Bob accepts, Olive declines, each from the invite as it arrived live on an open list.
         bob_browser.get(gw.url + "/chats")
         olive_browser.get(gw.url + "/chats")

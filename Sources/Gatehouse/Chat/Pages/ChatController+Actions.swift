@@ -31,7 +31,8 @@ extension ChatController {
             ?? RandomToken.make()
         let loop = try await chat.loop(context.session)
         guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
-        let eventID = try await chats.matrix(loop).send(room: roomID, text: text, transactionID: transaction)
+        // The member's Markdown as the formatted body other clients show (`MessageMarkup.formatted`).
+        let eventID = try await chats.matrix(loop).send(room: roomID, text: text, formatted: MessageMarkup.formatted(text), transactionID: transaction)
         if wantsJSON { return try JSONResponse.make(["event_id": eventID, "txn": transaction]) }
         return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }

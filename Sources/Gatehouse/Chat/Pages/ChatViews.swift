@@ -94,6 +94,7 @@ enum ChatViews {
             if message.isEdit {
                 if let index = messages.firstIndex(where: { $0.mayBeReplaced(by: message) }) {
                     messages[index].body = message.body
+                    messages[index].formattedBody = message.formattedBody
                     messages[index].isEdited = true
                 }
                 continue
@@ -118,8 +119,8 @@ enum ChatViews {
             "at": iso(message.timestamp), "shownAt": shownTime(message.timestamp), "kind": message.kind.rawValue, "edited": message.isEdited,
         ]
         switch message.kind {
-        case .text, .notice: values["body"] = message.body
-        case .emote: values["body"] = "* \(room.name(of: message.sender)) \(message.body)"
+        case .text, .notice: values["body"] = markup(message)
+        case .emote: values["body"] = "* " + MessageMarkup.escaped(room.name(of: message.sender)) + " " + markup(message)
         case .deleted: values["note"] = strings["chat_deleted"]
         case .encrypted: values["note"] = strings["chat_encrypted_message"]
         case .other: values["note"] = strings["chat_other_message"]
@@ -127,7 +128,14 @@ enum ChatViews {
         case .call: values["note"] = callLine(message, room: room, strings: strings)
         }
         values["hasBody"] = values["body"] != nil
+        values["formatted"] = message.formattedBody != nil
         return values
+    }
+
+    /// A message's text as markup: the sender's formatted body through the allowlist, else the plain body with its
+    /// links made links. (The template inserts it as markup: everything in it is `MessageMarkup`'s own.)
+    static func markup(_ message: Message) -> String {
+        message.formattedBody.map(MessageMarkup.sanitized) ?? MessageMarkup.plain(message.body)
     }
 
     /// A line as the live stream sends it, rendered by the one renderer of a line (`chat-message`): its id, the
@@ -138,6 +146,7 @@ enum ChatViews {
         if let original = message.replaces {
             guard var edited = room.recentLines.last(where: { $0.id == original }) else { return [:] }
             edited.body = message.body
+            edited.formattedBody = message.formattedBody
             edited.isEdited = true
             line = edited
         }
