@@ -118,16 +118,18 @@
     var item = fromMarkup(message.html).querySelector("li.message");
     if (!item) { return; }
     localTimes(item);
+    reveal(item);
     var present = timeline.querySelector('li[data-id="' + CSS.escape(message.id) + '"]');
     if (message.replaces) {
       // An edit: the line it edits, whole and marked edited, in that line's place (if the page has it).
       if (present) { present.replaceWith(item); }
       return;
     }
-    if (present) { return; }
-    var follow = nearBottom();
-    // The echo of a message this page sent: the pending line becomes the message.
+    // The echo of a message this page sent: the line it showed at once becomes the message as the gateway renders
+    // it (its formatting, its Edit and Delete), whether or not the send's answer came first.
     var pending = message.txn ? timeline.querySelector('li[data-txn="' + CSS.escape(message.txn) + '"]') : null;
+    if (present && !pending) { return; }
+    var follow = nearBottom();
     if (pending) {
       pending.replaceWith(item);
     } else {
@@ -198,11 +200,48 @@
     });
   }
 
+  // A member's own lines offer Edit and Delete (the buttons need this script: the page shows them once it runs).
+  function reveal(root) {
+    Array.prototype.forEach.call(root.querySelectorAll ? root.querySelectorAll(".line-actions") : [], function (actions) { actions.hidden = false; });
+  }
+
+  // Editing one's own message: the composer holds its text, says so, and saves it in its place (Escape stops).
+  var editing = null;
+  var editingNote = document.getElementById("composer-editing");
+  var sendButton = document.getElementById("composer-send");
+  function edit(line) {
+    editing = line.getAttribute("data-id");
+    text.value = line.querySelector(".body").innerText.trim();
+    text.dispatchEvent(new Event("input"));
+    editingNote.hidden = false;
+    sendButton.textContent = main.getAttribute("data-save");
+    text.focus();
+  }
+  function stopEditing() {
+    editing = null;
+    editingNote.hidden = true;
+    sendButton.textContent = main.getAttribute("data-send");
+  }
+  function showError(error) {
+    var field = document.getElementById("composer-error");
+    field.textContent = error.message || main.getAttribute("data-failed");
+    field.hidden = false;
+  }
+
   if (composer && text && timeline) {
     composer.addEventListener("submit", function (event) {
       event.preventDefault();
       var body = text.value.trim();
       if (!body || (window.gatehouseCheckLimit && !window.gatehouseCheckLimit(text))) { return; }
+      if (editing) {
+        var original = editing;
+        post("/chats/edit", { room: roomID, event: original, text: body }).then(function () {
+          if (editing === original) { stopEditing(); }
+          text.value = "";
+          text.dispatchEvent(new Event("input"));
+        }, showError);
+        return;
+      }
       text.value = "";
       send(body, null);
     });
@@ -211,7 +250,31 @@
         event.preventDefault();
         composer.requestSubmit();
       }
+      if (event.key === "Escape" && editing) {
+        event.preventDefault();
+        stopEditing();
+        text.value = "";
+        text.dispatchEvent(new Event("input"));
+      }
+      // Up in an empty composer edits the member's last message, as in other chats.
+      if (event.key === "ArrowUp" && !text.value && !editing) {
+        var own = timeline.querySelectorAll("li.message.mine[data-id] .line-actions");
+        if (own.length) {
+          event.preventDefault();
+          edit(own[own.length - 1].closest("li.message"));
+        }
+      }
     });
+    timeline.addEventListener("click", function (event) {
+      var button = event.target.closest ? event.target.closest("button[data-action]") : null;
+      var line = button && button.closest("li.message[data-id]");
+      if (!line) { return; }
+      if (button.getAttribute("data-action") === "edit") { edit(line); }
+      if (button.getAttribute("data-action") === "delete" && window.confirm(main.getAttribute("data-delete-confirm"))) {
+        post("/chats/delete", { room: roomID, event: line.getAttribute("data-id") }).catch(showError);
+      }
+    });
+    reveal(timeline);
   }
 
   // Older messages when the timeline's top is reached.
@@ -239,6 +302,7 @@
         if (before && before.getAttribute("data-day") === previousFirst.getAttribute("data-day")) { previousFirst.remove(); }
       }
       localTimes(timeline);
+      reveal(timeline);
       window.scrollTo(0, window.scrollY + document.documentElement.scrollHeight - height);
       if (page.older) { timeline.setAttribute("data-older", page.older); } else { timeline.removeAttribute("data-older"); }
     }).catch(function () {}).then(function () { loadingOlder = false; });

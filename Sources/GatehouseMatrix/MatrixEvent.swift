@@ -10,9 +10,11 @@ public struct MatrixEvent: Sendable, Equatable, Codable {
     public var stateKey: String?
     public var content: JSONValue
     public var unsigned: JSONValue?
+    /// What a redaction redacts, where the room's version puts it beside the content (before version 11).
+    public var redacts: String?
 
     enum CodingKeys: String, CodingKey {
-        case type, sender, content, unsigned
+        case type, sender, content, unsigned, redacts
         case eventID = "event_id"
         case timestamp = "origin_server_ts"
         case stateKey = "state_key"
@@ -40,7 +42,11 @@ public struct MatrixEvent: Sendable, Equatable, Codable {
         stateKey = try container.decodeIfPresent(String.self, forKey: .stateKey)
         content = try container.decodeIfPresent(JSONValue.self, forKey: .content) ?? .object([:])
         unsigned = try container.decodeIfPresent(JSONValue.self, forKey: .unsigned)
+        redacts = try container.decodeIfPresent(String.self, forKey: .redacts)
     }
+
+    /// The event a redaction deletes (in its content from room version 11, beside it before).
+    public var redactedEvent: String? { type == "m.room.redaction" ? content["redacts"]?.string ?? redacts : nil }
 
     /// Whether the event was redacted (deleted) since it was sent: its content is gone.
     public var isRedacted: Bool { unsigned?["redacted_because"] != nil }

@@ -53,6 +53,13 @@ public struct MatrixSession: Sendable {
         try await run { client, credentials throws(MatrixError) in try await client.event(credentials, room: room, id: id) }
     }
 
+    /// Deletes an event (a redaction): its content gone for everybody.
+    public func redact(room: String, event: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in
+            try await client.redact(credentials, room: room, event: event, reason: "", transactionID: UUID().uuidString)
+        }
+    }
+
     /// Marks the room read up to `event` (the receipt others see and the member's own marker).
     public func markRead(room: String, event: String) async throws(MatrixError) {
         try await run { client, credentials throws(MatrixError) in try await client.markRead(credentials, room: room, event: event) }

@@ -45,6 +45,13 @@ public struct Message: Sendable, Equatable, Identifiable {
 
     public var isEdit: Bool { replaces != nil }
 
+    /// This event deletes `replaces` (a redaction, told as the deleted line).
+    public var isDeletion: Bool { kind == .deleted && replaces != nil }
+
+    /// Whether the member who sent it may change it (edit its text): a message of text, not a line about the room, a
+    /// call, an edit or a deletion.
+    public var isEditable: Bool { !isEdit && [.text, .emote, .notice].contains(kind) }
+
     /// Whether a member is told of this line when it arrives: a message, not a line about the room or a call (a call
     /// rings instead) or a deletion.
     public var notifies: Bool { [.text, .emote, .notice, .other, .encrypted].contains(kind) }
@@ -53,7 +60,7 @@ public struct Message: Sendable, Equatable, Identifiable {
     /// same sender (another member's `m.replace` is ignored), and that only a message of text is edited, never a line
     /// about the room, a call, an edit itself or a deleted message.
     public func mayBeReplaced(by edit: Message) -> Bool {
-        edit.isEdit && edit.replaces == id && edit.sender == sender && !isEdit && [.text, .emote, .notice].contains(kind)
+        edit.isEdit && !edit.isDeletion && edit.replaces == id && edit.sender == sender && isEditable
     }
 
     public init(

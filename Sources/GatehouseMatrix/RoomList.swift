@@ -65,6 +65,12 @@ public struct RoomList: Sendable, Equatable {
             for event in joined.timeline {
                 if event.stateKey != nil { room.applyState(event) }
                 if let signal = CallSignal(event, room: id), room.isOneToOne, calls.apply(signal) { changes.calls.append(signal) }
+                // A line deleted (by its sender, or a moderator: the homeserver allowed it) is told as deleted.
+                if let target = event.redactedEvent, let eventID = event.eventID, room.forget(target) {
+                    arrived.append(Message(id: eventID, sender: event.sender, body: "", timestamp: event.timestamp ?? 0, kind: .deleted, replaces: target))
+                    if room.lastMessage?.id == target { room.lastMessage = Message(id: target, sender: room.lastMessage?.sender ?? "", body: "", timestamp: room.lastMessage?.timestamp ?? 0, kind: .deleted) }
+                    continue
+                }
                 if let message = Message(event, in: room) {
                     // An edit the room's recent lines do not allow (another member's, of a line that is no message, or of
                     // one too old to be known here) is not passed on: the page shows it once rendered, if it is allowed.
@@ -220,6 +226,13 @@ public struct Room: Sendable, Equatable, Identifiable {
         kept.formattedBody = nil
         recentLines.append(kept)
         if recentLines.count > Self.recentLimit { recentLines.removeFirst(recentLines.count - Self.recentLimit) }
+    }
+
+    /// Marks a recent line deleted; whether the room had it.
+    mutating func forget(_ id: String) -> Bool {
+        guard let index = recentLines.lastIndex(where: { $0.id == id }) else { return false }
+        recentLines[index].kind = .deleted
+        return true
     }
 
     public var isStories: Bool { roomType == Self.storiesType }

@@ -205,6 +205,27 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         assert links[0].get_attribute("target") == "_blank" and "noopener" in links[0].get_attribute("rel")
         assert "javascript:alert(1)" in line.text
         alice_check.page("chat-room-formatted")
+        # Bob edits it from the keyboard alone (Up in the empty composer takes his last message), then deletes it:
+        # Alice sees each live, in its place.
+        field = bob_browser.find_element(By.ID, "composer-text")
+        field.send_keys(Keys.ARROW_UP)
+        wait(bob_browser, lambda b: b.find_element(By.ID, "composer-editing").is_displayed())
+        assert field.get_attribute("value").startswith("Look at the docs on https://example.org/docs_v2"), field.get_attribute("value")
+        bob_browser.execute_script("arguments[0].value = ''; arguments[0].dispatchEvent(new Event('input'))", field)
+        field.send_keys("Look again, *now*", Keys.ENTER)
+        wait(bob_browser, lambda b: not b.find_element(By.ID, "composer-editing").is_displayed())
+        edited = wait(alice_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#timeline li.message:last-child .body em"), timeout=30)
+        assert edited[0].text == "now"
+        last = alice_browser.find_element(By.CSS_SELECTOR, "#timeline li.message:last-child")
+        assert last.find_elements(By.CSS_SELECTOR, ".edited") and "docs_v2" not in last.text
+        # Alice's own lines offer Edit and Delete; Bob's lines on her page do not.
+        assert not last.find_elements(By.CSS_SELECTOR, ".line-actions")
+        assert alice_browser.find_elements(By.CSS_SELECTOR, "#timeline li.message.mine .line-actions:not([hidden]) button[data-action=edit]")
+        mine = bob_browser.find_elements(By.CSS_SELECTOR, "#timeline li.message.mine")[-1]
+        mine.find_element(By.CSS_SELECTOR, "button[data-action=delete]").click()
+        bob_browser.switch_to.alert.accept()
+        wait(alice_browser, lambda b: "kind-deleted" in b.find_element(By.CSS_SELECTOR, "#timeline li.message:last-child").get_attribute("class"), timeout=30)
+        assert "Look again" not in alice_browser.find_element(By.ID, "timeline").text
 
         # A group of three: Bob accepts, Olive declines, each from the invite as it arrived live on an open list.
         bob_browser.get(gw.url + "/chats")

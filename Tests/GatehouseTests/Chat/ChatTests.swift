@@ -401,6 +401,32 @@ import Testing
             #expect(edited.contains("other&#39;s fixed words") || edited.contains("other's fixed words"))
             #expect(!edited.contains("other&#39;s typo") && !edited.contains("other's typo"))
 
+            // Alice edits and deletes her own message through the gateway; the other member's she may not touch there,
+            // whatever the homeserver would let her do.
+            func act(_ path: String, _ fields: [(String, String)]) async throws -> (status: Int, body: String) {
+                let answer = try await gateway.post(
+                    path, form: [("csrf", try await alice.csrf()), ("room", room)] + fields, cookies: alice.cookies.values,
+                    headers: [("Origin", gateway.origin), ("Accept", "application/json")])
+                return (answer.status, answer.body)
+            }
+            let notHers = try await act(Paths.chatEdit, [("event", ownEvent), ("text", "alice rewrites it")])
+            #expect(notHers.status == 403 && notHers.body.contains("chat_not_yours"), "\(notHers)")
+            #expect(try await act(Paths.chatDelete, [("event", ownEvent)]).status == 403)
+            #expect(try await act(Paths.chatEdit, [("event", "$not-an-event"), ("text", "x")]).status >= 400)
+            #expect(try await act(Paths.chatEdit, [("event", String(aliceEvent)), ("text", "   ")]).status == 400)
+            async let rewritten = Self.streamUntil(gateway, alice, room: room, contains: "better")
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await act(Paths.chatEdit, [("event", String(aliceEvent)), ("text", "alice's **better** words")]).status == 200)
+            let rewrite = try await rewritten
+            #expect(rewrite.contains(#"<strong>better<\/strong>"#) && rewrite.contains(#""replaces":"\#(aliceEvent)""#), "\(rewrite.suffix(1500))")
+            async let deleted = Self.streamUntil(gateway, alice, room: room, contains: "kind-deleted")
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await act(Paths.chatDelete, [("event", String(aliceEvent))]).status == 200)
+            let deletion = try await deleted
+            #expect(deletion.contains(#""id":"\#(aliceEvent)""#) && deletion.contains("kind-deleted"), "\(deletion.suffix(1500))")
+            let afterDeletion = try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
+            #expect(!afterDeletion.contains("better") && afterDeletion.contains("other&#39;s fixed words"))
+
             // The other client takes a name with an unclosed right-to-left override and one of the strings' own
             // placeholders: in English and in Arabic the gateway's words around it keep their order, and the
             // placeholder is that text, never filled in.

@@ -83,6 +83,9 @@ public enum Paths {
     public static let chatMembership = chats + "/membership"
     public static let chatDirect = chats + "/direct"
     public static let chatGroup = chats + "/group"
+    /// Edits the member's own message (`room`, `event`, `text`), or deletes it (`room`, `event`).
+    public static let chatEdit = chats + "/edit"
+    public static let chatDelete = chats + "/delete"
     /// What a message says, for its notification (`room`, `id`), asked by a gateway page's script with its token.
     public static let chatNotice = chats + "/notice"
     /// Mutes or unmutes a chat (`room`, `muted` = `1` or `0`).

@@ -37,6 +37,47 @@ extension ChatController {
         return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 
+    /// Replaces the text of one of the member's own messages (`m.replace`, with the new text's markup): refused by the
+    /// gateway for another member's message or a line that is no message, whatever the homeserver would allow.
+    func edit(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin, limit: Self.sendFormLimit)
+        let text = (form["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw ChatError.invalidMessage("empty") }
+        guard text.utf8.count <= Self.messageLimit else { throw ChatError.tooLong(bytes: text.utf8.count, limit: Self.messageLimit) }
+        let (loop, roomID, original) = try await ownLine(form, context)
+        let formatted = MessageMarkup.formatted(text)
+        var newContent: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string(text)]
+        var content: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string("* " + text)]
+        if let formatted {
+            newContent.merge(["format": .string("org.matrix.custom.html"), "formatted_body": .string(formatted)]) { $1 }
+            content.merge(["format": .string("org.matrix.custom.html"), "formatted_body": .string("* " + formatted)]) { $1 }
+        }
+        content["m.new_content"] = .object(newContent)
+        content["m.relates_to"] = .object(["rel_type": .string("m.replace"), "event_id": .string(original.id)])
+        let eventID = try await chats.matrix(loop).send(room: roomID, type: "m.room.message", content: .object(content), transactionID: RandomToken.make())
+        return try JSONResponse.make(["event_id": eventID, "replaces": original.id])
+    }
+
+    /// Deletes one of the member's own messages (a redaction): refused for another member's, as an edit is.
+    func delete(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let (loop, roomID, original) = try await ownLine(form, context)
+        try await chats.matrix(loop).redact(room: roomID, event: original.id)
+        return try JSONResponse.make(["deleted": original.id])
+    }
+
+    /// The member's own message that a form names (`room`, `event`), as the homeserver has it now.
+    private func ownLine(_ form: [String: String], _ context: SignedInRequestContext) async throws -> (SyncLoop, String, Message) {
+        let roomID = try ChatFeature.roomID(form["room"])
+        guard let eventID = form["event"], eventID.hasPrefix("$"), eventID.utf8.count <= 255 else { throw RequestError.badRequest("event is required") }
+        let loop = try await chat.loop(context.session)
+        let list = try await chat.current(loop)
+        guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        let event = try await chats.matrix(loop).event(room: roomID, id: eventID)
+        guard let line = Message(event, in: room), line.sender == list.me, line.isEditable else { throw ChatError.notYours }
+        return (loop, roomID, line)
+    }
+
     /// The member has read a room up to an event (the page saw it).
     func markRead(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)

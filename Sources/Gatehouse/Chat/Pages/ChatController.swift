@@ -27,6 +27,8 @@ struct ChatController: Sendable {
         actions.get(RouterPath(stringLiteral: Paths.chatEvents)) { request, context in try await events(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatSend)) { request, context in try await send(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatRead)) { request, context in try await markRead(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatEdit)) { request, context in try await edit(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatDelete)) { request, context in try await delete(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatMembership)) { request, context in try await membership(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatDirect)) { request, context in try await direct(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatGroup)) { request, context in try await newGroup(request, context) }

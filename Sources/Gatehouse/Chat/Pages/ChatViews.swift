@@ -117,6 +117,8 @@ enum ChatViews {
         var values: [String: Any] = [
             "id": message.id, "sender": message.sender, "senderName": room.name(of: message.sender), "mine": message.sender == me,
             "at": iso(message.timestamp), "shownAt": shownTime(message.timestamp), "kind": message.kind.rawValue, "edited": message.isEdited,
+            // The member's own message offers Edit and Delete (the page's script shows them).
+            "changeable": message.sender == me && message.isEditable,
         ]
         switch message.kind {
         case .text, .notice: values["body"] = markup(message)
@@ -147,7 +149,8 @@ enum ChatViews {
             guard var edited = room.recentLines.last(where: { $0.id == original }) else { return [:] }
             edited.body = message.body
             edited.formattedBody = message.formattedBody
-            edited.isEdited = true
+            edited.isEdited = !message.isDeletion
+            if message.isDeletion { edited.kind = .deleted }
             line = edited
         }
         var values: [String: Any] = [
@@ -194,7 +197,7 @@ enum ChatViews {
     /// server renders them), and its words.
     static func pageData(room: String?, strings: StringsTable) -> [String: Any] {
         var values: [String: Any] = [:]
-        for key in ["chat_pending", "chat_sent", "chat_failed", "chat_retry", "chat_ended", "chat_new_messages"] {
+        for key in ["chat_pending", "chat_sent", "chat_failed", "chat_retry", "chat_ended", "chat_new_messages", "chat_delete_confirm", "chat_save", "chat_send"] {
             values[key] = strings[key]
         }
         values["room"] = room

@@ -13,12 +13,14 @@ public enum ChatError: PresentableError, Equatable {
     case notInRoom
     /// What the member sent cannot be sent (empty, a bad field).
     case invalidMessage(String)
+    /// A line the member may not change: another member's, or no message (a line about the room, a call, a deletion).
+    case notYours
     /// A message longer than one message may be, in UTF-8 bytes (what the homeserver counts).
     case tooLong(bytes: Int, limit: Int)
 
     public var status: HTTPResponse.Status {
         switch self {
-        case .notAllowed, .notInRoom: .forbidden
+        case .notAllowed, .notInRoom, .notYours: .forbidden
         case .homeserver(let error): error.isTransient ? .serviceUnavailable : .badGateway
         case .deviceReplaced: .serviceUnavailable
         case .invalidMessage: .badRequest
@@ -32,6 +34,7 @@ public enum ChatError: PresentableError, Equatable {
         case .homeserver(let error): "chat_homeserver:\(error.reason)"
         case .deviceReplaced: "chat_device_replaced"
         case .notInRoom: "chat_not_in_room"
+        case .notYours: "chat_not_yours"
         case .invalidMessage(let detail): "chat_invalid_message:\(detail)"
         case .tooLong(let bytes, let limit): "chat_too_long:\(bytes)>\(limit)"
         }
@@ -43,6 +46,7 @@ public enum ChatError: PresentableError, Equatable {
         case .homeserver: "error_chat_unavailable"
         case .deviceReplaced: "error_chat_device_replaced"
         case .notInRoom: "error_chat_not_in_room"
+        case .notYours: "error_chat_not_yours"
         case .invalidMessage: "error_chat_invalid"
         case .tooLong: "error_chat_too_long"
         }
