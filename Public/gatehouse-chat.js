@@ -157,7 +157,7 @@
     return item;
   }
 
-  function send(body, existing) {
+  function send(body, existing, replyTo) {
     var txn = "g" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
     var item = existing || pendingLine(body);
     item.classList.add("pending");
@@ -174,7 +174,7 @@
       if (none) { none.hidden = true; }
       scrollToEnd();
     }
-    post("/chats/send", { room: roomID, text: body, txn: txn }).then(function (answer) {
+    post("/chats/send", { room: roomID, text: body, txn: txn, reply_to: replyTo || "" }).then(function (answer) {
       item.classList.remove("pending");
       if (!item.getAttribute("data-id")) { item.setAttribute("data-id", answer.event_id); }
       status.textContent = main.getAttribute("data-sent");
@@ -194,7 +194,7 @@
       retry.type = "button";
       retry.addEventListener("click", function () {
         retry.remove();
-        send(body, item);
+        send(body, item, replyTo);
       });
       status.appendChild(retry);
     });
@@ -222,6 +222,41 @@
     editingNote.hidden = true;
     sendButton.textContent = main.getAttribute("data-send");
   }
+
+  // Replying: the composer says to whom and what (as text), and the message sent answers it.
+  var replyNote = document.getElementById("composer-replying");
+  var replyField = document.getElementById("composer-reply-to");
+  function reply(line) {
+    if (editing) { stopEditing(); }
+    replyField.value = line.getAttribute("data-id");
+    var body = line.querySelector(".body, .note");
+    var said = (body ? body.textContent : "").trim();
+    document.getElementById("composer-replying-to").textContent =
+      line.querySelector(".sender").textContent.trim() + ": " + (said.length > 100 ? said.slice(0, 100) + "…" : said);
+    replyNote.hidden = false;
+    text.focus();
+  }
+  function stopReplying() {
+    replyField.value = "";
+    replyNote.hidden = true;
+  }
+
+  // A reply's quote opens the answered message where it is in the timeline, older lines loaded until it is there.
+  function jumpTo(id, tries) {
+    var line = timeline.querySelector('li.message[data-id="' + CSS.escape(id) + '"]');
+    if (line) {
+      line.setAttribute("tabindex", "-1");
+      line.scrollIntoView({ block: "center" });
+      line.focus({ preventScroll: true });
+      line.classList.add("found");
+      window.setTimeout(function () { line.classList.remove("found"); }, 2000);
+      return;
+    }
+    if (tries < 10 && timeline.getAttribute("data-older")) {
+      var loading = loadOlder();
+      if (loading) { loading.then(function () { jumpTo(id, tries + 1); }); }
+    }
+  }
   function showError(error) {
     var field = document.getElementById("composer-error");
     field.textContent = error.message || main.getAttribute("data-failed");
@@ -243,7 +278,8 @@
         return;
       }
       text.value = "";
-      send(body, null);
+      send(body, null, replyField.value);
+      stopReplying();
     });
     text.addEventListener("keydown", function (event) {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -256,6 +292,10 @@
         text.value = "";
         text.dispatchEvent(new Event("input"));
       }
+      if (event.key === "Escape" && replyField.value) {
+        event.preventDefault();
+        stopReplying();
+      }
       // Up in an empty composer edits the member's last message, as in other chats.
       if (event.key === "ArrowUp" && !text.value && !editing) {
         var own = timeline.querySelectorAll("li.message.mine[data-id] .line-actions");
@@ -266,10 +306,19 @@
       }
     });
     timeline.addEventListener("click", function (event) {
+      var quote = event.target.closest ? event.target.closest("button.reply-to[data-reply]") : null;
+      if (quote) {
+        jumpTo(quote.getAttribute("data-reply"), 0);
+        return;
+      }
       var button = event.target.closest ? event.target.closest("button[data-action]") : null;
       var line = button && button.closest("li.message[data-id]");
       if (!line) { return; }
-      if (button.getAttribute("data-action") === "edit") { edit(line); }
+      if (button.getAttribute("data-action") === "reply") { reply(line); }
+      if (button.getAttribute("data-action") === "edit") {
+        stopReplying();
+        edit(line);
+      }
       if (button.getAttribute("data-action") === "delete" && window.confirm(main.getAttribute("data-delete-confirm"))) {
         post("/chats/delete", { room: roomID, event: line.getAttribute("data-id") }).catch(showError);
       }
@@ -281,10 +330,10 @@
   var loadingOlder = false;
   function loadOlder() {
     var older = timeline && timeline.getAttribute("data-older");
-    if (!older || loadingOlder) { return; }
+    if (!older || loadingOlder) { return null; }
     loadingOlder = true;
     var url = "/chats/history?id=" + encodeURIComponent(roomID) + "&from=" + encodeURIComponent(older);
-    fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json", "X-Gatehouse-CSRF": csrf } }).then(function (response) {
+    return fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json", "X-Gatehouse-CSRF": csrf } }).then(function (response) {
       return response.ok ? response.json() : Promise.reject(new Error("status " + response.status));
     }).then(function (page) {
       var height = document.documentElement.scrollHeight;

@@ -68,10 +68,11 @@ public struct MatrixClient: Sendable {
 
     /// Sends a text message, with its markup (`formatted`: Matrix's HTML) if it has any; `transactionID` makes a retry
     /// of the same message arrive once.
-    public func send(_ credentials: MatrixCredentials, room: String, text: String, formatted: String? = nil, transactionID: String) async throws(MatrixError)
-        -> String
-    {
+    public func send(
+        _ credentials: MatrixCredentials, room: String, text: String, formatted: String? = nil, replyTo: String? = nil, transactionID: String
+    ) async throws(MatrixError) -> String {
         var content: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string(text)]
+        if let replyTo { content["m.relates_to"] = .object(["m.in_reply_to": .object(["event_id": .string(replyTo)])]) }
         if let formatted {
             content["format"] = .string("org.matrix.custom.html")
             content["formatted_body"] = .string(formatted)

@@ -34,10 +34,12 @@ public struct MatrixSession: Sendable {
         }
     }
 
-    /// Sends a text message, with its markup if it has any.
-    public func send(room: String, text: String, formatted: String? = nil, transactionID: String) async throws(MatrixError) -> String {
+    /// Sends a text message, with its markup if it has any, in reply to `replyTo` if given.
+    public func send(room: String, text: String, formatted: String? = nil, replyTo: String? = nil, transactionID: String) async throws(MatrixError)
+        -> String
+    {
         try await run { client, credentials throws(MatrixError) in
-            try await client.send(credentials, room: room, text: text, formatted: formatted, transactionID: transactionID)
+            try await client.send(credentials, room: room, text: text, formatted: formatted, replyTo: replyTo, transactionID: transactionID)
         }
     }
 

@@ -42,6 +42,8 @@ public struct Message: Sendable, Equatable, Identifiable {
     public var transactionID: String?
     /// For a call line: what happened.
     public var call: String?
+    /// The message this one answers (`m.in_reply_to`).
+    public var replyTo: String?
 
     public var isEdit: Bool { replaces != nil }
 
@@ -117,6 +119,10 @@ public struct Message: Sendable, Equatable, Identifiable {
             default: self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .other)
             }
             if kind != .other { formattedBody = Self.formatted(event.content) }
+            if let answered = relation?["m.in_reply_to"]?["event_id"]?.string, answered.hasPrefix("$") {
+                replyTo = answered
+                self.body = Self.withoutReplyFallback(self.body)
+            }
         case "m.call.invite", "m.call.hangup", "m.call.reject":
             guard let signal = CallSignal(event, room: room.id), room.isOneToOne else { return nil }
             self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .call)
@@ -138,6 +144,14 @@ public struct Message: Sendable, Equatable, Identifiable {
         default:
             return nil
         }
+    }
+
+    /// A reply's body without the quote older clients put before it (`> <@bob:server> what Bob said`, then a blank
+    /// line): the page quotes the answered message itself.
+    static func withoutReplyFallback(_ body: String) -> String {
+        let lines = body.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first?.hasPrefix("> <") == true, let blank = lines.firstIndex(where: { !$0.hasPrefix(">") }), lines[blank].isEmpty else { return body }
+        return lines[(blank + 1)...].joined(separator: "\n")
     }
 
     /// A content's `formatted_body` when it is Matrix's HTML, within the body's limit.

@@ -218,11 +218,13 @@ public struct Room: Sendable, Equatable, Identifiable {
 
     /// How many of a room's latest lines are kept to check edits against.
     public static let recentLimit = 200
+    /// How much of a recent line's text is kept (what a reply quotes of it).
+    public static let gistLength = 140
 
     mutating func remember(_ line: Message) {
         var kept = line
-        // Only who sent it and what kind of line it is are asked of it.
-        kept.body = ""
+        // Who sent it, what kind of line it is and the start of its text (a reply's quote of it) are asked of it.
+        kept.body = String(line.body.prefix(Self.gistLength))
         kept.formattedBody = nil
         recentLines.append(kept)
         if recentLines.count > Self.recentLimit { recentLines.removeFirst(recentLines.count - Self.recentLimit) }

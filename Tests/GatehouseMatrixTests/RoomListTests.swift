@@ -97,6 +97,21 @@ import Testing
         #expect(list.apply(SyncResponse(nextBatch: "s6", rooms: .init(invite: ["!new": invite]))).invited.isEmpty)
     }
 
+    /// A reply names what it answers; the quote older clients put before its text goes (the page quotes the message
+    /// itself); a body that only looks like one stays whole.
+    @Test func repliesAndTheirFallbacks() throws {
+        let room = Room(id: "!r")
+        func reply(_ body: String, to target: JSONValue = .string("$a")) -> Message? {
+            Message(MatrixEvent(type: "m.room.message", eventID: "$r", sender: Self.bob, timestamp: 1, content: .object([
+                "msgtype": .string("m.text"), "body": .string(body), "m.relates_to": .object(["m.in_reply_to": .object(["event_id": target])]),
+            ])), in: room)
+        }
+        let answered = try #require(reply("> <@alice:chat.test> what alice said\n> more\n\nthe answer"))
+        #expect(answered.replyTo == "$a" && answered.body == "the answer")
+        #expect(reply("> not a fallback\nstill the text")?.body == "> not a fallback\nstill the text")
+        #expect(reply("plain", to: .string("not-an-id"))?.replyTo == nil && reply("plain", to: .number(3))?.replyTo == nil)
+    }
+
     /// A chat is muted by an override rule for it alone that does nothing (as Element mutes); any other rule is no mute.
     @Test func mutedRoomsFromPushRules() throws {
         func rules(_ override: [JSONValue]) -> MatrixEvent {

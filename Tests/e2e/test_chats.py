@@ -218,14 +218,27 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         assert edited[0].text == "now"
         last = alice_browser.find_element(By.CSS_SELECTOR, "#timeline li.message:last-child")
         assert last.find_elements(By.CSS_SELECTOR, ".edited") and "docs_v2" not in last.text
-        # Alice's own lines offer Edit and Delete; Bob's lines on her page do not.
-        assert not last.find_elements(By.CSS_SELECTOR, ".line-actions")
+        # Alice's own lines offer Edit and Delete; Bob's lines on her page Reply alone.
+        assert [b.get_attribute("data-action") for b in last.find_elements(By.CSS_SELECTOR, ".line-actions button")] == ["reply"]
         assert alice_browser.find_elements(By.CSS_SELECTOR, "#timeline li.message.mine .line-actions:not([hidden]) button[data-action=edit]")
         mine = bob_browser.find_elements(By.CSS_SELECTOR, "#timeline li.message.mine")[-1]
         mine.find_element(By.CSS_SELECTOR, "button[data-action=delete]").click()
         bob_browser.switch_to.alert.accept()
         wait(alice_browser, lambda b: "kind-deleted" in b.find_element(By.CSS_SELECTOR, "#timeline li.message:last-child").get_attribute("class"), timeout=30)
         assert "Look again" not in alice_browser.find_element(By.ID, "timeline").text
+        # Bob answers Alice's last line: the composer says what he answers; Alice's page quotes it with the reply, and
+        # the quote takes her to the line.
+        answered = [line for line in bob_browser.find_elements(By.CSS_SELECTOR, "#timeline li.message") if "line 44" in line.text][-1]
+        answered.find_element(By.CSS_SELECTOR, "button[data-action=reply]").click()
+        note = wait(bob_browser, lambda b: b.find_element(By.ID, "composer-replying") if b.find_element(By.ID, "composer-replying").is_displayed() else None)
+        assert "Alice Archer\u2069: line 44" in note.text, note.text
+        write(bob_browser, "That was the last one")
+        wait(bob_browser, lambda b: not b.find_element(By.ID, "composer-replying").is_displayed())
+        quote = wait(alice_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#timeline li.message:last-child .reply-to"), timeout=30)[0]
+        assert "Alice Archer" in quote.text and "line 44" in quote.text, quote.text
+        alice_browser.execute_script("arguments[0].scrollIntoView({ block: 'center' })", quote)
+        quote.click()
+        wait(alice_browser, lambda b: "line 44" in b.switch_to.active_element.text)
 
         # A group of three: Bob accepts, Olive declines, each from the invite as it arrived live on an open list.
         bob_browser.get(gw.url + "/chats")

@@ -412,7 +412,12 @@ import Testing
             let notHers = try await act(Paths.chatEdit, [("event", ownEvent), ("text", "alice rewrites it")])
             #expect(notHers.status == 403 && notHers.body.contains("chat_not_yours"), "\(notHers)")
             #expect(try await act(Paths.chatDelete, [("event", ownEvent)]).status == 403)
-            #expect(try await act(Paths.chatEdit, [("event", "$not-an-event"), ("text", "x")]).status >= 400)
+            #expect(try await act(Paths.chatEdit, [("event", "$not-an-event"), ("text", "x")]).status == 400)
+            // A reply answers a message of this room, or is refused with nothing sent.
+            #expect(try await act(Paths.chatSend, [("text", "answer"), ("reply_to", "not-an-id")]).status == 400)
+            #expect(try await act(Paths.chatSend, [("text", "answer"), ("reply_to", "$no-such-event")]).status == 400)
+            let answer = try await act(Paths.chatSend, [("text", "answering the other"), ("reply_to", ownEvent)])
+            #expect(answer.status == 200, "\(answer)")
             #expect(try await act(Paths.chatEdit, [("event", String(aliceEvent)), ("text", "   ")]).status == 400)
             async let rewritten = Self.streamUntil(gateway, alice, room: room, contains: "better")
             try await Task.sleep(for: .milliseconds(500))

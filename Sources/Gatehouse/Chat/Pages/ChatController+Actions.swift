@@ -30,9 +30,19 @@ extension ChatController {
         let transaction = form["txn"].flatMap { $0.utf8.count <= 64 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) } ? $0 : nil }
             ?? RandomToken.make()
         let loop = try await chat.loop(context.session)
-        guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        guard let room = try await chat.current(loop).rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        // A reply answers a message of this room (the homeserver says whether it has it).
+        var replyTo: String?
+        if let answered = form["reply_to"], !answered.isEmpty {
+            guard answered.hasPrefix("$"), answered.utf8.count <= 255 else { throw ChatError.invalidMessage("reply_to") }
+            guard let original = Message(try await event(answered, in: roomID, loop), in: room), original.notifies else {
+                throw ChatError.invalidMessage("reply_to")
+            }
+            replyTo = original.id
+        }
         // The member's Markdown as the formatted body other clients show (`MessageMarkup.formatted`).
-        let eventID = try await chats.matrix(loop).send(room: roomID, text: text, formatted: MessageMarkup.formatted(text), transactionID: transaction)
+        let eventID = try await chats.matrix(loop).send(
+            room: roomID, text: text, formatted: MessageMarkup.formatted(text), replyTo: replyTo, transactionID: transaction)
         if wantsJSON { return try JSONResponse.make(["event_id": eventID, "txn": transaction]) }
         return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
@@ -73,9 +83,20 @@ extension ChatController {
         let loop = try await chat.loop(context.session)
         let list = try await chat.current(loop)
         guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
-        let event = try await chats.matrix(loop).event(room: roomID, id: eventID)
-        guard let line = Message(event, in: room), line.sender == list.me, line.isEditable else { throw ChatError.notYours }
+        guard let line = Message(try await event(eventID, in: roomID, loop), in: room), line.sender == list.me, line.isEditable else {
+            throw ChatError.notYours
+        }
         return (loop, roomID, line)
+    }
+
+    /// An event of the room a form names, as the homeserver has it; one it does not have (or shows the member) is the
+    /// form's mistake.
+    private func event(_ id: String, in room: String, _ loop: SyncLoop) async throws -> MatrixEvent {
+        do {
+            return try await chats.matrix(loop).event(room: room, id: id)
+        } catch .refused(404, _, _) {
+            throw ChatError.invalidMessage("no such event")
+        }
     }
 
     /// The member has read a room up to an event (the page saw it).

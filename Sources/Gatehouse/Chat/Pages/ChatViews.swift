@@ -102,8 +102,10 @@ enum ChatViews {
             messages.append(message)
         }
         var day = ""
+        let byID = Dictionary(messages.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         return messages.map { message in
-            var values = self.message(message, room: room, me: me, strings: strings)
+            let answered = message.replyTo.flatMap { id in byID[id] ?? room.recentLines.last { $0.id == id } }
+            var values = self.message(message, room: room, me: me, strings: strings, answering: answered)
             let thisDay = String(iso(message.timestamp).prefix(10))
             if thisDay != day {
                 values["day"] = thisDay
@@ -113,13 +115,22 @@ enum ChatViews {
         }
     }
 
-    static func message(_ message: Message, room: Room, me: String, strings: StringsTable) -> [String: Any] {
+    /// One line; `answering`: the message a reply answers, where the page knows it (its quote says who and what).
+    static func message(_ message: Message, room: Room, me: String, strings: StringsTable, answering: Message? = nil) -> [String: Any] {
         var values: [String: Any] = [
             "id": message.id, "sender": message.sender, "senderName": room.name(of: message.sender), "mine": message.sender == me,
             "at": iso(message.timestamp), "shownAt": shownTime(message.timestamp), "kind": message.kind.rawValue, "edited": message.isEdited,
-            // The member's own message offers Edit and Delete (the page's script shows them).
-            "changeable": message.sender == me && message.isEditable,
+            // Every message offers Reply, the member's own Edit and Delete too (the page's script shows them).
+            "repliable": message.notifies, "changeable": message.sender == me && message.isEditable,
         ]
+        if let replyTo = message.replyTo {
+            var reply: [String: Any] = ["id": replyTo]
+            if let answering, answering.kind != .deleted {
+                reply["name"] = room.name(of: answering.sender)
+                reply["gist"] = gist(answering, strings: strings)
+            }
+            values["reply"] = reply
+        }
         switch message.kind {
         case .text, .notice: values["body"] = markup(message)
         case .emote: values["body"] = "* " + MessageMarkup.escaped(room.name(of: message.sender)) + " " + markup(message)
@@ -154,7 +165,10 @@ enum ChatViews {
             line = edited
         }
         var values: [String: Any] = [
-            "id": line.id, "mine": line.sender == me, "html": try renderer.fragment("chat-message", self.message(line, room: room, me: me, strings: renderer.strings)),
+            "id": line.id, "mine": line.sender == me,
+            "html": try renderer.fragment(
+                "chat-message",
+                self.message(line, room: room, me: me, strings: renderer.strings, answering: line.replyTo.flatMap { id in room.recentLines.last { $0.id == id } })),
         ]
         values["txn"] = message.transactionID
         values["replaces"] = message.replaces
