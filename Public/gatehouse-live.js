@@ -290,10 +290,22 @@
       .then(function (text) { notify(notice.title, text.body || notice.body, notice.id, notice.url); });
   }
 
+  // Notices handed to another tab and not yet said shown: shown here after a while, so that a tab gone without a
+  // word (a crash) loses none.
+  var handed = {};
   function onNotice(notice) {
     if (!model.shows(notice, tabs)) { return; }
     var shower = model.shower(tabs, tabID);
-    if (shower === tabID) { showNotice(notice); } else { tell({ type: "show", to: shower, notice: notice }); }
+    if (shower === tabID) {
+      showNotice(notice);
+    } else {
+      tell({ type: "show", to: shower, notice: notice });
+      handed[notice.id] = window.setTimeout(function () {
+        delete handed[notice.id];
+        delete tabs[shower];
+        showNotice(notice);
+      }, 3000);
+    }
     if (settings().sound) { sound("chime"); }
   }
 
@@ -373,7 +385,16 @@
         case "tab": tabs[message.from] = message.tab; break;
         case "bye": delete tabs[message.from]; break;
         case "play": if (!message.to || message.to === tabID) { play(message.sound); } break;
-        case "show": if (message.to === tabID) { showNotice(message.notice); } break;
+        case "show":
+          if (message.to === tabID) {
+            showNotice(message.notice);
+            tell({ type: "shown", id: message.notice.id });
+          }
+          break;
+        case "shown":
+          window.clearTimeout(handed[message.id]);
+          delete handed[message.id];
+          break;
         case "declined":
           declined[message.call] = true;
           showRing();
