@@ -206,10 +206,12 @@
   }
 
   // Editing one's own message: the composer holds its text, says so, and saves it in its place (Escape stops).
-  var editing = null;
+  var editing = null, draftBeforeEditing = "";
   var editingNote = document.getElementById("composer-editing");
   var sendButton = document.getElementById("composer-send");
   function edit(line) {
+    // What the member was writing waits while they edit, and comes back after.
+    if (!editing) { draftBeforeEditing = text.value; }
     editing = line.getAttribute("data-id");
     text.value = line.querySelector(".body").innerText.trim();
     text.dispatchEvent(new Event("input"));
@@ -221,6 +223,9 @@
     editing = null;
     editingNote.hidden = true;
     sendButton.textContent = main.getAttribute("data-send");
+    text.value = draftBeforeEditing;
+    draftBeforeEditing = "";
+    text.dispatchEvent(new Event("input"));
   }
 
   // Replying: the composer says to whom and what (as text), and the message sent answers it.
@@ -263,7 +268,28 @@
     field.hidden = false;
   }
 
+  // A draft is kept per room while the member goes elsewhere in this tab and comes back (the tab's own storage,
+  // gone with the tab: nothing of it outlives the browser's session on a shared computer). While a message is being
+  // edited, the draft kept is the one from before.
+  var draftKey = "gatehouse-draft:" + roomID;
+  function keepDraft() {
+    if (editing) { return; }
+    try {
+      if (text.value) { window.sessionStorage.setItem(draftKey, text.value); } else { window.sessionStorage.removeItem(draftKey); }
+    } catch (error) { /* a draft for this page alone */ }
+  }
+  if (composer && text && !text.value) {
+    try {
+      var kept = window.sessionStorage.getItem(draftKey);
+      if (kept) {
+        text.value = kept;
+        text.dispatchEvent(new Event("input"));
+      }
+    } catch (error) { /* nothing kept */ }
+  }
+
   if (composer && text && timeline) {
+    text.addEventListener("input", keepDraft);
     composer.addEventListener("submit", function (event) {
       event.preventDefault();
       var body = text.value.trim();
@@ -272,12 +298,11 @@
         var original = editing;
         post("/chats/edit", { room: roomID, event: original, text: body }).then(function () {
           if (editing === original) { stopEditing(); }
-          text.value = "";
-          text.dispatchEvent(new Event("input"));
         }, showError);
         return;
       }
       text.value = "";
+      keepDraft();
       send(body, null, replyField.value);
       stopReplying();
     });
@@ -289,8 +314,6 @@
       if (event.key === "Escape" && editing) {
         event.preventDefault();
         stopEditing();
-        text.value = "";
-        text.dispatchEvent(new Event("input"));
       }
       if (event.key === "Escape" && replyField.value) {
         event.preventDefault();

@@ -239,6 +239,19 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         alice_browser.execute_script("arguments[0].scrollIntoView({ block: 'center' })", quote)
         quote.click()
         wait(alice_browser, lambda b: "line 44" in b.switch_to.active_element.text)
+        # A draft waits in its room while Bob goes elsewhere and comes back, and while he edits a message.
+        room_url = bob_browser.current_url
+        bob_browser.find_element(By.ID, "composer-text").send_keys("half a thought")
+        bob_browser.get(gw.url + "/chats")
+        bob_browser.get(room_url)
+        field = wait(bob_browser, lambda b: b.find_element(By.ID, "composer-text"))
+        wait(bob_browser, lambda b: field.get_attribute("value") == "half a thought")
+        mine = bob_browser.find_elements(By.CSS_SELECTOR, "#timeline li.message.mine .line-actions button[data-action=edit]")[-1]
+        mine.click()
+        wait(bob_browser, lambda b: b.find_element(By.ID, "composer-editing").is_displayed())
+        field.send_keys(Keys.ESCAPE)
+        wait(bob_browser, lambda b: field.get_attribute("value") == "half a thought")
+        bob_browser.execute_script("arguments[0].value = ''; arguments[0].dispatchEvent(new Event('input'))", field)
 
         # A group of three: Bob accepts, Olive declines, each from the invite as it arrived live on an open list.
         bob_browser.get(gw.url + "/chats")
