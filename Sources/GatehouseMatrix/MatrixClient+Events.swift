@@ -14,6 +14,17 @@ extension MatrixClient {
         return eventID
     }
 
+    /// Replaces the text of `event` (`m.replace`): the new text and its markup, and the fallback (`* ` before them)
+    /// for clients that do not know edits.
+    public func replace(
+        _ credentials: MatrixCredentials, room: String, event: String, text: String, formatted: String?, transactionID: String
+    ) async throws(MatrixError) -> String {
+        var content = Self.textContent("* " + text, formatted: formatted.map { "* " + $0 })
+        content["m.new_content"] = .object(Self.textContent(text, formatted: formatted))
+        content["m.relates_to"] = .object(["rel_type": .string("m.replace"), "event_id": .string(event)])
+        return try await send(credentials, room: room, type: "m.room.message", content: .object(content), transactionID: transactionID)
+    }
+
     /// One event of a room the member may see.
     public func event(_ credentials: MatrixCredentials, room: String, id: String) async throws(MatrixError) -> MatrixEvent {
         let data = try await raw(

@@ -71,13 +71,19 @@ public struct MatrixClient: Sendable {
     public func send(
         _ credentials: MatrixCredentials, room: String, text: String, formatted: String? = nil, replyTo: String? = nil, transactionID: String
     ) async throws(MatrixError) -> String {
-        var content: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string(text)]
+        var content = Self.textContent(text, formatted: formatted)
         if let replyTo { content["m.relates_to"] = .object(["m.in_reply_to": .object(["event_id": .string(replyTo)])]) }
+        return try await send(credentials, room: room, type: "m.room.message", content: .object(content), transactionID: transactionID)
+    }
+
+    /// A text message's content: its body, and its markup (Matrix's HTML) if it has any.
+    static func textContent(_ text: String, formatted: String?) -> [String: JSONValue] {
+        var content: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string(text)]
         if let formatted {
             content["format"] = .string("org.matrix.custom.html")
             content["formatted_body"] = .string(formatted)
         }
-        return try await send(credentials, room: room, type: "m.room.message", content: .object(content), transactionID: transactionID)
+        return content
     }
 
     /// A new room: a direct chat with one member (`direct`), or a group with a name; the others invited.

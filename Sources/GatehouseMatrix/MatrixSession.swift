@@ -50,6 +50,13 @@ public struct MatrixSession: Sendable {
         try await run { client, credentials throws(MatrixError) in try await client.messages(credentials, room: room, from: from, limit: limit, types: types) }
     }
 
+    /// Replaces the text of one of the member's messages (an edit).
+    public func replace(room: String, event: String, text: String, formatted: String?, transactionID: String) async throws(MatrixError) -> String {
+        try await run { client, credentials throws(MatrixError) in
+            try await client.replace(credentials, room: room, event: event, text: text, formatted: formatted, transactionID: transactionID)
+        }
+    }
+
     /// One event of a room the member is in.
     public func event(room: String, id: String) async throws(MatrixError) -> MatrixEvent {
         try await run { client, credentials throws(MatrixError) in try await client.event(credentials, room: room, id: id) }

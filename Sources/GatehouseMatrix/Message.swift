@@ -47,6 +47,14 @@ public struct Message: Sendable, Equatable, Identifiable {
 
     public var isEdit: Bool { replaces != nil }
 
+    /// What is left of a message deleted since it came: who sent it and when.
+    mutating func markDeleted() {
+        kind = .deleted
+        body = ""
+        formattedBody = nil
+        isEdited = false
+    }
+
     /// This event deletes `replaces` (a redaction, told as the deleted line).
     public var isDeletion: Bool { kind == .deleted && replaces != nil }
 

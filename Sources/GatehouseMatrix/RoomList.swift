@@ -68,7 +68,7 @@ public struct RoomList: Sendable, Equatable {
                 // A line deleted (by its sender, or a moderator: the homeserver allowed it) is told as deleted.
                 if let target = event.redactedEvent, let eventID = event.eventID, room.forget(target) {
                     arrived.append(Message(id: eventID, sender: event.sender, body: "", timestamp: event.timestamp ?? 0, kind: .deleted, replaces: target))
-                    if room.lastMessage?.id == target { room.lastMessage = Message(id: target, sender: room.lastMessage?.sender ?? "", body: "", timestamp: room.lastMessage?.timestamp ?? 0, kind: .deleted) }
+                    if room.lastMessage?.id == target { room.lastMessage?.markDeleted() }
                     continue
                 }
                 if let message = Message(event, in: room) {
@@ -233,7 +233,7 @@ public struct Room: Sendable, Equatable, Identifiable {
     /// Marks a recent line deleted; whether the room had it.
     mutating func forget(_ id: String) -> Bool {
         guard let index = recentLines.lastIndex(where: { $0.id == id }) else { return false }
-        recentLines[index].kind = .deleted
+        recentLines[index].markDeleted()
         return true
     }
 

@@ -34,7 +34,7 @@ extension ChatController {
         // A reply answers a message of this room (the homeserver says whether it has it).
         var replyTo: String?
         if let answered = form["reply_to"], !answered.isEmpty {
-            guard answered.hasPrefix("$"), answered.utf8.count <= 255 else { throw ChatError.invalidMessage("reply_to") }
+            guard ChatFeature.isEventID(answered) else { throw ChatError.invalidMessage("reply_to") }
             guard let original = Message(try await event(answered, in: roomID, loop), in: room), original.notifies else {
                 throw ChatError.invalidMessage("reply_to")
             }
@@ -55,16 +55,8 @@ extension ChatController {
         guard !text.isEmpty else { throw ChatError.invalidMessage("empty") }
         guard text.utf8.count <= Self.messageLimit else { throw ChatError.tooLong(bytes: text.utf8.count, limit: Self.messageLimit) }
         let (loop, roomID, original) = try await ownLine(form, context)
-        let formatted = MessageMarkup.formatted(text)
-        var newContent: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string(text)]
-        var content: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string("* " + text)]
-        if let formatted {
-            newContent.merge(["format": .string("org.matrix.custom.html"), "formatted_body": .string(formatted)]) { $1 }
-            content.merge(["format": .string("org.matrix.custom.html"), "formatted_body": .string("* " + formatted)]) { $1 }
-        }
-        content["m.new_content"] = .object(newContent)
-        content["m.relates_to"] = .object(["rel_type": .string("m.replace"), "event_id": .string(original.id)])
-        let eventID = try await chats.matrix(loop).send(room: roomID, type: "m.room.message", content: .object(content), transactionID: RandomToken.make())
+        let eventID = try await chats.matrix(loop).replace(
+            room: roomID, event: original.id, text: text, formatted: MessageMarkup.formatted(text), transactionID: RandomToken.make())
         return try JSONResponse.make(["event_id": eventID, "replaces": original.id])
     }
 
@@ -79,7 +71,7 @@ extension ChatController {
     /// The member's own message that a form names (`room`, `event`), as the homeserver has it now.
     private func ownLine(_ form: [String: String], _ context: SignedInRequestContext) async throws -> (SyncLoop, String, Message) {
         let roomID = try ChatFeature.roomID(form["room"])
-        guard let eventID = form["event"], eventID.hasPrefix("$"), eventID.utf8.count <= 255 else { throw RequestError.badRequest("event is required") }
+        guard let eventID = form["event"], ChatFeature.isEventID(eventID) else { throw RequestError.badRequest("event is required") }
         let loop = try await chat.loop(context.session)
         let list = try await chat.current(loop)
         guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
@@ -103,7 +95,7 @@ extension ChatController {
     func markRead(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
         let roomID = try ChatFeature.roomID(form["room"])
-        guard let event = form["event"], event.hasPrefix("$"), event.utf8.count <= 255 else { throw RequestError.badRequest("event is required") }
+        guard let event = form["event"], ChatFeature.isEventID(event) else { throw RequestError.badRequest("event is required") }
         let loop = try await chat.loop(context.session)
         guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
         try await chats.matrix(loop).markRead(room: roomID, event: event)

@@ -62,7 +62,7 @@ extension ChatController {
     func notice(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let roomID = try ChatFeature.roomID(request.uri.queryParameters.get("room"))
-        guard let id = request.uri.queryParameters.get("id"), id.hasPrefix("$"), id.utf8.count <= 255 else { throw RequestError.badRequest("id: an event id") }
+        guard let id = request.uri.queryParameters.get("id"), ChatFeature.isEventID(id) else { throw RequestError.badRequest("id: an event id") }
         let loop = try await chat.loop(context.session)
         guard let room = try await chat.current(loop).rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
         guard let message = Message(try await chats.matrix(loop).event(room: roomID, id: id), in: room), message.notifies else { throw ChatError.notInRoom }

@@ -84,6 +84,9 @@ struct ChatFeature: Sendable {
         return text
     }
 
+    /// Whether a form's or a query's text may name an event to the homeserver (`$…`, as long as an id may be).
+    static func isEventID(_ text: String) -> Bool { text.hasPrefix("$") && text.utf8.count <= 255 }
+
     static func redirect(_ location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
