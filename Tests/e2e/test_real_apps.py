@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import requests
 from selenium.webdriver import ActionChains
+from selenium.common.exceptions import ElementNotInteractableException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -201,10 +202,17 @@ def test_a_registered_members_bar_keeps_the_apps_usable(gw, real_apps):
 def bar_works(browser):
     """The gateway's bar is on the page and answers: its switcher opens and lists the apps (the bar opened from its
     handle first when it folded itself away from the app's own fixed controls)."""
-    if browser.execute_script("return document.getElementById('gatehouse-bar').hasAttribute('data-collapsed')"):
-        in_bar(browser, "#handle").click()
-        wait(browser, lambda b: in_bar(b, "#switcher-button").is_displayed())
-    in_bar(browser, "#switcher-button").click()
+    def switcher_opened(b):
+        # The bar may fold itself while the app is still laying out (its fixed controls appear late): open it again.
+        try:
+            if b.execute_script("return document.getElementById('gatehouse-bar').hasAttribute('data-collapsed')"):
+                in_bar(b, "#handle").click()
+            in_bar(b, "#switcher-button").click()
+            return True
+        except ElementNotInteractableException:
+            return False
+
+    wait(browser, switcher_opened)
     wait(browser, lambda b: in_bar(b, "#switcher-menu").is_displayed())
     assert browser.execute_script("return document.getElementById('gatehouse-bar').shadowRoot.querySelectorAll('.apps a').length") > 3
     in_bar(browser, "#switcher-button").click()
