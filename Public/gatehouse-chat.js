@@ -122,7 +122,10 @@
     var present = timeline.querySelector('li[data-id="' + CSS.escape(message.id) + '"]');
     if (message.replaces) {
       // An edit: the line it edits, whole and marked edited, in that line's place (if the page has it).
-      if (present) { present.replaceWith(item); }
+      if (present) {
+        present.replaceWith(item);
+        showSeen();
+      }
       return;
     }
     // The echo of a message this page sent: the line it showed at once becomes the message as the gateway renders
@@ -143,6 +146,37 @@
     }
     if (follow || message.mine) { scrollToEnd(); }
     if (!message.mine) { markRead(message.id); }
+    showJump();
+  }
+
+  // A line's reactions as the gateway renders them (`chat-reactions`), in place of the ones it shows.
+  function showReactions(change) {
+    var present = timeline && timeline.querySelector('li.message[data-id="' + CSS.escape(change.id) + '"] .reactions');
+    var told = fromMarkup(change.html).querySelector(".reactions");
+    if (present && told && !present.isEqualNode(told)) { present.replaceWith(told); }
+  }
+
+  // "Seen" (or "Seen by 2", the names in its title) under the member's latest line that others have read.
+  var seen = timeline ? {
+    line: timeline.getAttribute("data-seen-line"), text: timeline.getAttribute("data-seen-text"), names: timeline.getAttribute("data-seen-names")
+  } : {};
+  function showSeen(told) {
+    if (told) { seen = told; }
+    var shown = timeline && timeline.querySelector(".seen");
+    if (shown) { shown.remove(); }
+    var line = seen.line && timeline.querySelector('li.message[data-id="' + CSS.escape(seen.line) + '"] .meta');
+    if (!line) { return; }
+    var mark = element("span", "seen", " · ");
+    mark.title = seen.names;
+    mark.appendChild(element("span", "seen-text", seen.text));
+    mark.appendChild(element("span", "visually-hidden", " (" + seen.names + ")"));
+    line.appendChild(mark);
+  }
+
+  // "Jump to the latest" while the member is above the newest lines.
+  var jump = document.getElementById("jump-latest");
+  function showJump() {
+    if (jump) { jump.hidden = nearBottom(); }
   }
 
   // Sending: shown at once as pending; sent, or failed with Retry.
@@ -334,10 +368,16 @@
         jumpTo(quote.getAttribute("data-reply"), 0);
         return;
       }
+      var reaction = event.target.closest ? event.target.closest(".reactions button.reaction[data-key]") : null;
+      if (reaction) {
+        react(reaction.closest("li.message[data-id]"), reaction.getAttribute("data-key"));
+        return;
+      }
       var button = event.target.closest ? event.target.closest("button[data-action]") : null;
       var line = button && button.closest("li.message[data-id]");
       if (!line) { return; }
       if (button.getAttribute("data-action") === "reply") { reply(line); }
+      if (button.getAttribute("data-action") === "react") { openPicker(line, button); }
       if (button.getAttribute("data-action") === "edit") {
         stopReplying();
         edit(line);
@@ -348,6 +388,70 @@
     });
     reveal(timeline);
   }
+
+  // Typing: said when the member starts, again every 15 s while they go on, and stopped when they send, empty the
+  // composer, pause for 6 s or leave the page; the homeserver ends it by itself if none of that arrives.
+  var typingSince = 0, typingPause = null;
+  function typing(on) {
+    window.clearTimeout(typingPause);
+    if (on) { typingPause = window.setTimeout(function () { typing(false); }, 6000); }
+    if (on ? Date.now() - typingSince < 15000 : !typingSince) { return; }
+    typingSince = on ? Date.now() : 0;
+    var body = new URLSearchParams({ csrf: csrf, room: roomID, typing: on ? "1" : "0" });
+    fetch("/chats/typing", {
+      method: "POST", credentials: "same-origin", body: body, keepalive: true,
+      headers: { "Accept": "application/json", "X-Gatehouse-CSRF": csrf }
+    }).catch(function () {});
+  }
+  if (composer && text) {
+    text.addEventListener("input", function () { typing(!editing && text.value.trim() !== ""); });
+    composer.addEventListener("submit", function () { typing(false); });
+    window.addEventListener("pagehide", function () { typing(false); });
+  }
+
+  // Reacting: a line's React opens the quick reactions and a field for any other; a reaction shown is pressed to
+  // add the member's own, or to take it back.
+  var picker = null;
+  function closePicker(focusBack) {
+    if (!picker) { return; }
+    var opener = picker.opener;
+    picker.remove();
+    picker = null;
+    if (focusBack && opener) { opener.focus(); }
+  }
+  function react(line, key) {
+    post("/chats/react", { room: roomID, event: line.getAttribute("data-id"), key: key }).catch(showError);
+  }
+  function openPicker(line, opener) {
+    closePicker(false);
+    picker = document.getElementById("reaction-picker").content.querySelector(".reaction-picker").cloneNode(true);
+    picker.opener = opener;
+    picker.addEventListener("click", function (event) {
+      var choice = event.target.closest("button.reaction-choice");
+      if (!choice) { return; }
+      react(line, choice.getAttribute("data-key"));
+      closePicker(true);
+    });
+    picker.querySelector("form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      var key = picker.querySelector("input[name=key]").value.trim();
+      if (!key) { return; }
+      react(line, key);
+      closePicker(true);
+    });
+    picker.addEventListener("keydown", function (event) {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        closePicker(true);
+      }
+    });
+    opener.closest(".line-actions").after(picker);
+    picker.querySelector("button").focus();
+  }
+  document.addEventListener("click", function (event) {
+    if (picker && !picker.contains(event.target) && !(event.target.closest && event.target.closest("button[data-action=react]"))) { closePicker(false); }
+  });
 
   // Older messages when the timeline's top is reached.
   var loadingOlder = false;
@@ -381,8 +485,22 @@
   }
 
   if (timeline) {
-    window.addEventListener("scroll", function () { if (window.scrollY < 80) { loadOlder(); } }, { passive: true });
-    scrollToEnd();
+    window.addEventListener("scroll", function () {
+      if (window.scrollY < 80) { loadOlder(); }
+      showJump();
+    }, { passive: true });
+    // The page opens at the first line the member has not read, if the gateway marked one, else at the end.
+    var firstNew = document.getElementById("new-messages");
+    if (firstNew) { firstNew.scrollIntoView({ block: "start" }); } else { scrollToEnd(); }
+    if (jump) {
+      jump.addEventListener("click", function () {
+        scrollToEnd();
+        showJump();
+        if (text) { text.focus(); }
+      });
+    }
+    showSeen();
+    showJump();
     // The newest line of another's, read now that the member sees it (a page's GET sends nothing: another site could
     // load it); a page opened in a background tab marks it when it is looked at.
     var readUpTo = function () {
@@ -420,6 +538,12 @@
       showRooms(data.order, data.rows);
     });
     events.addEventListener("message", function (event) { addMessage(JSON.parse(event.data)); });
+    events.addEventListener("reactions", function (event) { showReactions(JSON.parse(event.data)); });
+    events.addEventListener("seen", function (event) { showSeen(JSON.parse(event.data)); });
+    events.addEventListener("typing", function (event) {
+      var shown = document.getElementById("typing");
+      if (shown) { shown.textContent = JSON.parse(event.data).text; }
+    });
     events.addEventListener("gone", function () { window.location.assign("/chats"); });
     events.addEventListener("ended", ended);
   }

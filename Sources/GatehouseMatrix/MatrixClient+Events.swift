@@ -42,6 +42,44 @@ extension MatrixClient {
         _ = try await call(.PUT, path, as: credentials, json: .object(["reason": .string(reason)]))
     }
 
+    /// Reacts to `event` with `key` (`m.reaction`, an `m.annotation` of it).
+    public func react(_ credentials: MatrixCredentials, room: String, event: String, key: String, transactionID: String) async throws(MatrixError)
+        -> String
+    {
+        let relation: JSONValue = .object(["rel_type": .string("m.annotation"), "event_id": .string(event), "key": .string(key)])
+        return try await send(credentials, room: room, type: "m.reaction", content: .object(["m.relates_to": relation]), transactionID: transactionID)
+    }
+
+    /// The reactions to `event` (its `m.annotation` relations of type `m.reaction`), oldest first, as far as
+    /// `pages` of a hundred go.
+    public func reactions(_ credentials: MatrixCredentials, room: String, event: String, pages: Int = 5) async throws(MatrixError) -> [Reaction] {
+        let path = "/_matrix/client/v1/rooms/\(Self.segment(room))/relations/\(Self.segment(event))/m.annotation/m.reaction"
+        var found: [Reaction] = []
+        var from: String?
+        for _ in 0..<pages {
+            var query = [("limit", "100"), ("dir", "f")]
+            if let from { query.append(("from", from)) }
+            let answer = try await call(.GET, path, query: query, as: credentials)
+            for value in answer["chunk"]?.array ?? [] {
+                guard let data = try? JSONEncoder().encode(value), let event = try? JSONDecoder().decode(MatrixEvent.self, from: data),
+                    let reaction = Reaction(event)
+                else { continue }
+                found.append(reaction)
+            }
+            guard let next = answer["next_batch"]?.string else { break }
+            from = next
+        }
+        return found
+    }
+
+    /// Says the member is typing in `room` (for `timeout` at most, unless said again) or has stopped.
+    public func typing(_ credentials: MatrixCredentials, room: String, typing: Bool, timeout: Duration) async throws(MatrixError) {
+        var content: [String: JSONValue] = ["typing": .bool(typing)]
+        if typing { content["timeout"] = .number(Double(timeout.components.seconds * 1000)) }
+        let path = "/_matrix/client/v3/rooms/\(Self.segment(room))/typing/\(Self.segment(credentials.userID))"
+        _ = try await call(.PUT, path, as: credentials, json: .object(content))
+    }
+
     /// Mutes a room for the member (its push rule, `PushRules.muteRule`), or unmutes it (the rule removed; none is
     /// no error).
     public func setMuted(_ credentials: MatrixCredentials, room: String, muted: Bool) async throws(MatrixError) {

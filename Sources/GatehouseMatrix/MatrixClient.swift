@@ -61,8 +61,8 @@ public struct MatrixClient: Sendable {
         }
     }
 
-    /// The timeline's last 30 events a room, its whole state, receipts; no presence.
-    static let syncFilter = #"{"room":{"timeline":{"limit":30},"ephemeral":{"types":["m.receipt"]}},"presence":{"types":[]}}"#
+    /// The timeline's last 30 events a room, its whole state, receipts and who is typing; no presence.
+    static let syncFilter = #"{"room":{"timeline":{"limit":30},"ephemeral":{"types":["m.receipt","m.typing"]}},"presence":{"types":[]}}"#
 
     // MARK: - Rooms
 

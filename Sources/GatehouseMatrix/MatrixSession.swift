@@ -69,6 +69,23 @@ public struct MatrixSession: Sendable {
         }
     }
 
+    /// Reacts to `event` with `key`.
+    public func react(room: String, event: String, key: String) async throws(MatrixError) -> String {
+        try await run { client, credentials throws(MatrixError) in
+            try await client.react(credentials, room: room, event: event, key: key, transactionID: UUID().uuidString)
+        }
+    }
+
+    /// The reactions to `event`, oldest first.
+    public func reactions(room: String, event: String) async throws(MatrixError) -> [Reaction] {
+        try await run { client, credentials throws(MatrixError) in try await client.reactions(credentials, room: room, event: event) }
+    }
+
+    /// Says the member is typing in `room` (for `timeout` at most) or has stopped.
+    public func typing(room: String, typing: Bool, timeout: Duration = .seconds(25)) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in try await client.typing(credentials, room: room, typing: typing, timeout: timeout) }
+    }
+
     /// Marks the room read up to `event` (the receipt others see and the member's own marker).
     public func markRead(room: String, event: String) async throws(MatrixError) {
         try await run { client, credentials throws(MatrixError) in try await client.markRead(credentials, room: room, event: event) }

@@ -12,6 +12,12 @@ public struct RoomList: Sendable, Equatable {
     /// Rooms the member muted (`PushRules.mutedRooms`): the homeserver counts nothing for them, the gateway tells of
     /// nothing in them.
     public private(set) var mutedRooms: Set<String> = []
+    /// Who is typing in each room now (the member never among them): the homeserver's `m.typing`, which it ends by
+    /// itself when they stop.
+    public private(set) var typing: [String: [String]] = [:]
+    /// How far each member (the member included) has read each room: room → user → the event of their read receipt.
+    /// Kept apart from the rooms, so that a receipt or a key pressed is no change of the room's row.
+    public private(set) var receipts: [String: [String: String]] = [:]
     /// Whether an answer was applied: the first (the rooms as they were) tells the member of nothing.
     public private(set) var isPrimed = false
     public let me: String
@@ -36,8 +42,16 @@ public struct RoomList: Sendable, Equatable {
         public var mentioning: Set<String> = []
         /// Invites that arrived.
         public var invited: Set<String> = []
+        /// Lines whose reactions changed, per room.
+        public var reactions: [String: Set<String>] = [:]
+        /// Rooms where who is typing changed.
+        public var typing: Set<String> = []
+        /// Rooms where somebody's read receipt moved.
+        public var receipts: Set<String> = []
 
-        public var isEmpty: Bool { rooms.isEmpty && gone.isEmpty && messages.isEmpty && calls.isEmpty }
+        public var isEmpty: Bool {
+            rooms.isEmpty && gone.isEmpty && messages.isEmpty && calls.isEmpty && reactions.isEmpty && typing.isEmpty && receipts.isEmpty
+        }
     }
 
     public mutating func apply(_ sync: SyncResponse) -> Changes {
@@ -65,10 +79,20 @@ public struct RoomList: Sendable, Equatable {
             for event in joined.timeline {
                 if event.stateKey != nil { room.applyState(event) }
                 if let signal = CallSignal(event, room: id), room.isOneToOne, calls.apply(signal) { changes.calls.append(signal) }
-                // A line deleted (by its sender, or a moderator: the homeserver allowed it) is told as deleted.
-                if let target = event.redactedEvent, let eventID = event.eventID, room.forget(target) {
-                    arrived.append(Message(id: eventID, sender: event.sender, body: "", timestamp: event.timestamp ?? 0, kind: .deleted, replaces: target))
-                    if room.lastMessage?.id == target { room.lastMessage?.markDeleted() }
+                defer { if let eventID = event.eventID { room.place(eventID) } }
+                if let reaction = Reaction(event) {
+                    if room.react(reaction) { changes.reactions[id, default: []].insert(reaction.target) }
+                    continue
+                }
+                // A line deleted (by its sender, or a moderator: the homeserver allowed it) is told as deleted; a
+                // reaction deleted is taken back.
+                if let target = event.redactedEvent, let eventID = event.eventID {
+                    if room.forget(target) {
+                        arrived.append(Message(id: eventID, sender: event.sender, body: "", timestamp: event.timestamp ?? 0, kind: .deleted, replaces: target))
+                        if room.lastMessage?.id == target { room.lastMessage?.markDeleted() }
+                    } else if let line = room.unreact(target) {
+                        changes.reactions[id, default: []].insert(line)
+                    }
                     continue
                 }
                 if let message = Message(event, in: room) {
@@ -94,6 +118,7 @@ public struct RoomList: Sendable, Equatable {
                 room.unread = count
             }
             if let highlights = joined.highlightCount { room.highlights = highlights }
+            applyEphemeral(joined.ephemeral, room: id, &changes)
             rooms[id] = room
             if !arrived.isEmpty { changes.messages[id] = arrived }
             if room != before { changes.rooms.insert(id) }
@@ -116,9 +141,50 @@ public struct RoomList: Sendable, Equatable {
         for id in sync.rooms.leave.keys where rooms.removeValue(forKey: id) != nil {
             changes.gone.insert(id)
             changes.rooms.remove(id)
+            typing[id] = nil
+            receipts[id] = nil
         }
         isPrimed = true
         return changes
+    }
+
+    /// Who is typing (`m.typing`, the member left out) and who read how far (`m.receipt`: public receipts, and the
+    /// member's own private one).
+    private mutating func applyEphemeral(_ events: [MatrixEvent], room id: String, _ changes: inout Changes) {
+        for event in events {
+            switch event.type {
+            case "m.typing":
+                let users = (event.content["user_ids"]?.array ?? []).compactMap(\.string).filter { $0 != me }.prefix(Self.typingLimit)
+                if typing[id, default: []] != Array(users) {
+                    typing[id] = users.isEmpty ? nil : Array(users)
+                    changes.typing.insert(id)
+                }
+            case "m.receipt":
+                for (eventID, kinds) in event.content.object ?? [:] {
+                    for kind in ["m.read", "m.read.private"] {
+                        for user in (kinds[kind]?.object ?? [:]).keys where kind == "m.read" || user == me {
+                            guard receipts[id]?[user] != eventID else { continue }
+                            receipts[id, default: [:]][user] = eventID
+                            changes.receipts.insert(id)
+                        }
+                    }
+                }
+            default: break
+            }
+        }
+    }
+
+    /// The most members typing at once that a room keeps (the page says "several people" past three).
+    static let typingLimit = 20
+
+    /// The member's latest message in a room, as far as the room's recent lines go, and who else has read up to it or
+    /// past it (their read receipts), by user id: "Seen" under it.
+    public func seen(in roomID: String) -> (line: String, readers: [String])? {
+        guard let room = rooms[roomID], let index = room.recentLines.lastIndex(where: { $0.sender == me && $0.notifies }) else { return nil }
+        let readers = (receipts[roomID] ?? [:]).compactMap { user, event in
+            user != me && (room.lineIndex(at: event) ?? -1) >= index ? user : nil
+        }
+        return (room.recentLines[index].id, readers.sorted())
     }
 
     /// The member's rooms as listed: invites first, then by the latest activity, newest first. Story rooms are not
@@ -202,6 +268,18 @@ public struct Room: Sendable, Equatable, Identifiable {
     public var lastMessage: Message?
     /// The room's latest lines as they came (`recentLimit` at most), against which a live edit is checked.
     public private(set) var recentLines: [Message] = []
+    /// The reactions to the recent lines, by line.
+    public private(set) var reactions: [String: Reactions] = [:]
+    /// The recent reactions' lines, by the reaction's event id (for one taken back).
+    private var reactionLines: [String: String] = [:]
+    /// The room's recent events, each with the line it follows (the latest line when it came; itself for a line):
+    /// where a read receipt at an event that is no line (a reaction, an edit) is.
+    private var placed: [Placement] = []
+
+    struct Placement: Sendable, Equatable {
+        var event: String
+        var line: String
+    }
     public var unread = 0
     /// Of the unread, how many mention the member.
     public var highlights = 0
@@ -227,13 +305,50 @@ public struct Room: Sendable, Equatable, Identifiable {
         kept.body = String(line.body.prefix(Self.gistLength))
         kept.formattedBody = nil
         recentLines.append(kept)
-        if recentLines.count > Self.recentLimit { recentLines.removeFirst(recentLines.count - Self.recentLimit) }
+        guard recentLines.count > Self.recentLimit else { return }
+        for old in recentLines.prefix(recentLines.count - Self.recentLimit) {
+            for event in reactions.removeValue(forKey: old.id)?.entries.flatMap(\.events) ?? [] { reactionLines[event] = nil }
+        }
+        recentLines.removeFirst(recentLines.count - Self.recentLimit)
     }
 
-    /// Marks a recent line deleted; whether the room had it.
+    /// Puts a reaction on its line, if it is a recent one; whether the line's reactions changed.
+    mutating func react(_ reaction: Reaction) -> Bool {
+        guard reactionLines[reaction.id] == nil, recentLines.contains(where: { $0.id == reaction.target && $0.notifies }),
+            reactions[reaction.target, default: Reactions()].add(reaction)
+        else { return false }
+        reactionLines[reaction.id] = reaction.target
+        return true
+    }
+
+    /// Takes a reaction back (redacted); the line it was on, if the room knew it.
+    mutating func unreact(_ event: String) -> String? {
+        guard let line = reactionLines.removeValue(forKey: event) else { return nil }
+        reactions[line]?.remove(event: event)
+        if reactions[line]?.isEmpty == true { reactions[line] = nil }
+        return line
+    }
+
+    /// Notes where an event of the timeline came: after the latest line (`placed`).
+    mutating func place(_ event: String) {
+        guard let line = recentLines.last?.id else { return }
+        placed.append(Placement(event: event, line: line))
+        if placed.count > 2 * Self.recentLimit { placed.removeFirst(placed.count - 2 * Self.recentLimit) }
+    }
+
+    /// Where among the recent lines an event is: its own line, or the line it came after; `nil` for one older than
+    /// they go.
+    public func lineIndex(at event: String) -> Int? {
+        if let index = recentLines.lastIndex(where: { $0.id == event }) { return index }
+        guard let line = placed.last(where: { $0.event == event })?.line else { return nil }
+        return recentLines.lastIndex { $0.id == line }
+    }
+
+    /// Marks a recent line deleted, its reactions gone with it; whether the room had it.
     mutating func forget(_ id: String) -> Bool {
         guard let index = recentLines.lastIndex(where: { $0.id == id }) else { return false }
         recentLines[index].markDeleted()
+        for event in reactions.removeValue(forKey: id)?.entries.flatMap(\.events) ?? [] { reactionLines[event] = nil }
         return true
     }
 

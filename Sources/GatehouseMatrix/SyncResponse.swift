@@ -35,11 +35,12 @@ public struct SyncResponse: Sendable, Decodable {
         public var notificationCount: Int?
         /// How many of the unread notify as a mention of the member (`highlight_count`).
         public var highlightCount: Int?
-        public var receipts: [MatrixEvent]
+        /// What is not kept in the room (`m.receipt`, `m.typing`).
+        public var ephemeral: [MatrixEvent]
 
         public init(
             state: [MatrixEvent] = [], timeline: [MatrixEvent] = [], limited: Bool = false, previousBatch: String? = nil, notificationCount: Int? = nil,
-            highlightCount: Int? = nil, receipts: [MatrixEvent] = []
+            highlightCount: Int? = nil, ephemeral: [MatrixEvent] = []
         ) {
             self.state = state
             self.timeline = timeline
@@ -47,7 +48,7 @@ public struct SyncResponse: Sendable, Decodable {
             self.previousBatch = previousBatch
             self.notificationCount = notificationCount
             self.highlightCount = highlightCount
-            self.receipts = receipts
+            self.ephemeral = ephemeral
         }
 
         enum CodingKeys: String, CodingKey {
@@ -67,7 +68,7 @@ public struct SyncResponse: Sendable, Decodable {
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             state = try Self.events(container, .state)
-            receipts = try Self.events(container, .ephemeral)
+            ephemeral = try Self.events(container, .ephemeral)
             if container.contains(.timeline) {
                 let timeline = try container.nestedContainer(keyedBy: TimelineKeys.self, forKey: .timeline)
                 self.timeline = try timeline.decodeIfPresent([MatrixEvent].self, forKey: .events) ?? []

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 
 from conftest import ROOT, start_browser, start_gateway
 from test_browser_journey import bar, bar_has, clicked, in_bar, path_of, wait
-from test_chat_homeserver import SERVER_NAME, started_homeserver, stop_homeserver
+from test_chat_homeserver import SERVER_NAME, chat_config, started_homeserver, stop_homeserver
 from test_chats import upgrade
 from test_upgrade_journey import sign_in, submit
 
@@ -47,12 +47,8 @@ def homeserver(tmp_path, turn, monkeypatch):
 
 
 def calls_gateway(tmp_path, homeserver):
-    chat = {
-        "backend": "synapse", "homeserver_url": homeserver["url"], "server_name": SERVER_NAME,
-        "admin_token_file": homeserver["token_file"], "jwt_secret_file": homeserver["jwt_secret_file"],
-        # Everything relayed by the TURN server on loopback: no other address is ever a candidate.
-        "calls": {"relay_only": True, "candidate_networks": ["127.0.0.0/8", "::1/128"]},
-    }
+    # Everything relayed by the TURN server on loopback: no other address is ever a candidate.
+    chat = chat_config(homeserver, calls={"relay_only": True, "candidate_networks": ["127.0.0.0/8", "::1/128"]})
     return start_gateway(tmp_path, "dev", extra={"chat": chat})
 
 

@@ -32,6 +32,14 @@ def started_homeserver(folder, oidc_issuer=None):
             "token_file": str(folder / "admin_token"), "jwt_secret_file": str(folder / "jwt_secret")}
 
 
+def chat_config(homeserver, **extra):
+    """The gateway's `chat` section for the gateway's own chat on `homeserver` (its admin and its JWT login)."""
+    return {
+        "backend": "synapse", "homeserver_url": homeserver["url"], "server_name": SERVER_NAME,
+        "admin_token_file": homeserver["token_file"], "jwt_secret_file": homeserver["jwt_secret_file"], **extra,
+    }
+
+
 def stop_homeserver(homeserver):
     subprocess.run(["bash", SYNAPSE, "stop", str(homeserver["folder"])], check=False)
 

@@ -14,7 +14,7 @@ from selenium.webdriver.common.keys import Keys
 from conftest import start_browser, start_gateway
 from test_browser_journey import bar, bar_has, clicked, path_of, wait
 from test_gateway_bar import shown
-from test_chat_homeserver import SERVER_NAME, admin, choose_language, started_homeserver, stop_homeserver
+from test_chat_homeserver import SERVER_NAME, admin, chat_config, choose_language, started_homeserver, stop_homeserver
 from test_upgrade_journey import Checker, code_to_profile, register_by_http, screenshots, sign_in, sign_out, submit
 
 SUBS = {"alice": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e01", "bob": "3f6c2a8e-5b1d-4c7a-9e2f-0a1b2c3d4e02",
@@ -76,11 +76,7 @@ def bar_badge(browser):
 
 
 def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_path, homeserver):
-    chat = {
-        "backend": "synapse", "homeserver_url": homeserver["url"], "server_name": SERVER_NAME,
-        "admin_token_file": homeserver["token_file"], "jwt_secret_file": homeserver["jwt_secret_file"],
-    }
-    gw = start_gateway(tmp_path, "dev", extra={"chat": chat})
+    gw = start_gateway(tmp_path, "dev", extra={"chat": chat_config(homeserver)})
     bob_browser = olive_browser = None
     try:
         alice_browser = browser
@@ -218,8 +214,8 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         assert edited[0].text == "now"
         last = alice_browser.find_element(By.CSS_SELECTOR, "#timeline li.message:last-child")
         assert last.find_elements(By.CSS_SELECTOR, ".edited") and "docs_v2" not in last.text
-        # Alice's own lines offer Edit and Delete; Bob's lines on her page Reply alone.
-        assert [b.get_attribute("data-action") for b in last.find_elements(By.CSS_SELECTOR, ".line-actions button")] == ["reply"]
+        # Alice's own lines offer Edit and Delete; Bob's lines on her page Reply and React alone.
+        assert [b.get_attribute("data-action") for b in last.find_elements(By.CSS_SELECTOR, ".line-actions button")] == ["reply", "react"]
         assert alice_browser.find_elements(By.CSS_SELECTOR, "#timeline li.message.mine .line-actions:not([hidden]) button[data-action=edit]")
         mine = bob_browser.find_elements(By.CSS_SELECTOR, "#timeline li.message.mine")[-1]
         mine.find_element(By.CSS_SELECTOR, "button[data-action=delete]").click()

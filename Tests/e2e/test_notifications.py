@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 
 from conftest import start_browser, start_gateway
 from test_browser_journey import bar, clicked, path_of, wait
-from test_chat_homeserver import SERVER_NAME, started_homeserver, stop_homeserver
+from test_chat_homeserver import chat_config, started_homeserver, stop_homeserver
 from test_chats import bar_badge, timeline, upgrade, write
 from test_upgrade_journey import Checker, screenshots, sign_in
 
@@ -77,11 +77,7 @@ def told(browser, count):
 
 
 def test_members_are_told_of_messages_and_calls_on_any_gateway_page(tmp_path, homeserver):
-    chat = {
-        "backend": "synapse", "homeserver_url": homeserver["url"], "server_name": SERVER_NAME,
-        "admin_token_file": homeserver["token_file"], "jwt_secret_file": homeserver["jwt_secret_file"],
-    }
-    gw = start_gateway(tmp_path, "dev", extra={"chat": chat})
+    gw = start_gateway(tmp_path, "dev", extra={"chat": chat_config(homeserver)})
     alice_browser = start_browser(MEDIA)
     bob_browser = start_browser()
     try:

@@ -536,7 +536,7 @@ def test_cancelled_and_failed_flows_leave_the_member_at_sso(browser, dev_gateway
     assert bar_has(browser, "#gatehouse-banner")
 
 
-def register_by_http(gw, account, username):
+def register_by_http(gw, account, username, display_name="Olive", phone="+15550100003"):
     """Registers a demo member without a browser: sign-in form, then every step as plain form posts; the member's
     signed-in `requests` session."""
     import re
@@ -548,13 +548,13 @@ def register_by_http(gw, account, username):
     def post(path, data):
         return session.post(gw.url + path, data={"csrf": csrf, **data}, allow_redirects=True)
 
-    post("/upgrade/phone", {"phone": "+15550100003"})
+    post("/upgrade/phone", {"phone": phone})
     inbox = session.get(gw.url + "/dev/inbox").text
     code = re.search(r'class="code">(\d{6})<', inbox).group(1)
     post("/upgrade/code", {"code": code})
     post("/upgrade/username", {"username": username})
     post("/upgrade/pin", {"pin": "8642", "pin_confirmation": "8642"})
-    response = post("/upgrade/profile", {"display_name": "Olive", "discoverability": "nobody"})
+    response = post("/upgrade/profile", {"display_name": display_name, "discoverability": "nobody"})
     assert "/upgrade/done" in response.url or "/apps/chat/" in response.url, response.url
     return session
 

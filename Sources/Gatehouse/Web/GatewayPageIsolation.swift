@@ -41,8 +41,8 @@ enum GatewayPageIsolation {
     /// The paths the gateway's own scripts ask for data (with `X-Gatehouse-CSRF`, which their handler checks; a form
     /// posted by a script carries the session's token in its body as every form does).
     static let scriptedPaths: Set<String> = [
-        Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatNotice, Paths.chatSend, Paths.chatEdit, Paths.chatDelete, Paths.chatRead, Paths.callServers, Paths.callSignal,
-        Paths.callEvents, Paths.storySeen,
+        Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatNotice, Paths.chatSend, Paths.chatEdit, Paths.chatDelete, Paths.chatRead,
+        Paths.chatReact, Paths.chatTyping, Paths.callServers, Paths.callSignal, Paths.callEvents, Paths.storySeen,
     ]
 
     /// Whether `path` is one of the gateway's own pages or answers, as opposed to an app's, a static file or an

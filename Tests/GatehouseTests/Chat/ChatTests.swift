@@ -418,6 +418,23 @@ import Testing
             #expect(try await act(Paths.chatSend, [("text", "answer"), ("reply_to", "$no-such-event")]).status == 400)
             let answer = try await act(Paths.chatSend, [("text", "answering the other"), ("reply_to", ownEvent)])
             #expect(answer.status == 200, "\(answer)")
+            // Alice reacts to the other's message and takes it back with the same key; a key that is no reaction, or
+            // a reaction to an event the room does not have, is refused by the gateway with nothing sent.
+            let reacted = try await act(Paths.chatReact, [("event", ownEvent), ("key", "👍🏽")])
+            #expect(reacted.status == 200 && reacted.body.contains(#""reacted":true"#), "\(reacted)")
+            #expect(try await act(Paths.chatReact, [("event", ownEvent), ("key", "👍🏽")]).body.contains(#""reacted":false"#))
+            for key in [String(repeating: "😀", count: 17), "a\nb", ""] {
+                let refused = try await act(Paths.chatReact, [("event", ownEvent), ("key", key)])
+                #expect(refused.status == 400 && refused.body.contains("chat_invalid_reaction"), "\(key): \(refused)")
+            }
+            #expect(try await act(Paths.chatReact, [("event", "$no-such-event"), ("key", "👍")]).status == 400)
+            // The other client's reaction with markup for its key is shown as text.
+            let hostileKey: [String: Any] = ["m.relates_to": ["rel_type": "m.annotation", "event_id": ownEvent, "key": "<img src=x onerror=alert(5)>"]]
+            #expect(try await synapse.call(.PUT, "/_matrix/client/v3/rooms/\(room)/send/m.reaction/hk", json: hostileKey, token: token).status == 200)
+            let withReaction = try await alice.get(Paths.chatRoom + "?id=" + FormEncoding.escape(room)).body
+            #expect(withReaction.contains("&lt;img src=x onerr") && !withReaction.contains("<img src=x onerr"), "\(withReaction.suffix(3000))")
+            #expect(try await act(Paths.chatTyping, [("typing", "1")]).status == 200)
+            #expect(try await act(Paths.chatTyping, [("typing", "yes")]).status == 400)
             #expect(try await act(Paths.chatEdit, [("event", String(aliceEvent)), ("text", "   ")]).status == 400)
             async let rewritten = Self.streamUntil(gateway, alice, room: room, contains: "better")
             try await Task.sleep(for: .milliseconds(500))

@@ -90,6 +90,10 @@ public enum Paths {
     public static let chatNotice = chats + "/notice"
     /// Mutes or unmutes a chat (`room`, `muted` = `1` or `0`).
     public static let chatMute = chats + "/mute"
+    /// Puts a reaction on a message (`room`, `event`, `key`), or takes the member's own with that key back.
+    public static let chatReact = chats + "/react"
+    /// Says the member is typing in a room, or stopped (`room`, `typing` = `1` or `0`).
+    public static let chatTyping = chats + "/typing"
     // The gateway's own calls (`CallController`): a call's page by query (`?room=` to call, `?id=` to answer).
     public static let callStart = calls + "/start"
     public static let callPage = calls + "/call"

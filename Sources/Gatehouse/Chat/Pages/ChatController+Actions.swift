@@ -68,6 +68,42 @@ extension ChatController {
         return try JSONResponse.make(["deleted": original.id])
     }
 
+    /// Puts a reaction (`key`) on a message of the room (`room`, `event`), or takes the member's own with that key
+    /// back, as a reaction pressed again does in other chats. Refused by the gateway for a key that is no reaction
+    /// (`Reaction.isValidKey`: 10,000 emoji are not one) and for a line that takes none (a line about the room, a call,
+    /// a deleted message), whatever the homeserver would allow.
+    func react(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let roomID = try ChatFeature.roomID(form["room"])
+        guard let eventID = form["event"], ChatFeature.isEventID(eventID) else { throw RequestError.badRequest("event is required") }
+        guard let key = form["key"], Reaction.isValidKey(key) else { throw ChatError.invalidReaction }
+        let loop = try await chat.loop(context.session)
+        let list = try await chat.current(loop)
+        guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        guard let line = Message(try await event(eventID, in: roomID, loop), in: room), line.notifies, !line.isEdit else { throw ChatError.invalidReaction }
+        let matrix = chats.matrix(loop)
+        let own = try await matrix.reactions(room: roomID, event: eventID).first { $0.sender == list.me && $0.key == key }
+        if let own {
+            try await matrix.redact(room: roomID, event: own.id)
+        } else {
+            _ = try await matrix.react(room: roomID, event: eventID, key: key)
+        }
+        if ErrorAnswer.wantsJSON(accept: request.headers[.accept]) { return try JSONResponse.make(["event": eventID, "key": key, "reacted": own == nil]) }
+        return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
+    }
+
+    /// The member is typing in a room (`typing=1`, said again by the page every few seconds while they type) or
+    /// stopped (`typing=0`: sent, emptied, left).
+    func typing(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let roomID = try ChatFeature.roomID(form["room"])
+        guard let value = form["typing"], value == "1" || value == "0" else { throw RequestError.badRequest("typing: 1 or 0") }
+        let loop = try await chat.loop(context.session)
+        guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        try await chats.matrix(loop).typing(room: roomID, typing: value == "1")
+        return try JSONResponse.make(["room": roomID, "typing": value == "1"])
+    }
+
     /// The member's own message that a form names (`room`, `event`), as the homeserver has it now.
     private func ownLine(_ form: [String: String], _ context: SignedInRequestContext) async throws -> (SyncLoop, String, Message) {
         let roomID = try ChatFeature.roomID(form["room"])

@@ -6,7 +6,9 @@ import Hummingbird
 
 /// The chat's live updates: one event stream per open page of the chat's (`LiveStream`). The room list's page hears
 /// `rooms` with the rows that changed (rendered by the list's own row, `chat-room-row`) and the list's order by id; a
-/// room's page hears `message` for each new line of its room and `gone` when the member left it. The count is the
+/// room's page hears `message` for each new line of its room, `reactions` for a line whose reactions changed (rendered
+/// by the line's own partial, `chat-reactions`), `typing` and `seen` when who types or who saw the member's latest
+/// line changed, and `gone` when the member left it. The count is the
 /// live feed's (`LiveFeed`), which every page hears. What a change costs is what changed: no page is sent (or made)
 /// the whole list again.
 extension ChatController {
@@ -39,6 +41,17 @@ extension ChatController {
             for message in changes.messages[roomFilter] ?? [] {
                 guard let line = try? ChatViews.liveLine(message, room: room, me: list.me, renderer: renderer), !line.isEmpty else { continue }
                 text += LiveStream.event("message", line)
+            }
+            for line in (changes.reactions[roomFilter] ?? []).sorted() {
+                guard let reactions = try? ChatViews.liveReactions(line, room: room, me: list.me, renderer: renderer) else { continue }
+                text += LiveStream.event("reactions", reactions)
+            }
+            if changes.typing.contains(roomFilter) {
+                text += LiveStream.event("typing", ["text": ChatViews.typing(list.typing[roomFilter] ?? [], room: room, strings: renderer.strings)])
+            }
+            // Who saw the member's latest line moves with a receipt, and with a new line of theirs.
+            if changes.receipts.contains(roomFilter) || changes.messages[roomFilter]?.contains(where: { $0.sender == list.me }) == true {
+                text += LiveStream.event("seen", ChatViews.seen(list, room: room, strings: renderer.strings))
             }
         }
         if changes.gone.contains(roomFilter) { text += LiveStream.event("gone", ["room": roomFilter]) }

@@ -33,6 +33,8 @@ struct ChatController: Sendable {
         actions.post(RouterPath(stringLiteral: Paths.chatDirect)) { request, context in try await direct(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatGroup)) { request, context in try await newGroup(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatMute)) { request, context in try await mute(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatReact)) { request, context in try await react(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatTyping)) { request, context in try await typing(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.live)) { _, context in try await live.stream(context.session, onGateway: true) }
         // The count answers every member (no chat: `{"chat": false}`), behind no gate.
         group.get(RouterPath(stringLiteral: Paths.chatUnread)) { _, context in try await unread(context) }
@@ -60,6 +62,9 @@ struct ChatController: Sendable {
         return try await roomPage(try ChatFeature.roomID(request.uri.queryParameters.get("id")), notice: Self.notice(request, strings: renderer.strings), context)
     }
 
+    /// The reactions a line offers at a click, as other chats do; any other is typed.
+    static let quickReactions = ["👍", "❤️", "😂", "😮", "😢", "🎉"]
+
     /// A message the composer could not send, as the member wrote it, and why: shown again in the composer.
     struct Draft {
         var text: String
@@ -74,10 +79,15 @@ struct ChatController: Sendable {
         var values: [String: Any] = [:]
         if room.membership == .joined {
             let page = try await chats.matrix(loop).messages(room: roomID, from: nil, limit: 40)
-            let messages = ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: strings)
+            // The page opens at the first line the member has not read (`firstNew`), as far as their receipt says.
+            let messages = ChatViews.timeline(
+                page.events.reversed(), room: room, me: rooms.me, strings: strings, readUpTo: rooms.receipts[roomID]?[rooms.me], unread: room.unread)
             values["messages"] = messages
             values["hasMessages"] = !messages.isEmpty
             values["older"] = page.end
+            values["seen"] = ChatViews.seen(rooms, room: room, strings: strings)
+            values["typingText"] = ChatViews.typing(rooms.typing[roomID] ?? [], room: room, strings: strings)
+            values["quickReactions"] = Self.quickReactions.map { ["key": $0] }
             // (Read markers are the page's script's to send, as the member sees the lines: a GET changes nothing.)
         }
         let name = rooms.displayName(of: room)

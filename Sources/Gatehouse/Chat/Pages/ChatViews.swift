@@ -86,10 +86,22 @@ enum ChatViews {
         message.kind == .emote ? "* \(room.name(of: message.sender)) \(message.body.prefix(140))" : gist(message, strings: strings)
     }
 
-    /// The timeline's lines, oldest first: edits folded into what they edit, a day's first line marked.
-    static func timeline(_ events: some Sequence<MatrixEvent>, room: Room, me: String, strings: StringsTable) -> [[String: Any]] {
+    /// The timeline's lines, oldest first: edits and reactions folded into what they edit or react to, a day's first
+    /// line marked. `readUpTo`: the member's own read receipt, where the first line after it (and after the member's
+    /// own latest) that is another's is marked as the first new one; else, with `unread` messages, the `unread`-th
+    /// line of others' from the end is.
+    static func timeline(
+        _ events: some Sequence<MatrixEvent>, room: Room, me: String, strings: StringsTable, readUpTo: String? = nil, unread: Int = 0
+    ) -> [[String: Any]] {
         var messages: [Message] = []
+        var reactions: [String: Reactions] = [:]
+        var order: [String: Int] = [:]
         for event in events {
+            if let id = event.eventID { order[id] = order.count }
+            if let reaction = Reaction(event) {
+                reactions[reaction.target, default: Reactions()].add(reaction)
+                continue
+            }
             guard let message = Message(event, in: room) else { continue }
             if message.isEdit {
                 if let index = messages.firstIndex(where: { $0.mayBeReplaced(by: message) }) {
@@ -103,9 +115,12 @@ enum ChatViews {
         }
         var day = ""
         let byID = Dictionary(messages.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        let firstNew = firstUnread(messages, order: order, me: me, readUpTo: readUpTo, unread: unread)
         return messages.map { message in
             let answered = message.replyTo.flatMap { id in byID[id] ?? room.recentLines.last { $0.id == id } }
-            var values = self.message(message, room: room, me: me, strings: strings, answering: answered)
+            var values = self.message(
+                message, room: room, me: me, strings: strings, answering: answered, reactions: reactions[message.id] ?? room.reactions[message.id])
+            if message.id == firstNew { values["firstNew"] = true }
             let thisDay = String(iso(message.timestamp).prefix(10))
             if thisDay != day {
                 values["day"] = thisDay
@@ -115,8 +130,23 @@ enum ChatViews {
         }
     }
 
+    /// The first line the member has not read: the first of another's after their read receipt and their own latest
+    /// line; without the receipt in the page, the `unread`-th of others' lines from the end.
+    static func firstUnread(_ messages: [Message], order: [String: Int], me: String, readUpTo: String?, unread: Int) -> String? {
+        if let readUpTo, let read = order[readUpTo] {
+            let own = messages.last { $0.sender == me }.flatMap { order[$0.id] } ?? -1
+            return messages.first { $0.sender != me && $0.notifies && (order[$0.id] ?? 0) > max(read, own) }?.id
+        }
+        guard unread > 0 else { return nil }
+        let own = messages.lastIndex { $0.sender == me } ?? -1
+        let after = messages[(own + 1)...].filter { $0.sender != me && $0.notifies }
+        return after.isEmpty ? nil : after[max(0, after.count - unread)].id
+    }
+
     /// One line; `answering`: the message a reply answers, where the page knows it (its quote says who and what).
-    static func message(_ message: Message, room: Room, me: String, strings: StringsTable, answering: Message? = nil) -> [String: Any] {
+    static func message(
+        _ message: Message, room: Room, me: String, strings: StringsTable, answering: Message? = nil, reactions: Reactions? = nil
+    ) -> [String: Any] {
         var values: [String: Any] = [
             "id": message.id, "sender": message.sender, "senderName": room.name(of: message.sender), "mine": message.sender == me,
             "at": iso(message.timestamp), "shownAt": shownTime(message.timestamp), "kind": message.kind.rawValue, "edited": message.isEdited,
@@ -142,7 +172,41 @@ enum ChatViews {
         }
         values["hasBody"] = values["body"] != nil
         values["formatted"] = message.formattedBody != nil
+        if message.notifies { values["reactions"] = self.reactions(reactions, room: room, me: me, strings: strings) }
         return values
+    }
+
+    /// A line's reactions as its buttons show them: the key (cut where another client sent a long one), how many, and
+    /// who (the first ten by name).
+    static func reactions(_ reactions: Reactions?, room: Room, me: String, strings: StringsTable) -> [[String: Any]] {
+        (reactions?.entries ?? []).map { entry in
+            let shown = entry.key.count > Reaction.keyCharacters ? String(entry.key.prefix(Reaction.keyCharacters)) + "…" : entry.key
+            var names = entry.senders.prefix(10).map { $0 == me ? strings["chat_you"] : room.name(of: $0) }.joined(separator: ", ")
+            if entry.senders.count > 10 { names = strings.text("chat_reacted_more", ["names": names, "count": String(entry.senders.count - 10)]) }
+            return [
+                "key": entry.key, "shown": shown, "count": entry.senders.count, "mine": entry.senders.contains(me),
+                "label": strings.text("chat_reacted", ["names": names, "key": shown]),
+            ]
+        }
+    }
+
+    /// "Bob is typing…", "Bob and Olive are typing…", "Several people are typing…"; empty for nobody.
+    static func typing(_ users: [String], room: Room, strings: StringsTable) -> String {
+        switch users.count {
+        case 0: ""
+        case 1: strings.text("chat_typing_one", ["name": room.name(of: users[0])])
+        case 2: strings.text("chat_typing_two", ["name": room.name(of: users[0]), "other": room.name(of: users[1])])
+        default: strings["chat_typing_many"]
+        }
+    }
+
+    /// Who has read the member's latest message (`RoomList.seen`): "Seen" in a direct chat, "Seen by 2" in a group,
+    /// with their names; the line is empty when nobody has.
+    static func seen(_ list: RoomList, room: Room, strings: StringsTable) -> [String: String] {
+        guard let seen = list.seen(in: room.id), !seen.readers.isEmpty else { return ["line": "", "text": "", "names": ""] }
+        let names = seen.readers.prefix(20).map { room.name(of: $0) }.joined(separator: ", ")
+        let text = list.isDirect(room) && room.isOneToOne ? strings["chat_seen"] : strings.text("chat_seen_by", ["count": String(seen.readers.count)])
+        return ["line": seen.line, "text": text, "names": strings.text("chat_seen_names", ["names": names])]
     }
 
     /// A message's text as markup: the sender's formatted body through the allowlist, else the plain body with its
@@ -168,12 +232,21 @@ enum ChatViews {
             "id": line.id, "mine": line.sender == me,
             "html": try renderer.fragment(
                 "chat-message",
-                self.message(line, room: room, me: me, strings: renderer.strings, answering: line.replyTo.flatMap { id in room.recentLines.last { $0.id == id } })),
+                self.message(
+                    line, room: room, me: me, strings: renderer.strings, answering: line.replyTo.flatMap { id in room.recentLines.last { $0.id == id } },
+                    reactions: room.reactions[line.id])),
         ]
         values["txn"] = message.transactionID
         values["replaces"] = message.replaces
         values["day"] = String(iso(line.timestamp).prefix(10))
         return values
+    }
+
+    /// A line's reactions as the live stream sends them: the line's id and its reactions rendered by the line's own
+    /// partial (`chat-reactions`), for the page to put in place of the ones it shows.
+    static func liveReactions(_ line: String, room: Room, me: String, renderer: PageRenderer) throws -> [String: Any] {
+        let values: [String: Any] = ["id": line, "reactions": reactions(room.reactions[line], room: room, me: me, strings: renderer.strings)]
+        return ["id": line, "html": try renderer.fragment("chat-reactions", values)]
     }
 
     /// "Bob joined", "Alice invited Carol", "Bob left"…

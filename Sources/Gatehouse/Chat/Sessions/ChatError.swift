@@ -17,13 +17,16 @@ public enum ChatError: PresentableError, Equatable {
     case notYours
     /// A message longer than one message may be, in UTF-8 bytes (what the homeserver counts).
     case tooLong(bytes: Int, limit: Int)
+    /// A reaction's key that is not one (empty, longer than `Reaction.keyCharacters`, several lines), or on a line
+    /// that takes none.
+    case invalidReaction
 
     public var status: HTTPResponse.Status {
         switch self {
         case .notAllowed, .notInRoom, .notYours: .forbidden
         case .homeserver(let error): error.isTransient ? .serviceUnavailable : .badGateway
         case .deviceReplaced: .serviceUnavailable
-        case .invalidMessage: .badRequest
+        case .invalidMessage, .invalidReaction: .badRequest
         case .tooLong: .contentTooLarge
         }
     }
@@ -37,6 +40,7 @@ public enum ChatError: PresentableError, Equatable {
         case .notYours: "chat_not_yours"
         case .invalidMessage(let detail): "chat_invalid_message:\(detail)"
         case .tooLong(let bytes, let limit): "chat_too_long:\(bytes)>\(limit)"
+        case .invalidReaction: "chat_invalid_reaction"
         }
     }
 
@@ -49,6 +53,7 @@ public enum ChatError: PresentableError, Equatable {
         case .notYours: "error_chat_not_yours"
         case .invalidMessage: "error_chat_invalid"
         case .tooLong: "error_chat_too_long"
+        case .invalidReaction: "error_chat_invalid_reaction"
         }
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+
+@testable import GatehouseMatrix
+
+/// What the other members do beside writing, as `/sync` tells it: reactions put on and taken back, who is typing, and
+/// how far each has read (the "Seen" under the member's latest line). Hostile input from other clients (a reaction of
+/// 10,000 emoji, a flood of keys, a reaction to a line about the room, a receipt at an event nobody knows) is bounded
+/// or ignored.
+@Suite struct TheOtherSideTests {
+    static let alice = RoomListTests.alice, bob = RoomListTests.bob, carol = RoomListTests.carol
+
+    static func reaction(_ id: String, by sender: String, to target: String, key: String) -> MatrixEvent {
+        let relation: JSONValue = .object(["rel_type": .string("m.annotation"), "event_id": .string(target), "key": .string(key)])
+        return MatrixEvent(type: "m.reaction", eventID: id, sender: sender, timestamp: 30, content: .object(["m.relates_to": relation]))
+    }
+
+    static func redaction(_ id: String, by sender: String, of target: String) -> MatrixEvent {
+        MatrixEvent(type: "m.room.redaction", eventID: id, sender: sender, timestamp: 40, content: .object(["redacts": .string(target)]))
+    }
+
+    static func receipt(_ event: String, by users: [String], kind: String = "m.read") -> MatrixEvent {
+        let readers = JSONValue.object(Dictionary(uniqueKeysWithValues: users.map { ($0, JSONValue.object(["ts": .number(1)])) }))
+        return MatrixEvent(type: "m.receipt", sender: "", content: .object([event: .object([kind: readers])]))
+    }
+
+    static func typing(_ users: [String]) -> MatrixEvent {
+        MatrixEvent(type: "m.typing", sender: "", content: .object(["user_ids": .array(users.map { .string($0) })]))
+    }
+
+    /// A group of three where alice wrote `$a` and bob `$b`, as alice's list has it.
+    static func group() -> RoomList {
+        var list = RoomList(me: alice)
+        _ = list.apply(
+            SyncResponse(
+                nextBatch: "s1",
+                rooms: .init(join: [
+                    "!g": RoomListTests.joined(
+                        [
+                            RoomListTests.member(alice, "join", name: "Alice"), RoomListTests.member(bob, "join", name: "Bob"),
+                            RoomListTests.member(carol, "join", name: "Carol"),
+                        ],
+                        [RoomListTests.text("$b", bob, "from bob", ts: 10), RoomListTests.text("$a", alice, "from alice", ts: 11)])
+                ])))
+        return list
+    }
+
+    static func apply(_ list: inout RoomList, timeline: [MatrixEvent] = [], ephemeral: [MatrixEvent] = []) -> RoomList.Changes {
+        list.apply(
+            SyncResponse(nextBatch: "s2", rooms: .init(join: ["!g": SyncResponse.JoinedRoom(timeline: timeline, ephemeral: ephemeral)])))
+    }
+
+    @Test func reactionsArePutOnTheirLineAndTakenBack() {
+        var list = Self.group()
+        var changes = Self.apply(
+            &list,
+            timeline: [
+                Self.reaction("$r1", by: Self.bob, to: "$a", key: "👍"), Self.reaction("$r2", by: Self.carol, to: "$a", key: "👍"),
+                Self.reaction("$r3", by: Self.carol, to: "$a", key: "🎉"),
+                // The same member's same key twice counts once; a reaction to a line about the room, or to an event
+                // the room never had, is no reaction shown.
+                Self.reaction("$r4", by: Self.bob, to: "$a", key: "👍"), Self.reaction("$r5", by: Self.bob, to: "$m-@bob:chat.test-join-1", key: "👍"),
+                Self.reaction("$r6", by: Self.bob, to: "$nowhere", key: "👍"),
+            ])
+        #expect(changes.reactions == ["!g": ["$a"]])
+        #expect(changes.messages.isEmpty, "a reaction is no line of the timeline")
+        var entries = list.rooms["!g"]!.reactions["$a"]!.entries
+        #expect(entries.map(\.key) == ["👍", "🎉"] && entries[0].senders == [Self.bob, Self.carol] && entries[1].senders == [Self.carol])
+        #expect(list.rooms["!g"]!.reactions["$m-@bob:chat.test-join-1"] == nil && list.rooms["!g"]!.reactions["$nowhere"] == nil)
+        #expect(list.rooms["!g"]!.reactions["$a"]!.event(of: Self.carol, key: "🎉") == "$r3")
+
+        // Carol takes hers back (her reaction redacted): the line shows bob's alone; the 🎉 is gone.
+        changes = Self.apply(&list, timeline: [Self.redaction("$x1", by: Self.carol, of: "$r2"), Self.redaction("$x2", by: Self.carol, of: "$r3")])
+        #expect(changes.reactions == ["!g": ["$a"]] && changes.messages.isEmpty)
+        entries = list.rooms["!g"]!.reactions["$a"]!.entries
+        #expect(entries.map(\.key) == ["👍"] && entries[0].senders == [Self.bob])
+        // A deleted line keeps no reactions to be shown (its line says it was deleted).
+        changes = Self.apply(&list, timeline: [Self.redaction("$x3", by: Self.alice, of: "$a")])
+        #expect(changes.messages["!g"]?.first?.isDeletion == true && list.rooms["!g"]!.reactions["$a"] == nil)
+    }
+
+    @Test func hostileReactionsAreBounded() {
+        var list = Self.group()
+        // 10,000 emoji as one key (about 40 KB) is kept cut; 100 keys on one line keep the first `entryLimit`.
+        let flood = String(repeating: "😀", count: 10_000)
+        var timeline = [Self.reaction("$big", by: Self.bob, to: "$b", key: flood)]
+        for n in 0..<100 { timeline.append(Self.reaction("$k\(n)", by: Self.bob, to: "$a", key: "k\(n)")) }
+        _ = Self.apply(&list, timeline: timeline)
+        let big = list.rooms["!g"]!.reactions["$b"]!.entries[0].key
+        #expect(big.utf8.count <= Reaction.keyLimit && big.hasSuffix("…") && big.hasPrefix("😀"))
+        #expect(list.rooms["!g"]!.reactions["$a"]!.entries.count == Reactions.entryLimit)
+    }
+
+    @Test(arguments: [
+        ("👍", true), ("👨‍👩‍👧‍👦", true), ("🇸🇪", true), ("👍🏽", true), ("+1", true), ("sehr gut", true),
+        ("", false), (" 👍", false), ("👍\n", false), ("a\u{0}b", false), ("a\u{2028}b", false),
+        (String(repeating: "😀", count: 17), false), (String(repeating: "😀", count: 10_000), false),
+        (String(repeating: "é", count: 16), true), (String(repeating: "👨‍👩‍👧‍👦", count: 3), false),
+    ])
+    func whatTheMemberMaySendAsAReaction(key: String, valid: Bool) {
+        #expect(Reaction.isValidKey(key) == valid, "\(key.unicodeScalars.count) scalars")
+    }
+
+    @Test func whoIsTypingLeavesTheMemberOut() {
+        var list = Self.group()
+        var changes = Self.apply(&list, ephemeral: [Self.typing([Self.bob, Self.alice])])
+        #expect(changes.typing == ["!g"] && list.typing["!g"] == [Self.bob])
+        #expect(changes.rooms.isEmpty, "a key pressed is no change of the room's row")
+        // The same again changes nothing; stopping clears it.
+        changes = Self.apply(&list, ephemeral: [Self.typing([Self.alice, Self.bob])])
+        #expect(changes.typing.isEmpty && changes.isEmpty)
+        changes = Self.apply(&list, ephemeral: [Self.typing([])])
+        #expect(changes.typing == ["!g"] && list.typing["!g"] == nil)
+    }
+
+    @Test func seenByWhoReadUpToTheMembersLatestLine() {
+        var list = Self.group()
+        #expect(list.seen(in: "!g")?.line == "$a" && list.seen(in: "!g")?.readers == [])
+        // Bob read up to his own line (before alice's): not seen. Carol read alice's: seen by one.
+        var changes = Self.apply(&list, ephemeral: [Self.receipt("$b", by: [Self.bob]), Self.receipt("$a", by: [Self.carol, Self.alice])])
+        #expect(changes.receipts == ["!g"] && changes.rooms.isEmpty)
+        #expect(list.seen(in: "!g")?.readers == [Self.carol] && list.receipts["!g"]?[Self.alice] == "$a")
+        // Bob reacts and reads up to his reaction, an event that is no line: it stands after alice's line.
+        _ = Self.apply(&list, timeline: [Self.reaction("$r", by: Self.bob, to: "$a", key: "👍")])
+        changes = Self.apply(&list, ephemeral: [Self.receipt("$r", by: [Self.bob])])
+        #expect(list.seen(in: "!g")?.readers == [Self.bob, Self.carol])
+        // A receipt at an event the gateway never saw says nothing; another's private receipt is none of the member's.
+        _ = Self.apply(&list, ephemeral: [Self.receipt("$unknown", by: [Self.carol]), Self.receipt("$r", by: [Self.bob], kind: "m.read.private")])
+        #expect(list.seen(in: "!g")?.readers == [Self.bob])
+        // Alice writes again: nobody has seen the new line yet.
+        changes = Self.apply(&list, timeline: [RoomListTests.text("$a2", Self.alice, "again", ts: 50)])
+        #expect(list.seen(in: "!g")?.line == "$a2" && list.seen(in: "!g")?.readers == [])
+    }
+}

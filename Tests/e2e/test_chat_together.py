@@ -1,0 +1,202 @@
+"""The other side of a chat, in three real browsers on a real Synapse: Alice, Bob (in Arabic) and Olive (on a 390 px
+phone). Bob types and Alice sees it, and sees it stop when he sends; Alice's line says "Seen" once Bob has read it,
+and in a group "Seen by 2" with the names; Alice reacts from the keyboard alone (a quick one, then any emoji typed),
+Bob sees each live and adds his own, Alice takes hers back; a reaction of 10,000 emoji (or 17) and one to a line
+about the room are refused by the gateway, and one of 500 emoji sent by another client straight to the homeserver is
+shown cut. Olive, away while the group talks, opens it at a "New messages" line above the first she has not read,
+and "Jump to the latest" takes her to the end. Axe clean, English, Arabic and 390 px."""
+
+import uuid
+
+import requests
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from conftest import start_browser, start_gateway
+from test_browser_journey import clicked, path_of, wait
+from test_chat_homeserver import SERVER_NAME, admin, chat_config, choose_language
+from test_chats import homeserver, timeline, upgrade, write  # noqa: F401 (homeserver: the fixture)
+from test_upgrade_journey import Checker, register_by_http, screenshots, sign_in, submit
+
+
+def line(browser, text):
+    """The timeline's last line whose text holds `text`."""
+    found = [item for item in browser.find_elements(By.CSS_SELECTOR, "#timeline li.message") if text in item.text]
+    return found[-1] if found else None
+
+
+def reactions(browser, text):
+    """A line's reactions as shown: key, count and whether the member's own is among them."""
+    item = line(browser, text)
+    if item is None:
+        return None
+    return [
+        (button.find_element(By.CLASS_NAME, "reaction-key").text, button.find_element(By.CLASS_NAME, "reaction-count").text,
+         button.get_attribute("aria-pressed") == "true")
+        for button in item.find_elements(By.CSS_SELECTOR, ".reactions button.reaction")
+    ]
+
+
+def typing(browser):
+    return browser.find_element(By.ID, "typing").text.replace("\u2068", "").replace("\u2069", "")
+
+
+def seen(browser):
+    """The "Seen" mark: the line it is under, its words, and the names it gives."""
+    marks = browser.find_elements(By.CSS_SELECTOR, "#timeline li.message .seen")
+    if not marks:
+        return None
+    mark = marks[0]
+    body = mark.find_element(By.XPATH, "ancestor::li[1]").find_element(By.CLASS_NAME, "body").text
+    return body, mark.find_element(By.CLASS_NAME, "seen-text").text, mark.get_attribute("title").replace("\u2068", "").replace("\u2069", "")
+
+
+def post_from_page(browser, path, fields):
+    """A form post of the page's own script (its CSRF token), answered in JSON: the status and the answer."""
+    return browser.execute_async_script("""
+        var done = arguments[arguments.length - 1], csrf = document.querySelector("input[name=csrf]").value;
+        var body = new URLSearchParams(Object.assign({ csrf: csrf }, arguments[1]));
+        fetch(arguments[0], { method: "POST", credentials: "same-origin", body: body,
+          headers: { "Accept": "application/json", "X-Gatehouse-CSRF": csrf } })
+          .then(function (answer) { return answer.json().then(function (json) { done([answer.status, json]); }); });""", path, fields)
+
+
+def test_members_see_each_other_type_read_and_react(browser, tmp_path, homeserver):
+    gw = start_gateway(tmp_path, "dev", extra={"chat": chat_config(homeserver)})
+    bob_browser = olive_browser = None
+    try:
+        alice_browser = browser
+        bob_browser = start_browser()
+        olive_browser = start_browser(("--window-size=390,900",))
+        alice_check = Checker(alice_browser, gw, screenshots(tmp_path))
+        bob_check = Checker(bob_browser, gw, screenshots(tmp_path))
+        olive_check = Checker(olive_browser, gw, screenshots(tmp_path))
+        alice_name, bob_name, olive_name = ("a" + uuid.uuid4().hex[:8], "b" + uuid.uuid4().hex[:8], "o" + uuid.uuid4().hex[:8])
+        bob_id = f"@{bob_name}:{SERVER_NAME}"
+        sign_in(alice_browser, gw, "alice")
+        upgrade(alice_browser, gw, alice_name, "+15550100001", "Alice Archer")
+        sign_in(bob_browser, gw, "bob")
+        choose_language(bob_browser, gw, "ar")
+        register_by_http(gw, "bob", bob_name, display_name="Bob Baker", phone="+15550100002")
+        sign_in(olive_browser, gw, "olive")
+        register_by_http(gw, "olive", olive_name, display_name="Olive Ortiz")
+
+        # Alice starts a direct chat with Bob; he accepts it from his list.
+        alice_browser.get(gw.url + "/chats/new")
+        submit(alice_browser, "chat-search", bob_name, "chat-search-button")
+        wait(alice_browser, clicked(f'button[data-username="{bob_name}"]'))
+        wait(alice_browser, lambda b: path_of(b).startswith("/chats/room?"))
+        direct = alice_browser.find_element(By.ID, "main").get_attribute("data-room")
+        write(alice_browser, "Lunch at noon?")
+        wait(alice_browser, lambda b: not b.find_elements(By.CSS_SELECTOR, "#timeline li.pending"))
+        assert seen(alice_browser) is None
+        bob_browser.get(gw.url + "/chats")
+        wait(bob_browser, clicked(f'li[data-room="{direct}"] button[value="join"]'), timeout=30)
+        wait(bob_browser, lambda b: timeline(b) == ["Lunch at noon?"], timeout=30)
+
+        # Bob has read it: Alice's line says so. He types: Alice sees it, and sees it end when he sends.
+        assert wait(alice_browser, lambda b: seen(b), timeout=30) == ("Lunch at noon?", "Seen", "Seen by Bob Baker")
+        bob_browser.find_element(By.ID, "composer-text").send_keys("Yes, at the")
+        wait(alice_browser, lambda b: typing(b) == "Bob Baker is typing…", timeout=15)
+        alice_check.page("chat-typing")
+        bob_browser.find_element(By.ID, "composer-text").send_keys(" usual place", Keys.ENTER)
+        wait(alice_browser, lambda b: timeline(b) == ["Lunch at noon?", "Yes, at the usual place"], timeout=30)
+        wait(alice_browser, lambda b: typing(b) == "", timeout=15)
+
+        # Alice reacts to Bob's line from the keyboard alone: React, the first quick reaction, Enter.
+        react = line(alice_browser, "usual place").find_element(By.CSS_SELECTOR, "button[data-action=react]")
+        react.send_keys(Keys.ENTER)
+        choice = wait(alice_browser, lambda b: b.switch_to.active_element if "reaction-choice" in (b.switch_to.active_element.get_attribute("class") or "") else None)
+        assert choice.text == "👍"
+        alice_check.page("chat-reaction-picker")
+        choice.send_keys(Keys.ENTER)
+        wait(alice_browser, lambda b: b.switch_to.active_element == react)
+        wait(bob_browser, lambda b: reactions(b, "usual place") == [("👍", "1", False)], timeout=30)
+        wait(alice_browser, lambda b: reactions(b, "usual place") == [("👍", "1", True)], timeout=30)
+        # Any other emoji, typed into the picker's field (put in as a paste would: chromedriver types none).
+        react.send_keys(Keys.ENTER)
+        field = wait(alice_browser, lambda b: b.find_element(By.CSS_SELECTOR, ".reaction-picker input[name=key]"))
+        alice_browser.execute_script("arguments[0].value = arguments[1]", field, "🎉")
+        field.send_keys(Keys.ENTER)
+        wait(bob_browser, lambda b: reactions(b, "usual place") == [("👍", "1", False), ("🎉", "1", False)], timeout=30)
+        # Escape closes the picker and gives the focus back.
+        react.send_keys(Keys.ENTER)
+        wait(alice_browser, lambda b: b.find_elements(By.CSS_SELECTOR, ".reaction-picker"))
+        alice_browser.switch_to.active_element.send_keys(Keys.ESCAPE)
+        wait(alice_browser, lambda b: not b.find_elements(By.CSS_SELECTOR, ".reaction-picker") and b.switch_to.active_element == react)
+        # Bob adds his own 👍 by pressing it; Alice takes hers back by pressing it again.
+        line(bob_browser, "usual place").find_element(By.CSS_SELECTOR, "button.reaction[data-key='👍']").click()
+        wait(alice_browser, lambda b: reactions(b, "usual place") == [("👍", "2", True), ("🎉", "1", True)], timeout=30)
+        bob_check.page("chat-reactions-ar")
+        line(alice_browser, "usual place").find_element(By.CSS_SELECTOR, "button.reaction[data-key='👍']").click()
+        wait(bob_browser, lambda b: reactions(b, "usual place") == [("👍", "1", True), ("🎉", "1", False)], timeout=30)
+        label = line(bob_browser, "usual place").find_element(By.CSS_SELECTOR, "button.reaction[data-key='🎉']").get_attribute("aria-label")
+        assert "Alice Archer" in label, label
+
+        # Hostile reactions: 10,000 emoji (too large a form), 17, two lines, a blank, and a reaction to a line about the
+        # room, each refused by the gateway in JSON.
+        bob_line = line(alice_browser, "usual place").get_attribute("data-id")
+        status, answer = post_from_page(alice_browser, "/chats/react", {"room": direct, "event": bob_line, "key": "😀" * 10_000})
+        assert status == 413 and answer["error"] == "request_body_too_large", answer
+        for key in ("😀" * 17, "two\nlines", " "):
+            status, answer = post_from_page(alice_browser, "/chats/react", {"room": direct, "event": bob_line, "key": key})
+            assert status == 400 and answer["error"] == "chat_invalid_reaction", (key, answer)
+        joined = alice_browser.find_element(By.CSS_SELECTOR, "#timeline li.kind-membership").get_attribute("data-id")
+        status, answer = post_from_page(alice_browser, "/chats/react", {"room": direct, "event": joined, "key": "👍"})
+        assert status == 400 and answer["error"] == "chat_invalid_reaction", answer
+        # Another client of Bob's sends 500 emoji (Synapse's most for a key) straight to the homeserver: Alice's page
+        # shows them cut.
+        status, login = admin(homeserver, "POST", f"/_synapse/admin/v1/users/{bob_id}/login", {})
+        assert status == 200, login
+        flood = requests.put(
+            f"{homeserver['url']}/_matrix/client/v3/rooms/{direct}/send/m.reaction/flood-{uuid.uuid4().hex}",
+            json={"m.relates_to": {"rel_type": "m.annotation", "event_id": bob_line, "key": "😀" * 500}},
+            headers={"Authorization": f"Bearer {login['access_token']}"}, timeout=30)
+        assert flood.status_code == 200, flood.text
+        shown = wait(alice_browser, lambda b: [key for key, _, _ in reactions(b, "usual place") if key.startswith("😀")], timeout=30)
+        assert len(shown[0]) <= 18 and shown[0].endswith("…"), shown
+
+        # A group of three: Olive is away while Alice and Bob talk; she opens it at the first line she has not read.
+        alice_browser.get(gw.url + "/chats/new")
+        alice_browser.find_element(By.ID, "group-name").send_keys("Lunch club")
+        submit(alice_browser, "group-members", f"{bob_name}, {olive_name}", "group-create")
+        wait(alice_browser, lambda b: path_of(b).startswith("/chats/room?"))
+        group = alice_browser.find_element(By.ID, "main").get_attribute("data-room")
+        for member in (bob_browser, olive_browser):
+            member.get(gw.url + "/chats")
+            wait(member, clicked(f'li[data-room="{group}"] button[value="join"]'), timeout=30)
+            wait(member, lambda b: path_of(b).startswith("/chats/room?"))
+        write(alice_browser, "Who is in?")
+        wait(olive_browser, lambda b: "Who is in?" in timeline(b), timeout=30)
+        wait(bob_browser, lambda b: "Who is in?" in timeline(b), timeout=30)
+        # Both have read it: "Seen by 2", with their names.
+        mark = wait(alice_browser, lambda b: seen(b) if seen(b) and seen(b)[1] == "Seen by 2" else None, timeout=30)
+        assert mark[0] == "Who is in?" and "Bob Baker" in mark[2] and "Olive Ortiz" in mark[2], mark
+        olive_browser.get(gw.url + "/chats")
+        for n in range(30):
+            status, _ = post_from_page(alice_browser, "/chats/send", {"room": group, "text": f"plan {n}", "txn": f"plan-{n}"})
+            assert status == 200
+        wait(bob_browser, lambda b: "plan 29" in timeline(b), timeout=30)
+        olive_browser.get(gw.url + "/chats/room?id=" + group)
+        first_new = wait(olive_browser, lambda b: b.find_element(By.ID, "new-messages"))
+        after = first_new.find_element(By.XPATH, "following-sibling::li[contains(@class, 'message')][1]")
+        assert "plan 0" in after.text, after.text
+        # The page opened there, not at the end: the line is in view, and "Jump to the latest" is offered.
+        top = olive_browser.execute_script("return arguments[0].getBoundingClientRect().top", first_new)
+        assert 0 <= top < 450, top
+        jump = wait(olive_browser, lambda b: b.find_element(By.ID, "jump-latest") if b.find_element(By.ID, "jump-latest").is_displayed() else None)
+        olive_check.page("chat-new-messages-390")
+        jump.click()
+        wait(olive_browser, lambda b: b.execute_script("return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120"))
+        wait(olive_browser, lambda b: not b.find_element(By.ID, "jump-latest").is_displayed())
+        # Read now, across her devices: opened again, the page has no "New messages" line.
+        def opened_again(b):
+            b.refresh()
+            wait(b, lambda b: "plan 29" in timeline(b))
+            return not b.find_elements(By.ID, "new-messages")
+        wait(olive_browser, opened_again, timeout=30)
+    finally:
+        for other in (bob_browser, olive_browser):
+            if other:
+                other.quit()
+        gw.running.stop()
