@@ -80,6 +80,25 @@ extension MatrixClient {
         _ = try await call(.PUT, path, as: credentials, json: .object(content))
     }
 
+    /// Sets a state event of the room (its name, topic, power levels); its event id.
+    @discardableResult
+    public func setState(_ credentials: MatrixCredentials, room: String, type: String, stateKey: String = "", content: JSONValue) async throws(MatrixError)
+        -> String?
+    {
+        let path = "/_matrix/client/v3/rooms/\(Self.segment(room))/state/\(Self.segment(type))/\(Self.segment(stateKey))"
+        return try await call(.PUT, path, as: credentials, json: content)["event_id"]?.string
+    }
+
+    /// A state event's content as the room has it now.
+    public func state(_ credentials: MatrixCredentials, room: String, type: String, stateKey: String = "") async throws(MatrixError) -> JSONValue {
+        try await call(.GET, "/_matrix/client/v3/rooms/\(Self.segment(room))/state/\(Self.segment(type))/\(Self.segment(stateKey))", as: credentials)
+    }
+
+    /// Removes a member from the room (a kick: they may be invited again).
+    public func remove(_ credentials: MatrixCredentials, room: String, user: String) async throws(MatrixError) {
+        _ = try await call(.POST, "/_matrix/client/v3/rooms/\(Self.segment(room))/kick", as: credentials, json: .object(["user_id": .string(user)]))
+    }
+
     /// Mutes a room for the member (its push rule, `PushRules.muteRule`), or unmutes it (the rule removed; none is
     /// no error).
     public func setMuted(_ credentials: MatrixCredentials, room: String, muted: Bool) async throws(MatrixError) {

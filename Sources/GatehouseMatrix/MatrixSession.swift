@@ -126,6 +126,36 @@ public struct MatrixSession: Sendable {
         }
     }
 
+    /// Renames a group.
+    public func rename(room: String, name: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in
+            try await client.setState(credentials, room: room, type: "m.room.name", content: .object(["name": .string(name)]))
+        }
+    }
+
+    /// Sets a group's topic (empty: none).
+    public func setTopic(room: String, topic: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in
+            try await client.setState(credentials, room: room, type: "m.room.topic", content: .object(["topic": .string(topic)]))
+        }
+    }
+
+    /// Removes a member from a group.
+    public func remove(room: String, user: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in try await client.remove(credentials, room: room, user: user) }
+    }
+
+    /// Makes a member an admin of the room: the room's levels as they are now, with theirs raised.
+    public func makeAdmin(room: String, user: String) async throws(MatrixError) {
+        try await run { client, credentials throws(MatrixError) in
+            var levels = try await client.state(credentials, room: room, type: "m.room.power_levels").object ?? [:]
+            var users = levels["users"]?.object ?? [:]
+            users[user] = .number(Double(PowerLevels.admin))
+            levels["users"] = .object(users)
+            try await client.setState(credentials, room: room, type: "m.room.power_levels", content: .object(levels))
+        }
+    }
+
     /// Mutes or unmutes the room for the member (`PushRules`).
     public func setMuted(room: String, muted: Bool) async throws(MatrixError) {
         try await run { client, credentials throws(MatrixError) in try await client.setMuted(credentials, room: room, muted: muted) }

@@ -19,6 +19,9 @@ public struct Message: Sendable, Equatable, Identifiable {
         case other
         /// A call started or ended (`call` says which: `audio`, `video`, `ended`, `missed`, `declined`).
         case call
+        /// The room was changed (`change` says how: `name`, `topic`, `admin`, `unadmin`; `value` the new name or
+        /// topic, `target` the member made an admin or no longer one).
+        case state
     }
 
     public var id: String
@@ -44,6 +47,9 @@ public struct Message: Sendable, Equatable, Identifiable {
     public var call: String?
     /// The message this one answers (`m.in_reply_to`).
     public var replyTo: String?
+    /// For a line about a change of the room: what changed, and to what.
+    public var change: String?
+    public var value: String?
 
     public var isEdit: Bool { replaces != nil }
 
@@ -90,6 +96,8 @@ public struct Message: Sendable, Equatable, Identifiable {
     /// member's message is shown whole; a longer one another client sent (up to the homeserver's 64 KB per event) is
     /// shown cut, never refused, and never allowed to grow a page without bound.
     public static let bodyLimit = 32 * 1024
+    /// The most of a room's new name or topic a line about it keeps.
+    public static let stateValueLimit = 500
 
     /// The message `event` shows in `room`, or `nil` for events that are not lines of the timeline (state the list
     /// keeps, reactions, receipts).
@@ -141,6 +149,21 @@ public struct Message: Sendable, Equatable, Identifiable {
             }
         case "m.room.encrypted":
             self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .encrypted)
+        case "m.room.name", "m.room.topic":
+            guard event.stateKey == "" else { return nil }
+            let key = event.type == "m.room.name" ? "name" : "topic"
+            self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .state)
+            change = key
+            value = String((event.content[key]?.string ?? "").prefix(Self.stateValueLimit))
+        case "m.room.power_levels":
+            // The room's first levels (its creation) are no line; later, a member made an admin or no longer one is.
+            guard event.stateKey == "", let before = event.unsigned?["prev_content"], before.object != nil else { return nil }
+            let old = PowerLevels(before), new = PowerLevels(event.content)
+            let users = Set(old.users.keys).union(new.users.keys).sorted()
+            guard let user = users.first(where: { (old.level(of: $0) >= PowerLevels.admin) != (new.level(of: $0) >= PowerLevels.admin) }) else { return nil }
+            self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .state)
+            change = new.level(of: user) >= PowerLevels.admin ? "admin" : "unadmin"
+            target = user
         case "m.room.member":
             guard let target = event.stateKey, let membership = event.content["membership"]?.string else { return nil }
             // A change of name or avatar is not a line.

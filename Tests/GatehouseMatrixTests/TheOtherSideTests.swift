@@ -132,3 +132,72 @@ import Testing
         #expect(list.seen(in: "!g")?.line == "$a2" && list.seen(in: "!g")?.readers == [])
     }
 }
+
+/// A group as its members change it: who may rename it, set its topic, add, remove and make admins (the room's power
+/// levels, the spec's defaults where they are silent), and the lines its changes make in the timeline.
+@Suite struct GroupChangesTests {
+    static let alice = RoomListTests.alice, bob = RoomListTests.bob, carol = RoomListTests.carol
+
+    static func levels(_ users: [String: Int], extra: [String: JSONValue] = [:]) -> JSONValue {
+        var content: [String: JSONValue] = ["users": .object(users.mapValues { .number(Double($0)) })]
+        content.merge(extra) { _, new in new }
+        return .object(content)
+    }
+
+    @Test func whoMayDoWhat() {
+        let levels = PowerLevels(Self.levels([Self.alice: 100, Self.bob: 50], extra: ["invite": .number(0), "events": .object(["m.room.name": .number(50)])]))
+        #expect(levels.maySet("m.room.name", by: Self.bob) && !levels.maySet("m.room.topic", by: Self.carol) && levels.maySet("m.room.topic", by: Self.bob))
+        #expect(levels.mayInvite(Self.carol))
+        #expect(levels.mayRemove(Self.carol, by: Self.bob) && !levels.mayRemove(Self.alice, by: Self.bob) && !levels.mayRemove(Self.bob, by: Self.bob))
+        #expect(levels.mayMakeAdmin(Self.bob, by: Self.alice) && !levels.mayMakeAdmin(Self.carol, by: Self.bob) && !levels.mayMakeAdmin(Self.alice, by: Self.alice))
+        // Levels sent as strings (older rooms) are read; a room with none has its creator as its admin.
+        #expect(PowerLevels(.object(["users": .object([Self.bob: .string("100")])])).level(of: Self.bob) == 100)
+        // As a homeserver sends them.
+        let json = #"{"type":"m.room.power_levels","state_key":"","sender":"@alice:chat.test","content":{"users":{"@alice:chat.test":100},"kick":50,"invite":0,"events":{"m.room.name":50}}}"#
+        let decoded = PowerLevels(try! JSONDecoder().decode(MatrixEvent.self, from: Data(json.utf8)).content)
+        #expect(decoded.level(of: Self.alice) == 100 && decoded.maySet("m.room.name", by: Self.alice), "\(decoded)")
+        // Room version 12: the creators stand above every level, and are in no level's list.
+        var hydra = PowerLevels(Self.levels([Self.bob: 100]))
+        hydra.creators = [Self.alice]
+        #expect(hydra.mayMakeAdmin(Self.carol, by: Self.alice) && !hydra.mayRemove(Self.alice, by: Self.bob) && hydra.mayRemove(Self.bob, by: Self.alice))
+        #expect(!hydra.mayMakeAdmin(Self.alice, by: Self.bob))
+        var list = RoomList(me: Self.alice)
+        let create = MatrixEvent(type: "m.room.create", eventID: "$c", sender: Self.alice, timestamp: 1, stateKey: "", content: .object(["room_version": .string("12")]))
+        _ = list.apply(SyncResponse(nextBatch: "s1", rooms: .init(join: ["!g": RoomListTests.joined([create], [])])))
+        #expect(list.rooms["!g"]!.levels.level(of: Self.alice) == Int.max)
+        let unset = PowerLevels(creator: Self.alice)
+        #expect(unset.mayMakeAdmin(Self.bob, by: Self.alice) && !unset.mayRemove(Self.alice, by: Self.bob) && unset.mayInvite(Self.bob))
+    }
+
+    @Test func theTimelineSaysWhatChanged() {
+        var list = RoomList(me: Self.alice)
+        func state(_ type: String, _ id: String, _ content: JSONValue, before: JSONValue? = nil) -> MatrixEvent {
+            MatrixEvent(type: type, eventID: id, sender: Self.alice, timestamp: 20, stateKey: "", content: content,
+                unsigned: before.map { .object(["prev_content": $0]) })
+        }
+        let changes = list.apply(
+            SyncResponse(
+                nextBatch: "s1",
+                rooms: .init(join: [
+                    "!g": RoomListTests.joined(
+                        [RoomListTests.member(Self.alice, "join"), RoomListTests.member(Self.bob, "join")],
+                        [
+                            state("m.room.power_levels", "$p0", Self.levels([Self.alice: 100])),
+                            state("m.room.name", "$n", .object(["name": .string("Lunch crew")])),
+                            state("m.room.topic", "$t", .object(["topic": .string(String(repeating: "t", count: 900))])),
+                            state("m.room.topic", "$t2", .object(["topic": .string("")])),
+                            state("m.room.power_levels", "$p1", Self.levels([Self.alice: 100, Self.bob: 100]), before: Self.levels([Self.alice: 100])),
+                            state("m.room.power_levels", "$p2", Self.levels([Self.alice: 100, Self.bob: 50]), before: Self.levels([Self.alice: 100, Self.bob: 100])),
+                            // A change of levels that makes nobody an admin or no longer one is no line.
+                            state("m.room.power_levels", "$p3", Self.levels([Self.alice: 100, Self.bob: 40]), before: Self.levels([Self.alice: 100, Self.bob: 50])),
+                        ])
+                ])))
+        let lines = changes.messages["!g"] ?? []
+        #expect(lines.map(\.id) == ["$n", "$t", "$t2", "$p1", "$p2"] && lines.allSatisfy { $0.kind == .state && !$0.notifies })
+        #expect(lines.map(\.change) == ["name", "topic", "topic", "admin", "unadmin"])
+        #expect(lines[0].value == "Lunch crew" && lines[1].value?.count == Message.stateValueLimit && lines[2].value == "")
+        #expect(lines[3].target == Self.bob && lines[4].target == Self.bob)
+        let room = list.rooms["!g"]!
+        #expect(room.name == "Lunch crew" && room.topic == "" && room.levels.level(of: Self.bob) == 40)
+    }
+}

@@ -3,8 +3,10 @@ phone). Bob types and Alice sees it, and sees it stop when he sends; Alice's lin
 and in a group "Seen by 2" with the names; Alice reacts from the keyboard alone (a quick one, then any emoji typed),
 Bob sees each live and adds his own, Alice takes hers back; a reaction of 10,000 emoji (or 17) and one to a line
 about the room are refused by the gateway, and one of 500 emoji sent by another client straight to the homeserver is
-shown cut. Olive, away while the group talks, opens it at a "New messages" line above the first she has not read,
-and "Jump to the latest" takes her to the end. Axe clean, English, Arabic and 390 px."""
+shown cut. Alice adds Olive to a group from its details; Olive, away while the group talks, opens it at a "New
+messages" line above the first she has not read, and "Jump to the latest" takes her to the end; Alice renames the
+group, gives it a topic, makes Bob an admin and removes Olive, each said in the timeline, while Bob as a member is
+offered none of it and refused by the gateway. Axe clean, English, Arabic and 390 px."""
 
 import uuid
 
@@ -51,6 +53,11 @@ def seen(browser):
     return body, mark.find_element(By.CLASS_NAME, "seen-text").text, mark.get_attribute("title").replace("\u2068", "").replace("\u2069", "")
 
 
+def notes(browser):
+    """The timeline's lines about the room (who joined, was added, removed; its name and topic), as read."""
+    return [item.text.replace("\u2068", "").replace("\u2069", "") for item in browser.find_elements(By.CSS_SELECTOR, "#timeline li .note")]
+
+
 def post_from_page(browser, path, fields):
     """A form post of the page's own script (its CSRF token), answered in JSON: the status and the answer."""
     return browser.execute_async_script("""
@@ -72,7 +79,7 @@ def test_members_see_each_other_type_read_and_react(browser, tmp_path, homeserve
         bob_check = Checker(bob_browser, gw, screenshots(tmp_path))
         olive_check = Checker(olive_browser, gw, screenshots(tmp_path))
         alice_name, bob_name, olive_name = ("a" + uuid.uuid4().hex[:8], "b" + uuid.uuid4().hex[:8], "o" + uuid.uuid4().hex[:8])
-        bob_id = f"@{bob_name}:{SERVER_NAME}"
+        bob_id, olive_id = f"@{bob_name}:{SERVER_NAME}", f"@{olive_name}:{SERVER_NAME}"
         sign_in(alice_browser, gw, "alice")
         upgrade(alice_browser, gw, alice_name, "+15550100001", "Alice Archer")
         sign_in(bob_browser, gw, "bob")
@@ -156,16 +163,24 @@ def test_members_see_each_other_type_read_and_react(browser, tmp_path, homeserve
         shown = wait(alice_browser, lambda b: [key for key, _, _ in reactions(b, "usual place") if key.startswith("😀")], timeout=30)
         assert len(shown[0]) <= 18 and shown[0].endswith("…"), shown
 
-        # A group of three: Olive is away while Alice and Bob talk; she opens it at the first line she has not read.
+        # A group: Alice makes it with Bob, then adds Olive from its details (the people search, by username).
         alice_browser.get(gw.url + "/chats/new")
         alice_browser.find_element(By.ID, "group-name").send_keys("Lunch club")
-        submit(alice_browser, "group-members", f"{bob_name}, {olive_name}", "group-create")
+        submit(alice_browser, "group-members", bob_name, "group-create")
         wait(alice_browser, lambda b: path_of(b).startswith("/chats/room?"))
         group = alice_browser.find_element(By.ID, "main").get_attribute("data-room")
+        alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
+        submit(alice_browser, "group-find", olive_name, "group-find-button")
+        wait(alice_browser, lambda b: b.find_element(By.ID, "room-details").get_attribute("open") is not None)
+        alice_check.page("chat-group-find")
+        wait(alice_browser, clicked(f'#group-found button[data-username="{olive_name}"]'))
+        wait(alice_browser, lambda b: b.find_element(By.ID, "chat-notice").text == "They were invited to the group.")
+        wait(alice_browser, lambda b: "Alice Archer invited Olive Ortiz" in notes(b), timeout=30)
         for member in (bob_browser, olive_browser):
             member.get(gw.url + "/chats")
             wait(member, clicked(f'li[data-room="{group}"] button[value="join"]'), timeout=30)
             wait(member, lambda b: path_of(b).startswith("/chats/room?"))
+        # Olive is away while Alice and Bob talk; she opens it at the first line she has not read.
         write(alice_browser, "Who is in?")
         wait(olive_browser, lambda b: "Who is in?" in timeline(b), timeout=30)
         wait(bob_browser, lambda b: "Who is in?" in timeline(b), timeout=30)
@@ -195,6 +210,43 @@ def test_members_see_each_other_type_read_and_react(browser, tmp_path, homeserve
             wait(b, lambda b: "plan 29" in timeline(b))
             return not b.find_elements(By.ID, "new-messages")
         wait(olive_browser, opened_again, timeout=30)
+
+        # Alice renames the group and gives it a topic: the timeline says so, on Bob's page live.
+        alice_browser.get(gw.url + "/chats/room?id=" + group)
+        alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
+        field = alice_browser.find_element(By.ID, "group-rename")
+        field.clear()
+        field.send_keys("Lunch crew")
+        alice_browser.find_element(By.ID, "group-rename-save").click()
+        wait(alice_browser, lambda b: b.find_element(By.ID, "room-title").text.strip("\u2068\u2069") == "Lunch crew")
+        # (Bob reads the gateway in Arabic.)
+        wait(bob_browser, lambda b: "سمّى Alice Archer المجموعة «Lunch crew»" in notes(b), timeout=30)
+        alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
+        alice_browser.find_element(By.ID, "group-topic").send_keys("Fridays at noon")
+        alice_browser.find_element(By.ID, "group-topic-save").click()
+        wait(alice_browser, lambda b: b.find_element(By.ID, "room-topic").text == "Fridays at noon")
+        wait(alice_browser, lambda b: "Alice Archer set the topic to “Fridays at noon”" in notes(b))
+        wait(bob_browser, lambda b: "غيّر Alice Archer الموضوع إلى «Fridays at noon»" in notes(b), timeout=30)
+        # Bob, a member, may add people (the room lets every member invite) but is offered nothing else, and is
+        # refused by the gateway when he tries; so is any change of a direct chat.
+        bob_browser.refresh()
+        wait(bob_browser, lambda b: b.find_elements(By.ID, "room-members"))
+        assert bob_browser.find_elements(By.ID, "group-find")
+        assert not bob_browser.find_elements(By.CSS_SELECTOR, "#group-rename, #group-topic, .member-remove, .member-admin")
+        status, answer = post_from_page(bob_browser, "/chats/manage", {"room": group, "action": "remove", "user": olive_id})
+        assert status == 403 and answer["error"] == "chat_not_permitted", answer
+        status, answer = post_from_page(alice_browser, "/chats/manage", {"room": direct, "action": "rename", "name": "Ours"})
+        assert status == 409 and answer["error"] == "chat_direct_chat", answer
+        # Alice makes Bob an admin, then removes Olive: Olive's open room takes her back to her list.
+        olive_browser.get(gw.url + "/chats/room?id=" + group)
+        alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
+        alice_browser.find_element(By.CSS_SELECTOR, f'#room-members li[data-user="{bob_id}"] .member-admin').click()
+        wait(alice_browser, lambda b: "Alice Archer made Bob Baker an admin" in notes(b), timeout=30)
+        alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
+        alice_check.page("chat-group-manage")
+        alice_browser.find_element(By.CSS_SELECTOR, f'#room-members li[data-user="{olive_id}"] .member-remove').click()
+        wait(alice_browser, lambda b: "Alice Archer removed Olive Ortiz" in notes(b), timeout=30)
+        wait(olive_browser, lambda b: path_of(b) == "/chats" and group not in b.page_source, timeout=30)
     finally:
         for other in (bob_browser, olive_browser):
             if other:

@@ -94,6 +94,9 @@ public enum Paths {
     public static let chatReact = chats + "/react"
     /// Says the member is typing in a room, or stopped (`room`, `typing` = `1` or `0`).
     public static let chatTyping = chats + "/typing"
+    /// Changes a group (`room`, `action`): `rename` (`name`), `topic` (`topic`), `add` (`username`), `remove` and
+    /// `admin` (`user`).
+    public static let chatManage = chats + "/manage"
     // The gateway's own calls (`CallController`): a call's page by query (`?room=` to call, `?id=` to answer).
     public static let callStart = calls + "/start"
     public static let callPage = calls + "/call"

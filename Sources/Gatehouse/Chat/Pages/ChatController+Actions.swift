@@ -174,6 +174,64 @@ extension ChatController {
         return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 
+    /// Changes a group (`action`): `rename` it (`name`), set its `topic`, `add` a member by username, `remove` one or
+    /// make one an `admin` (`user`). Only what the member's level in the room allows (`PowerLevels`), checked here
+    /// before the homeserver checks it again; a direct chat takes none of it (it stays between its two members). What
+    /// the member entered that cannot be used comes back on the room's page with the reason.
+    func manage(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
+        let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
+        let roomID = try ChatFeature.roomID(form["room"])
+        guard let action = form["action"], ["rename", "topic", "add", "remove", "admin"].contains(action) else {
+            throw RequestError.badRequest("action: rename, topic, add, remove or admin")
+        }
+        let loop = try await chat.loop(context.session)
+        let list = try await chat.current(loop)
+        guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        guard !list.isDirect(room) else { throw ChatError.directChat }
+        let me = list.me, levels = room.levels, matrix = chats.matrix(loop)
+        func again(_ key: String, _ values: [String: String] = [:]) async throws -> Response {
+            try await roomPage(roomID, notice: renderer.strings.text(key, values), status: .unprocessableContent, context)
+        }
+        // A member the form names: one of the room's (joined or invited), not the member.
+        func member() throws -> String {
+            guard let user = form["user"], user != me, ["join", "invite"].contains(room.members[user]?.membership) else {
+                throw ChatError.invalidMessage("user")
+            }
+            return user
+        }
+        switch action {
+        case "rename":
+            let name = (form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard levels.maySet("m.room.name", by: me) else { throw ChatError.notPermitted }
+            guard (1...100).contains(name.count) else { return try await again("chat_group_error_name") }
+            try await matrix.rename(room: roomID, name: name)
+        case "topic":
+            let topic = (form["topic"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard levels.maySet("m.room.topic", by: me) else { throw ChatError.notPermitted }
+            guard topic.count <= Message.stateValueLimit else { return try await again("chat_group_error_topic") }
+            try await matrix.setTopic(room: roomID, topic: topic)
+        case "add":
+            let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
+            guard levels.mayInvite(me) else { throw ChatError.notPermitted }
+            let shown = ["username": Room.isolated(String(username.prefix(100)))]
+            guard !username.isEmpty, let user = try await chat.chatUserID(ofUsername: username) else { return try await again("chat_group_error_unknown", shown) }
+            guard !["join", "invite"].contains(room.members[user]?.membership) else { return try await again("chat_group_error_in_room", shown) }
+            try await matrix.invite(room: roomID, user: user)
+        case "remove":
+            let user = try member()
+            guard levels.mayRemove(user, by: me) else { throw ChatError.notPermitted }
+            try await matrix.remove(room: roomID, user: user)
+        default:
+            let user = try member()
+            guard levels.mayMakeAdmin(user, by: me) else { throw ChatError.notPermitted }
+            try await matrix.makeAdmin(room: roomID, user: user)
+        }
+        _ = try? await loop.refresh()
+        let done = ["rename": "renamed", "topic": "topic", "add": "added", "remove": "removed", "admin": "admin"][action] ?? action
+        if ErrorAnswer.wantsJSON(accept: request.headers[.accept]) { return try JSONResponse.make(["room": roomID, "done": done]) }
+        return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID), ("done", done)]))
+    }
+
     /// Opens the direct chat with a member found in the directory, making it (and inviting them) the first time.
     func direct(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)

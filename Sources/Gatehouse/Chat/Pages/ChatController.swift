@@ -35,6 +35,7 @@ struct ChatController: Sendable {
         actions.post(RouterPath(stringLiteral: Paths.chatMute)) { request, context in try await mute(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatReact)) { request, context in try await react(request, context) }
         actions.post(RouterPath(stringLiteral: Paths.chatTyping)) { request, context in try await typing(request, context) }
+        actions.post(RouterPath(stringLiteral: Paths.chatManage)) { request, context in try await manage(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.live)) { _, context in try await live.stream(context.session, onGateway: true) }
         // The count answers every member (no chat: `{"chat": false}`), behind no gate.
         group.get(RouterPath(stringLiteral: Paths.chatUnread)) { _, context in try await unread(context) }
@@ -59,7 +60,9 @@ struct ChatController: Sendable {
 
     /// One room: its latest messages, the composer, its members and the note on encryption.
     func room(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        return try await roomPage(try ChatFeature.roomID(request.uri.queryParameters.get("id")), notice: Self.notice(request, strings: renderer.strings), context)
+        let query = request.uri.queryParameters
+        return try await roomPage(
+            try ChatFeature.roomID(query.get("id")), notice: Self.notice(request, strings: renderer.strings), find: query.get("find"), context)
     }
 
     /// The reactions a line offers at a click, as other chats do; any other is typed.
@@ -71,7 +74,9 @@ struct ChatController: Sendable {
         var error: String
     }
 
-    func roomPage(_ roomID: String, notice: String?, draft: Draft? = nil, _ context: SignedInRequestContext) async throws -> Response {
+    func roomPage(
+        _ roomID: String, notice: String?, draft: Draft? = nil, find: String? = nil, status: HTTPResponse.Status? = nil, _ context: SignedInRequestContext
+    ) async throws -> Response {
         let loop = try await chat.loop(context.session)
         let rooms = try await chat.current(loop)
         guard let room = rooms.rooms[roomID] else { throw ChatError.notInRoom }
@@ -88,6 +93,7 @@ struct ChatController: Sendable {
             values["seen"] = ChatViews.seen(rooms, room: room, strings: strings)
             values["typingText"] = ChatViews.typing(rooms.typing[roomID] ?? [], room: room, strings: strings)
             values["quickReactions"] = Self.quickReactions.map { ["key": $0] }
+            if !rooms.isDirect(room) { values["manage"] = try await manageValues(room, in: rooms, find: find) }
             // (Read markers are the page's script's to send, as the member sees the lines: a GET changes nothing.)
         }
         let name = rooms.displayName(of: room)
@@ -98,13 +104,36 @@ struct ChatController: Sendable {
         values["composerError"] = draft?.error
         if draft != nil { values["formPage"] = FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]) }
         return try renderer.page(
-            "chat-room", title: name.isEmpty ? strings["chat_unnamed"] : name, status: draft == nil ? .ok : .unprocessableContent,
+            "chat-room", title: name.isEmpty ? strings["chat_unnamed"] : name, status: status ?? (draft == nil ? .ok : .unprocessableContent),
             try await portal.values(.chats, context.session) { page in
                 page.merge(values) { _, new in new }
                 page.merge(ChatViews.details(room, in: rooms, strings: strings)) { _, new in new }
                 page["chatData"] = ChatViews.pageData(room: room.id, strings: strings)
                 page["notice"] = notice
             })
+    }
+
+    /// What the member may change of a group (`PowerLevels`), and the people found to add (`find`: the same search as
+    /// a new chat's, those in the room already left out).
+    func manageValues(_ room: Room, in list: RoomList, find: String?) async throws -> [String: Any] {
+        let levels = room.levels, me = list.me, strings = renderer.strings
+        var values: [String: Any] = [
+            "mayRename": levels.maySet("m.room.name", by: me), "mayTopic": levels.maySet("m.room.topic", by: me),
+            "mayInvite": levels.mayInvite(me), "name": room.name ?? "", "topic": room.topic ?? "", "hasTopic": !(room.topic ?? "").isEmpty,
+        ]
+        let text = String((find ?? "").trimmingCharacters(in: .whitespaces).prefix(100))
+        if levels.mayInvite(me), !text.isEmpty {
+            let found = try await chat.registrations.directory(search: text, limit: 20).filter { entry in
+                guard let user = entry.chatUserID else { return false }
+                return user != me && !["join", "invite"].contains(room.members[user]?.membership)
+            }
+            values["find"] = text
+            values["searched"] = true
+            values["found"] = found.map { ChatViews.person($0) }
+            values["hasFound"] = !found.isEmpty
+            values["noneFound"] = found.isEmpty ? strings.text("chat_search_none", ["query": text]) : nil
+        }
+        return values
     }
 
     /// Older messages of a room, for the timeline scrolled to its top (JSON).
@@ -173,7 +202,7 @@ struct ChatController: Sendable {
 
     /// What the last action did, from the redirect's `done=`.
     static func notice(_ request: Request, strings: StringsTable) -> String? {
-        guard let done = request.uri.queryParameters.get("done"), ["left", "declined", "joined", "group"].contains(done) else { return nil }
+        guard let done = request.uri.queryParameters.get("done"), ["left", "declined", "joined", "group", "renamed", "topic", "added", "removed", "admin"].contains(done) else { return nil }
         return strings["chat_done_\(done)"]
     }
 }

@@ -33,6 +33,7 @@ enum ChatViews {
     static func preview(_ message: Message, room: Room, me: String, strings: StringsTable) -> String {
         switch message.kind {
         case .membership: return line(message, room: room, strings: strings)
+        case .state: return stateLine(message, room: room, strings: strings)
         case .call: return callLine(message, room: room, strings: strings)
         default:
             let who = message.sender == me ? strings["chat_you"] : room.name(of: message.sender)
@@ -168,6 +169,7 @@ enum ChatViews {
         case .encrypted: values["note"] = strings["chat_encrypted_message"]
         case .other: values["note"] = strings["chat_other_message"]
         case .membership: values["note"] = line(message, room: room, strings: strings)
+        case .state: values["note"] = stateLine(message, room: room, strings: strings)
         case .call: values["note"] = callLine(message, room: room, strings: strings)
         }
         values["hasBody"] = values["body"] != nil
@@ -255,6 +257,15 @@ enum ChatViews {
         return strings.text("chat_member_\(message.membership ?? "join")", ["name": room.name(of: message.sender), "target": target])
     }
 
+    /// "Alice named the group “Garden club”", "Alice set the topic to “…”", "Alice removed the topic", "Alice made Bob
+    /// an admin", "Bob is no longer an admin".
+    static func stateLine(_ message: Message, room: Room, strings: StringsTable) -> String {
+        let value = message.value ?? ""
+        let key = message.change == "topic" && value.isEmpty ? "chat_state_topic_removed" : "chat_state_\(message.change ?? "name")"
+        return strings.text(
+            key, ["name": room.name(of: message.sender), "target": message.target.map { room.name(of: $0) } ?? "", "value": Room.isolated(value)])
+    }
+
     /// "Bob started a video call", "Missed call", "Call ended", "Call declined".
     static func callLine(_ message: Message, room: Room, strings: StringsTable) -> String {
         strings.text("chat_call_\(message.call ?? "ended")", ["name": room.name(of: message.sender)])
@@ -267,10 +278,24 @@ enum ChatViews {
             "roomID": room.id, "roomName": name.isEmpty ? strings["chat_unnamed"] : name, "direct": list.isDirect(room),
             "encrypted": room.isEncrypted, "joined": room.membership == .joined, "invited": room.membership == .invited,
             "muted": list.mutedRooms.contains(room.id),
-            "members": room.joinedMembers.map { ["name": room.name(of: $0), "id": $0] },
+            "members": members(room, in: list, strings: strings),
         ]
         if room.membership == .invited { values["inviteText"] = summary(room, in: list, strings: strings)["inviteText"] }
         return values
+    }
+
+    /// The room's members (joined, then invited), each with what the member may do to them in a group: remove them,
+    /// make them an admin (`PowerLevels`). A direct chat offers neither.
+    static func members(_ room: Room, in list: RoomList, strings: StringsTable) -> [[String: Any]] {
+        let levels = room.levels, me = list.me, group = !list.isDirect(room)
+        let invited = room.members.filter { $0.value.membership == "invite" }.map(\.key).sorted()
+        return (room.joinedMembers + invited).map { user in
+            [
+                "name": room.name(of: user), "id": user, "admin": levels.level(of: user) >= PowerLevels.admin,
+                "invited": room.members[user]?.membership == "invite", "removable": group && user != me && levels.mayRemove(user, by: me),
+                "promotable": group && user != me && room.members[user]?.membership == "join" && levels.mayMakeAdmin(user, by: me),
+            ]
+        }
     }
 
     static func person(_ entry: DirectoryEntry) -> [String: Any] {

@@ -20,10 +20,15 @@ public enum ChatError: PresentableError, Equatable {
     /// A reaction's key that is not one (empty, longer than `Reaction.keyCharacters`, several lines), or on a line
     /// that takes none.
     case invalidReaction
+    /// A change of a group the member's level in it does not allow (only its admins rename it, remove members…).
+    case notPermitted
+    /// A change a direct chat does not take: it stays between its two members, with no name of its own.
+    case directChat
 
     public var status: HTTPResponse.Status {
         switch self {
-        case .notAllowed, .notInRoom, .notYours: .forbidden
+        case .notAllowed, .notInRoom, .notYours, .notPermitted: .forbidden
+        case .directChat: .conflict
         case .homeserver(let error): error.isTransient ? .serviceUnavailable : .badGateway
         case .deviceReplaced: .serviceUnavailable
         case .invalidMessage, .invalidReaction: .badRequest
@@ -41,6 +46,8 @@ public enum ChatError: PresentableError, Equatable {
         case .invalidMessage(let detail): "chat_invalid_message:\(detail)"
         case .tooLong(let bytes, let limit): "chat_too_long:\(bytes)>\(limit)"
         case .invalidReaction: "chat_invalid_reaction"
+        case .notPermitted: "chat_not_permitted"
+        case .directChat: "chat_direct_chat"
         }
     }
 
@@ -54,6 +61,8 @@ public enum ChatError: PresentableError, Equatable {
         case .invalidMessage: "error_chat_invalid"
         case .tooLong: "error_chat_too_long"
         case .invalidReaction: "error_chat_invalid_reaction"
+        case .notPermitted: "error_chat_not_permitted"
+        case .directChat: "error_chat_direct_chat"
         }
     }
 }
