@@ -176,7 +176,7 @@
   // "Jump to the latest" while the member is above the newest lines.
   var jump = document.getElementById("jump-latest");
   function showJump() {
-    if (jump) { jump.hidden = nearBottom(); }
+    if (jump) { jump.hidden = nearBottom() && !timeline.getAttribute("data-latest"); }
   }
 
   // Sending: shown at once as pending; sent, or failed with Retry.
@@ -489,11 +489,24 @@
       if (window.scrollY < 80) { loadOlder(); }
       showJump();
     }, { passive: true });
-    // The page opens at the first line the member has not read, if the gateway marked one, else at the end.
+    // The page opens at the message it was asked for (a search's result), else at the first line the member has not
+    // read if the gateway marked one, else at the end. Opened at a message, the lines shown may not be the latest:
+    // "Jump to the latest" opens the room again.
     var firstNew = document.getElementById("new-messages");
-    if (firstNew) { firstNew.scrollIntoView({ block: "start" }); } else { scrollToEnd(); }
+    var latest = timeline.getAttribute("data-latest");
+    if (timeline.getAttribute("data-at")) {
+      jumpTo(timeline.getAttribute("data-at"), 10);
+    } else if (firstNew) {
+      firstNew.scrollIntoView({ block: "start" });
+    } else {
+      scrollToEnd();
+    }
     if (jump) {
       jump.addEventListener("click", function () {
+        if (latest) {
+          window.location.assign(latest);
+          return;
+        }
         scrollToEnd();
         showJump();
         if (text) { text.focus(); }

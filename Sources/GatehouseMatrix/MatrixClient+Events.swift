@@ -60,16 +60,48 @@ extension MatrixClient {
             var query = [("limit", "100"), ("dir", "f")]
             if let from { query.append(("from", from)) }
             let answer = try await call(.GET, path, query: query, as: credentials)
-            for value in answer["chunk"]?.array ?? [] {
-                guard let data = try? JSONEncoder().encode(value), let event = try? JSONDecoder().decode(MatrixEvent.self, from: data),
-                    let reaction = Reaction(event)
-                else { continue }
-                found.append(reaction)
-            }
+            found += Self.events(answer["chunk"]).compactMap(Reaction.init)
             guard let next = answer["next_batch"]?.string else { break }
             from = next
         }
         return found
+    }
+
+    /// The events of an answer's list (those that are events: another value is left out).
+    static func events(_ list: JSONValue?) -> [MatrixEvent] {
+        (list?.array ?? []).compactMap { value in
+            guard let data = try? JSONEncoder().encode(value) else { return nil }
+            return try? JSONDecoder().decode(MatrixEvent.self, from: data)
+        }
+    }
+
+    /// Messages whose text holds `term` (the homeserver's full-text search), newest first, in the member's rooms or
+    /// in `room`; `next` (the answer's own token) for the page after.
+    public func search(_ credentials: MatrixCredentials, term: String, room: String?, limit: Int, next: String?) async throws(MatrixError)
+        -> (events: [MatrixEvent], count: Int?, next: String?)
+    {
+        var filter: [String: JSONValue] = ["limit": .number(Double(limit)), "types": .array([.string("m.room.message")])]
+        if let room { filter["rooms"] = .array([.string(room)]) }
+        let roomEvents: JSONValue = .object([
+            "search_term": .string(term), "keys": .array([.string("content.body")]), "order_by": .string("recent"), "filter": .object(filter),
+        ])
+        let answer = try await call(
+            .POST, "/_matrix/client/v3/search", query: next.map { [("next_batch", $0)] } ?? [], as: credentials,
+            json: .object(["search_categories": .object(["room_events": roomEvents])]))
+        let found = answer["search_categories"]?["room_events"]
+        let results = (found?["results"]?.array ?? []).compactMap { $0["result"] }
+        return (Self.events(.array(results)), found?["count"]?.int, found?["next_batch"]?.string)
+    }
+
+    /// The room's lines around `event`: those before it and after it (`limit` in all), oldest first, with the token
+    /// before them for older ones.
+    public func context(_ credentials: MatrixCredentials, room: String, event: String, limit: Int) async throws(MatrixError)
+        -> (events: [MatrixEvent], start: String?)
+    {
+        let path = "/_matrix/client/v3/rooms/\(Self.segment(room))/context/\(Self.segment(event))"
+        let answer = try await call(.GET, path, query: [("limit", String(limit))], as: credentials)
+        let middle = Self.events(answer["event"].map { .array([$0]) })
+        return (Self.events(answer["events_before"]).reversed() + middle + Self.events(answer["events_after"]), answer["start"]?.string)
     }
 
     /// Says the member is typing in `room` (for `timeout` at most, unless said again) or has stopped.

@@ -12,10 +12,13 @@ public struct MatrixEvent: Sendable, Equatable, Codable {
     public var unsigned: JSONValue?
     /// What a redaction redacts, where the room's version puts it beside the content (before version 11).
     public var redacts: String?
+    /// The room, where an answer lists events of several (a search's results).
+    public var roomID: String?
 
     enum CodingKeys: String, CodingKey {
         case type, sender, content, unsigned, redacts
         case eventID = "event_id"
+        case roomID = "room_id"
         case timestamp = "origin_server_ts"
         case stateKey = "state_key"
     }
@@ -43,6 +46,7 @@ public struct MatrixEvent: Sendable, Equatable, Codable {
         content = try container.decodeIfPresent(JSONValue.self, forKey: .content) ?? .object([:])
         unsigned = try container.decodeIfPresent(JSONValue.self, forKey: .unsigned)
         redacts = try container.decodeIfPresent(String.self, forKey: .redacts)
+        roomID = try container.decodeIfPresent(String.self, forKey: .roomID)
     }
 
     /// The event a redaction deletes (in its content from room version 11, beside it before).

@@ -50,6 +50,18 @@ public struct MatrixSession: Sendable {
         try await run { client, credentials throws(MatrixError) in try await client.messages(credentials, room: room, from: from, limit: limit, types: types) }
     }
 
+    /// Messages whose text holds `term`, newest first, in the member's rooms or in `room`.
+    public func search(term: String, room: String?, limit: Int, next: String?) async throws(MatrixError)
+        -> (events: [MatrixEvent], count: Int?, next: String?)
+    {
+        try await run { client, credentials throws(MatrixError) in try await client.search(credentials, term: term, room: room, limit: limit, next: next) }
+    }
+
+    /// The room's lines around `event`, oldest first, and the token before them.
+    public func context(room: String, event: String, limit: Int) async throws(MatrixError) -> (events: [MatrixEvent], start: String?) {
+        try await run { client, credentials throws(MatrixError) in try await client.context(credentials, room: room, event: event, limit: limit) }
+    }
+
     /// Replaces the text of one of the member's messages (an edit).
     public func replace(room: String, event: String, text: String, formatted: String?, transactionID: String) async throws(MatrixError) -> String {
         try await run { client, credentials throws(MatrixError) in

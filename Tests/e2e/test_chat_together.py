@@ -6,7 +6,8 @@ about the room are refused by the gateway, and one of 500 emoji sent by another 
 shown cut. Alice adds Olive to a group from its details; Olive, away while the group talks, opens it at a "New
 messages" line above the first she has not read, and "Jump to the latest" takes her to the end; Alice renames the
 group, gives it a topic, makes Bob an admin and removes Olive, each said in the timeline, while Bob as a member is
-offered none of it and refused by the gateway. Axe clean, English, Arabic and 390 px."""
+offered none of it and refused by the gateway. Alice searches messages in every room and in one, chats and people
+in the same box, and a result opens its room at the message. Axe clean, English, Arabic and 390 px."""
 
 import uuid
 
@@ -51,6 +52,12 @@ def seen(browser):
     mark = marks[0]
     body = mark.find_element(By.XPATH, "ancestor::li[1]").find_element(By.CLASS_NAME, "body").text
     return body, mark.find_element(By.CLASS_NAME, "seen-text").text, mark.get_attribute("title").replace("\u2068", "").replace("\u2069", "")
+
+
+def press(browser, element):
+    """Clicks `element` once it is in the middle of the view (clear of the composer, which stays at the bottom)."""
+    browser.execute_script("arguments[0].scrollIntoView({ block: 'center' })", element)
+    element.click()
 
 
 def notes(browser):
@@ -217,13 +224,13 @@ def test_members_see_each_other_type_read_and_react(browser, tmp_path, homeserve
         field = alice_browser.find_element(By.ID, "group-rename")
         field.clear()
         field.send_keys("Lunch crew")
-        alice_browser.find_element(By.ID, "group-rename-save").click()
+        press(alice_browser, alice_browser.find_element(By.ID, "group-rename-save"))
         wait(alice_browser, lambda b: b.find_element(By.ID, "room-title").text.strip("\u2068\u2069") == "Lunch crew")
         # (Bob reads the gateway in Arabic.)
         wait(bob_browser, lambda b: "سمّى Alice Archer المجموعة «Lunch crew»" in notes(b), timeout=30)
         alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
         alice_browser.find_element(By.ID, "group-topic").send_keys("Fridays at noon")
-        alice_browser.find_element(By.ID, "group-topic-save").click()
+        press(alice_browser, alice_browser.find_element(By.ID, "group-topic-save"))
         wait(alice_browser, lambda b: b.find_element(By.ID, "room-topic").text == "Fridays at noon")
         wait(alice_browser, lambda b: "Alice Archer set the topic to “Fridays at noon”" in notes(b))
         wait(bob_browser, lambda b: "غيّر Alice Archer الموضوع إلى «Fridays at noon»" in notes(b), timeout=30)
@@ -240,13 +247,43 @@ def test_members_see_each_other_type_read_and_react(browser, tmp_path, homeserve
         # Alice makes Bob an admin, then removes Olive: Olive's open room takes her back to her list.
         olive_browser.get(gw.url + "/chats/room?id=" + group)
         alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
-        alice_browser.find_element(By.CSS_SELECTOR, f'#room-members li[data-user="{bob_id}"] .member-admin').click()
+        press(alice_browser, alice_browser.find_element(By.CSS_SELECTOR, f'#room-members li[data-user="{bob_id}"] .member-admin'))
         wait(alice_browser, lambda b: "Alice Archer made Bob Baker an admin" in notes(b), timeout=30)
         alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
         alice_check.page("chat-group-manage")
-        alice_browser.find_element(By.CSS_SELECTOR, f'#room-members li[data-user="{olive_id}"] .member-remove').click()
+        press(alice_browser, alice_browser.find_element(By.CSS_SELECTOR, f'#room-members li[data-user="{olive_id}"] .member-remove'))
         wait(alice_browser, lambda b: "Alice Archer removed Olive Ortiz" in notes(b), timeout=30)
         wait(olive_browser, lambda b: path_of(b) == "/chats" and group not in b.page_source, timeout=30)
+
+        # Search from the list: a message in any room (the homeserver's search), chats by name and people in the same
+        # box; a result opens its room at the message.
+        alice_browser.get(gw.url + "/chats")
+        submit(alice_browser, "chats-search-box", "usual place", "chats-search-button")
+        wait(alice_browser, lambda b: path_of(b).startswith("/chats/search"))
+        found = wait(alice_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#found-messages li a"), timeout=20)
+        assert len(found) == 1 and "Yes, at the usual place" in found[0].text and "Bob Baker" in found[0].text, [f.text for f in found]
+        assert alice_browser.find_element(By.ID, "chats-search-box").get_attribute("value") == "usual place"
+        alice_check.page("chat-search")
+        found[0].click()
+        wait(alice_browser, lambda b: "at=" in b.current_url and "usual place" in b.switch_to.active_element.text)
+        assert alice_browser.find_element(By.ID, "jump-latest").is_displayed()
+        alice_browser.get(gw.url + "/chats/search?q=crew")
+        wait(alice_browser, lambda b: [r.get_attribute("data-room") for r in b.find_elements(By.CSS_SELECTOR, "#found-rooms li.room")] == [group])
+        alice_browser.get(gw.url + "/chats/search?q=" + bob_name)
+        wait(alice_browser, lambda b: b.find_elements(By.CSS_SELECTOR, f'#found-people button[data-username="{bob_name}"]'))
+        # In one room, from its details: "plan 7" is found in the group, not elsewhere; nothing is said for words
+        # no message has.
+        alice_browser.get(gw.url + "/chats/room?id=" + group)
+        alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()
+        submit(alice_browser, "chats-search-box", "plan 7", "chats-search-button")
+        found = wait(alice_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#found-messages li a"), timeout=20)
+        assert all("Lunch crew" in f.text for f in found) and any("plan 7" in f.text for f in found), [f.text for f in found]
+        assert alice_browser.find_element(By.ID, "search-scope").is_displayed()
+        alice_browser.get(gw.url + "/chats/search?q=zebrafinch")
+        assert "zebrafinch" in wait(alice_browser, lambda b: b.find_element(By.ID, "found-none")).text
+        # A room the member is not in, and a message of no room, are refused.
+        alice_browser.get(gw.url + f"/chats/search?q=x&room=!nowhere:{SERVER_NAME}")
+        assert alice_browser.find_element(By.TAG_NAME, "h1").text != "Search chats"
     finally:
         for other in (bob_browser, olive_browser):
             if other:

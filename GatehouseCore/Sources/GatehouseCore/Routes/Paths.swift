@@ -97,6 +97,8 @@ public enum Paths {
     /// Changes a group (`room`, `action`): `rename` (`name`), `topic` (`topic`), `add` (`username`), `remove` and
     /// `admin` (`user`).
     public static let chatManage = chats + "/manage"
+    /// Search: chats, people and messages (`q`; `room` for one room's messages, `next` for more).
+    public static let chatSearch = chats + "/search"
     // The gateway's own calls (`CallController`): a call's page by query (`?room=` to call, `?id=` to answer).
     public static let callStart = calls + "/start"
     public static let callPage = calls + "/call"

@@ -22,6 +22,7 @@ struct ChatController: Sendable {
         pages.get(RouterPath(stringLiteral: Paths.chats)) { request, context in try await list(request, context) }
         pages.get(RouterPath(stringLiteral: Paths.chatRoom)) { request, context in try await room(request, context) }
         pages.get(RouterPath(stringLiteral: Paths.chatNew)) { request, context in try await newChat(request, context) }
+        pages.get(RouterPath(stringLiteral: Paths.chatSearch)) { request, context in try await search(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.chatHistory)) { request, context in try await history(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.chatNotice)) { request, context in try await notice(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.chatEvents)) { request, context in try await events(request, context) }
@@ -60,9 +61,10 @@ struct ChatController: Sendable {
 
     /// One room: its latest messages, the composer, its members and the note on encryption.
     func room(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = ChatFeature.query(request)
         return try await roomPage(
-            try ChatFeature.roomID(query.get("id")), notice: Self.notice(request, strings: renderer.strings), find: query.get("find"), context)
+            try ChatFeature.roomID(query["id"]), notice: Self.notice(request, strings: renderer.strings), find: query["find"],
+            at: query["at"].flatMap { ChatFeature.isEventID($0) ? $0 : nil }, context)
     }
 
     /// The reactions a line offers at a click, as other chats do; any other is typed.
@@ -75,7 +77,8 @@ struct ChatController: Sendable {
     }
 
     func roomPage(
-        _ roomID: String, notice: String?, draft: Draft? = nil, find: String? = nil, status: HTTPResponse.Status? = nil, _ context: SignedInRequestContext
+        _ roomID: String, notice: String?, draft: Draft? = nil, find: String? = nil, at: String? = nil, status: HTTPResponse.Status? = nil,
+        _ context: SignedInRequestContext
     ) async throws -> Response {
         let loop = try await chat.loop(context.session)
         let rooms = try await chat.current(loop)
@@ -83,13 +86,24 @@ struct ChatController: Sendable {
         let strings = renderer.strings
         var values: [String: Any] = [:]
         if room.membership == .joined {
-            let page = try await chats.matrix(loop).messages(room: roomID, from: nil, limit: 40)
-            // The page opens at the first line the member has not read (`firstNew`), as far as their receipt says.
-            let messages = ChatViews.timeline(
-                page.events.reversed(), room: room, me: rooms.me, strings: strings, readUpTo: rooms.receipts[roomID]?[rooms.me], unread: room.unread)
+            let messages: [[String: Any]]
+            if let at {
+                // Opened at a message (a search's result): the lines around it, and a way to the latest.
+                let window = try await lines(around: at, in: roomID, loop)
+                messages = ChatViews.timeline(window.events, room: room, me: rooms.me, strings: strings)
+                values["older"] = window.start
+                values["at"] = at
+                values["latest"] = FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)])
+            } else {
+                let page = try await chats.matrix(loop).messages(room: roomID, from: nil, limit: 40)
+                // The page opens at the first line the member has not read (`firstNew`), as far as their receipt says.
+                messages = ChatViews.timeline(
+                    page.events.reversed(), room: room, me: rooms.me, strings: strings, readUpTo: rooms.receipts[roomID]?[rooms.me], unread: room.unread)
+                values["older"] = page.end
+            }
             values["messages"] = messages
             values["hasMessages"] = !messages.isEmpty
-            values["older"] = page.end
+            values["searchRoom"] = ["room": roomID, "query": ""]
             values["seen"] = ChatViews.seen(rooms, room: room, strings: strings)
             values["typingText"] = ChatViews.typing(rooms.typing[roomID] ?? [], room: room, strings: strings)
             values["quickReactions"] = Self.quickReactions.map { ["key": $0] }
@@ -111,6 +125,15 @@ struct ChatController: Sendable {
                 page["chatData"] = ChatViews.pageData(room: room.id, strings: strings)
                 page["notice"] = notice
             })
+    }
+
+    /// A room's lines around one of its events; an event it does not have (or shows the member) is the link's mistake.
+    private func lines(around event: String, in room: String, _ loop: SyncLoop) async throws -> (events: [MatrixEvent], start: String?) {
+        do {
+            return try await chats.matrix(loop).context(room: room, event: event, limit: 30)
+        } catch .refused(404, _, _) {
+            throw ChatError.invalidMessage("no such event")
+        }
     }
 
     /// What the member may change of a group (`PowerLevels`), and the people found to add (`find`: the same search as
@@ -154,7 +177,7 @@ struct ChatController: Sendable {
 
     /// Find a member to chat with, and make a group.
     func newChat(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
-        return try await newChatPage(request.uri.queryParameters.get("q") ?? "", notice: Self.notice(request, strings: renderer.strings), context)
+        return try await newChatPage(ChatFeature.query(request)["q"] ?? "", notice: Self.notice(request, strings: renderer.strings), context)
     }
 
     /// A group the member asked for, as entered, and what is wrong with it: shown again on the page.

@@ -76,6 +76,9 @@ struct ChatFeature: Sendable {
 
     // MARK: - Forms
 
+    /// A page's query as a form sent by `GET` writes it (`+` a space, as browsers send a search's words).
+    static func query(_ request: Request) -> [String: String] { FormEncoding.decode(request.uri.query ?? "") }
+
     /// A room id as Matrix writes them (`!opaque:server`, or `!opaque` from room version 12 on), or a `400`.
     static func roomID(_ text: String?) throws -> String {
         guard let text, text.hasPrefix("!"), text.utf8.count > 1, text.utf8.count <= 255,

@@ -82,6 +82,21 @@ enum ChatViews {
         return notices
     }
 
+    /// Messages a search found, as its results list them: the chat, who, when, the start of the text, and the room's
+    /// page opened at the message. Edits (their fallback text) and lines that are no message are left out.
+    static func found(_ events: [MatrixEvent], in list: RoomList, strings: StringsTable) -> [[String: Any]] {
+        events.compactMap { event in
+            guard let roomID = event.roomID, let room = list.rooms[roomID], let message = Message(event, in: room), message.notifies, !message.isEdit
+            else { return nil }
+            let name = list.displayName(of: room)
+            return [
+                "room": name.isEmpty ? strings["chat_unnamed"] : name, "sender": room.name(of: message.sender), "gist": gist(message, strings: strings),
+                "at": iso(message.timestamp), "shownAt": shownTime(message.timestamp), "id": message.id,
+                "href": FormEncoding.url(Paths.chatRoom, adding: [("id", roomID), ("at", message.id)]),
+            ]
+        }
+    }
+
     /// A message's text as its notification shows it (the first 140 characters; an emote with its sender's name).
     static func noticeText(_ message: Message, room: Room, strings: StringsTable) -> String {
         message.kind == .emote ? "* \(room.name(of: message.sender)) \(message.body.prefix(140))" : gist(message, strings: strings)
