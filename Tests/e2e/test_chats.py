@@ -5,6 +5,7 @@ without a reload; a group of three with an invite declined; the room list reorde
 the Matrix device out; a member at `sso` gets the onboarding prompt and leaves no trace on the homeserver. English and
 Arabic (right to left), 390 and 1280 px, axe clean."""
 
+import urllib.parse
 import uuid
 
 import pytest
@@ -191,13 +192,16 @@ def test_two_members_who_upgraded_chat_live_through_the_gateway(browser, tmp_pat
         assert days and len(days) == len(set(days)), days
 
         # Bob writes in Markdown with a link pasted and a `javascript:` one: Alice sees the formatting, the link opens
-        # in a tab of its own with no way back to the page, and the script's address is text.
+        # in a tab of its own with no way back to the page, through the leaving page, and the script's address is text.
         write(bob_browser, "**Look** at `the docs` on https://example.org/docs_v2 and javascript:alert(1)")
         body = wait(alice_browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#timeline li.message:last-child .body strong"), timeout=30)
         line = alice_browser.find_element(By.CSS_SELECTOR, "#timeline li.message:last-child .body")
         assert body[0].text == "Look" and line.find_element(By.TAG_NAME, "code").text == "the docs", line.get_attribute("innerHTML")
         links = line.find_elements(By.TAG_NAME, "a")
-        assert [a.get_attribute("href") for a in links] == ["https://example.org/docs_v2"], line.get_attribute("innerHTML")
+        # (example.org is outside the development allowlist: the link goes through the leaving page, as an app's would.)
+        leaving = gw.url + "/leaving?to=" + urllib.parse.quote("https://example.org/docs_v2", safe="")
+        assert [a.get_attribute("href") for a in links] == [leaving], line.get_attribute("innerHTML")
+        assert links[0].text == "https://example.org/docs_v2"
         assert links[0].get_attribute("target") == "_blank" and "noopener" in links[0].get_attribute("rel")
         assert "javascript:alert(1)" in line.text
         alice_check.page("chat-room-formatted")

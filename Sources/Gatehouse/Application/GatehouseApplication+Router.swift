@@ -93,8 +93,9 @@ extension GatehouseApplication {
         if let chats = foundation.chats, let live = gateway.live {
             let chat = ChatFeature(
                 chats: chats, portal: portal, registrations: stores.registrations, renderer: renderer, publicOrigin: configuration.publicOrigin,
-                draining: foundation.draining, features: configuration.features)
+                draining: foundation.draining, features: configuration.features, links: { [catalog = gateway.catalog] in catalog.messageLink($0) })
             ChatController(chat: chat, live: live).addRoutes(to: signedIn)
+            ChatSearchController(chat: chat).addRoutes(to: signedIn)
             let settings = configuration.registration.chat
             CallController(chat: chat, live: live, signalling: CallSignalling(networks: settings.callNetworks), relayOnly: settings.callsRelayOnly)
                 .addRoutes(to: signedIn)

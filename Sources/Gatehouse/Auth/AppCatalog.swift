@@ -11,6 +11,9 @@ public struct AppCatalog: Sendable {
     let appsDomain: AppsDomain?
     /// Each app's rewriter (`urlRewriter(for:)`), made once: every proxied page and redirect asks for one.
     private let rewriters: [String: URLRewriter]
+    /// Links in chat messages (`messageLink`): every app's upstream to its place on the gateway, absolute.
+    private let messageLinks: URLRewriter
+    private let publicOrigin: String
 
     /// The console's apps an operator turned off, by slug, with their names.
     public let turnedOff: [String: String]
@@ -60,8 +63,24 @@ public struct AppCatalog: Sendable {
             }
         }
         self.rewriters = rewriters
+        self.publicOrigin = publicOrigin
+        let gateway = URLRewriter.Mount(prefix: publicOrigin, upstream: URL(string: publicOrigin.isEmpty ? "https://gateway.invalid" : publicOrigin)!)
+        messageLinks = URLRewriter(
+            current: gateway, all: apps.compactMap { absoluteMounts[$0.slug] },
+            departures: allowlist.map { Departures(allowlist: $0, page: publicOrigin + Paths.leaving) })
         externalApps = Dictionary(
             apps.filter { $0.mount == .external }.map { (Self.origin($0.upstream), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Where a link in a chat message takes the member (an `http`, `https` or `mailto` link the message's markup
+    /// kept): an app's own address (its upstream, which members pasting from inside the network often have) through
+    /// the gateway, as its pages link it; the gateway's own pages and app hosts as they are; any other address outside
+    /// the allowlist through the leaving page, as an app's link there would.
+    public func messageLink(_ href: String) -> String {
+        guard let destination = Departures.destination(href) else { return href }
+        if let mapped = messageLinks.rewriteAbsolute(destination.url) { return mapped }
+        if destination.url.lowercased().hasPrefix(publicOrigin.lowercased() + "/") || appsDomain?.slug(inAuthority: destination.host) != nil { return href }
+        return messageLinks.departures?.leavingPage(for: href) ?? href
     }
 
     /// The external apps by their public origin (`scheme://host[:port]`, lower case).

@@ -273,4 +273,29 @@ import Testing
         #expect(domain.slug(inAuthority: "apps.example.org") == nil)
         #expect(domain.slug(inAuthority: "spa.apps.example.org.evil.net") == nil)
     }
+
+    /// Links in chat messages: an app's own (upstream) address opens through the gateway on the app's mount, the
+    /// gateway's pages and app hosts stay as they are, and any other address outside the allowlist goes through the
+    /// leaving page, however it is dressed up.
+    @Test(arguments: [
+        ("https://wiki.internal.example.org/page?id=1#top", "https://gate.example.org/apps/wiki/page?id=1#top"),
+        ("https://spa.internal.example.org/board", "https://spa.apps.example.org/board"),
+        ("https://gate.example.org/chats", "https://gate.example.org/chats"),
+        ("https://spa.apps.example.org/x", "https://spa.apps.example.org/x"),
+        ("https://docs.example.org/guide", "https://docs.example.org/guide"),
+        ("mailto:olive@example.org", "mailto:olive@example.org"),
+        ("https://evil.example.net/", "https://gate.example.org/leaving?to=https%3A%2F%2Fevil.example.net%2F"),
+        ("https://wiki.internal.example.org@evil.example.net/", "https://gate.example.org/leaving?to=https%3A%2F%2Fevil.example.net%2F"),
+        ("https://gate.example.org.evil.example.net/", "https://gate.example.org/leaving?to=https%3A%2F%2Fgate.example.org.evil.example.net%2F"),
+    ])
+    func linksInMessagesGoThroughTheGateway(link: String, goes: String) {
+        let catalog = AppCatalog(
+            apps: [
+                AppConfiguration(slug: "spa", name: "SPA", upstream: URL(string: "https://spa.internal.example.org/")!, mount: .host),
+                AppConfiguration(slug: "wiki", name: "Wiki", upstream: URL(string: "https://wiki.internal.example.org/")!),
+            ], publicOrigin: "https://gate.example.org",
+            appsDomain: AppsDomain(domain: "apps.example.org", publicURL: URL(string: "https://gate.example.org")!),
+            allowlist: Allowlist(["*.internal.example.org", "docs.example.org"]))
+        #expect(catalog.messageLink(link) == goes)
+    }
 }

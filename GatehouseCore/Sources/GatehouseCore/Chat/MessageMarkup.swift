@@ -26,7 +26,9 @@ public enum MessageMarkup {
 
     // MARK: - Another client's HTML
 
-    public static func sanitized(_ html: String) -> String {
+    /// `route`: where a kept link takes the member (the page's own choice, `AppCatalog.messageLink`); the link as
+    /// written by default.
+    public static func sanitized(_ html: String, route: (String) -> String = { $0 }) -> String {
         var output = ""
         var open: [String] = []
         var index = html.startIndex
@@ -58,7 +60,7 @@ public enum MessageMarkup {
                 if tag.isClosing {
                     close("a", &open, &output)
                 } else if open.count < depthLimit, !open.contains("a"), let href = tag.attribute("href").flatMap(link) {
-                    output += #"<a href="\#(escaped(href))" rel="noopener noreferrer nofollow" target="_blank">"#
+                    output += #"<a href="\#(escaped(route(href)))" rel="noopener noreferrer nofollow" target="_blank">"#
                     open.append("a")
                 }
                 continue
@@ -168,13 +170,13 @@ public enum MessageMarkup {
     }
 
     /// A plain body as markup: escaped, its `http`, `https` and `mailto` links made links (each checked as any link).
-    public static func plain(_ text: String) -> String {
-        linked(escaped(text))
+    public static func plain(_ text: String, route: (String) -> String = { $0 }) -> String {
+        linked(escaped(text), route: route)
     }
 
     /// Links made links in text already escaped: an address runs to a space or a `<`, less the punctuation that ends a
     /// sentence after it.
-    static func linked(_ escapedText: String) -> String {
+    static func linked(_ escapedText: String, route: (String) -> String = { $0 }) -> String {
         var output = ""
         var rest = Substring(escapedText)
         while let start = firstLinkStart(in: rest) {
@@ -185,7 +187,7 @@ public enum MessageMarkup {
             let candidate = rest[start..<end]
             let trimmed = candidate.range(of: "&quot;").map { candidate[..<$0.lowerBound] } ?? candidate.range(of: "&#39;").map { candidate[..<$0.lowerBound] } ?? candidate
             if let href = link(String(trimmed)), trimmed.count > 8 {
-                output += #"<a href="\#(escaped(href))" rel="noopener noreferrer nofollow" target="_blank">\#(trimmed)</a>"#
+                output += #"<a href="\#(escaped(route(href)))" rel="noopener noreferrer nofollow" target="_blank">\#(trimmed)</a>"#
             } else {
                 output += trimmed
             }

@@ -22,16 +22,21 @@ extension ChatController {
         let language = RequestLanguage.current
         let renderer = renderer
         let csrf = context.session.csrfToken
+        let links = chat.links
         let first = roomFilter == nil ? try Self.roomsEvent(rooms, rows: Set(rooms.rooms.keys), renderer: renderer, csrf: csrf) : ""
         return await LiveStream.response(loop: loop, draining: chat.draining, first: first) { changes, list in
-            let text = RequestLanguage.$current.withValue(language) { Self.events(changes, list, room: roomFilter, renderer: renderer, csrf: csrf) }
+            let text = RequestLanguage.$current.withValue(language) {
+                Self.events(changes, list, room: roomFilter, renderer: renderer, csrf: csrf, links: links)
+            }
             return text.isEmpty ? nil : text
         }
     }
 
     /// What one change means to a page: for the list, its changed rows; for a room's page, its new lines (or that it
     /// is gone). Empty for nothing.
-    static func events(_ changes: RoomList.Changes, _ list: RoomList, room roomFilter: String?, renderer: PageRenderer, csrf: String) -> String {
+    static func events(
+        _ changes: RoomList.Changes, _ list: RoomList, room roomFilter: String?, renderer: PageRenderer, csrf: String, links: @escaping ChatViews.MessageLinks
+    ) -> String {
         guard let roomFilter else {
             guard !changes.rooms.isEmpty || !changes.gone.isEmpty else { return "" }
             return (try? roomsEvent(list, rows: changes.rooms, renderer: renderer, csrf: csrf)) ?? ""
@@ -39,7 +44,7 @@ extension ChatController {
         var text = ""
         if let room = list.rooms[roomFilter] {
             for message in changes.messages[roomFilter] ?? [] {
-                guard let line = try? ChatViews.liveLine(message, room: room, me: list.me, renderer: renderer), !line.isEmpty else { continue }
+                guard let line = try? ChatViews.liveLine(message, room: room, me: list.me, renderer: renderer, links: links), !line.isEmpty else { continue }
                 text += LiveStream.event("message", line)
             }
             for line in (changes.reactions[roomFilter] ?? []).sorted() {

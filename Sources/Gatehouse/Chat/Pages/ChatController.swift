@@ -22,7 +22,6 @@ struct ChatController: Sendable {
         pages.get(RouterPath(stringLiteral: Paths.chats)) { request, context in try await list(request, context) }
         pages.get(RouterPath(stringLiteral: Paths.chatRoom)) { request, context in try await room(request, context) }
         pages.get(RouterPath(stringLiteral: Paths.chatNew)) { request, context in try await newChat(request, context) }
-        pages.get(RouterPath(stringLiteral: Paths.chatSearch)) { request, context in try await search(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.chatHistory)) { request, context in try await history(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.chatNotice)) { request, context in try await notice(request, context) }
         actions.get(RouterPath(stringLiteral: Paths.chatEvents)) { request, context in try await events(request, context) }
@@ -90,7 +89,7 @@ struct ChatController: Sendable {
             if let at {
                 // Opened at a message (a search's result): the lines around it, and a way to the latest.
                 let window = try await lines(around: at, in: roomID, loop)
-                messages = ChatViews.timeline(window.events, room: room, me: rooms.me, strings: strings)
+                messages = ChatViews.timeline(window.events, room: room, me: rooms.me, strings: strings, links: chat.links)
                 values["older"] = window.start
                 values["at"] = at
                 values["latest"] = FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)])
@@ -98,7 +97,8 @@ struct ChatController: Sendable {
                 let page = try await chats.matrix(loop).messages(room: roomID, from: nil, limit: 40)
                 // The page opens at the first line the member has not read (`firstNew`), as far as their receipt says.
                 messages = ChatViews.timeline(
-                    page.events.reversed(), room: room, me: rooms.me, strings: strings, readUpTo: rooms.receipts[roomID]?[rooms.me], unread: room.unread)
+                    page.events.reversed(), room: room, me: rooms.me, strings: strings, links: chat.links, readUpTo: rooms.receipts[roomID]?[rooms.me],
+                    unread: room.unread)
                 values["older"] = page.end
             }
             values["messages"] = messages
@@ -169,7 +169,7 @@ struct ChatController: Sendable {
         guard let room = rooms.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
         let page = try await chats.matrix(loop).messages(room: roomID, from: query.get("from"), limit: 40)
         // The lines as the page shows them (`chat-lines`), oldest first, with the days they start.
-        let lines = try ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings).map {
+        let lines = try ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings, links: chat.links).map {
             try renderer.fragment("chat-lines", $0)
         }
         return try JSONResponse.make(["html": lines.joined(), "older": page.end as Any])

@@ -16,6 +16,8 @@ struct ChatFeature: Sendable {
     /// The gateway's drain, which ends the pages' event streams before the server stops.
     let draining: Draining
     let features: FeaturesConfiguration
+    /// Where a link in a message takes the member (`AppCatalog.messageLink`).
+    let links: ChatViews.MessageLinks
 
     /// Whether the member may use `tab` (`.chats`, `.calls` or `.stories`): registered, with a chat account, and
     /// both Chats and the feature theirs.

@@ -107,7 +107,8 @@ enum ChatViews {
     /// own latest) that is another's is marked as the first new one; else, with `unread` messages, the `unread`-th
     /// line of others' from the end is.
     static func timeline(
-        _ events: some Sequence<MatrixEvent>, room: Room, me: String, strings: StringsTable, readUpTo: String? = nil, unread: Int = 0
+        _ events: some Sequence<MatrixEvent>, room: Room, me: String, strings: StringsTable, links: MessageLinks, readUpTo: String? = nil,
+        unread: Int = 0
     ) -> [[String: Any]] {
         var messages: [Message] = []
         var reactions: [String: Reactions] = [:]
@@ -135,7 +136,8 @@ enum ChatViews {
         return messages.map { message in
             let answered = message.replyTo.flatMap { id in byID[id] ?? room.recentLines.last { $0.id == id } }
             var values = self.message(
-                message, room: room, me: me, strings: strings, answering: answered, reactions: reactions[message.id] ?? room.reactions[message.id])
+                message, room: room, me: me, strings: strings, links: links, answering: answered,
+                reactions: reactions[message.id] ?? room.reactions[message.id])
             if message.id == firstNew { values["firstNew"] = true }
             let thisDay = String(iso(message.timestamp).prefix(10))
             if thisDay != day {
@@ -161,7 +163,7 @@ enum ChatViews {
 
     /// One line; `answering`: the message a reply answers, where the page knows it (its quote says who and what).
     static func message(
-        _ message: Message, room: Room, me: String, strings: StringsTable, answering: Message? = nil, reactions: Reactions? = nil
+        _ message: Message, room: Room, me: String, strings: StringsTable, links: MessageLinks, answering: Message? = nil, reactions: Reactions? = nil
     ) -> [String: Any] {
         var values: [String: Any] = [
             "id": message.id, "sender": message.sender, "senderName": room.name(of: message.sender), "mine": message.sender == me,
@@ -178,8 +180,8 @@ enum ChatViews {
             values["reply"] = reply
         }
         switch message.kind {
-        case .text, .notice: values["body"] = markup(message)
-        case .emote: values["body"] = "* " + MessageMarkup.escaped(room.name(of: message.sender)) + " " + markup(message)
+        case .text, .notice: values["body"] = markup(message, links: links)
+        case .emote: values["body"] = "* " + MessageMarkup.escaped(room.name(of: message.sender)) + " " + markup(message, links: links)
         case .deleted: values["note"] = strings["chat_deleted"]
         case .encrypted: values["note"] = strings["chat_encrypted_message"]
         case .other: values["note"] = strings["chat_other_message"]
@@ -226,16 +228,20 @@ enum ChatViews {
         return ["line": seen.line, "text": text, "names": strings.text("chat_seen_names", ["names": names])]
     }
 
+    /// Where a link of a message takes the member (`AppCatalog.messageLink`).
+    typealias MessageLinks = @Sendable (String) -> String
+
     /// A message's text as markup: the sender's formatted body through the allowlist, else the plain body with its
-    /// links made links. (The template inserts it as markup: everything in it is `MessageMarkup`'s own.)
-    static func markup(_ message: Message) -> String {
-        message.formattedBody.map(MessageMarkup.sanitized) ?? MessageMarkup.plain(message.body)
+    /// links made links, each going where `links` says. (The template inserts it as markup: everything in it is
+    /// `MessageMarkup`'s own.)
+    static func markup(_ message: Message, links: MessageLinks) -> String {
+        message.formattedBody.map { MessageMarkup.sanitized($0, route: links) } ?? MessageMarkup.plain(message.body, route: links)
     }
 
     /// A line as the live stream sends it, rendered by the one renderer of a line (`chat-message`): its id, the
     /// page's own id of a message it sent (`txn`), whether it is the member's, and its markup. A live edit is sent as
     /// the line it edits, whole, under that line's id (`replaces`: the page replaces it).
-    static func liveLine(_ message: Message, room: Room, me: String, renderer: PageRenderer) throws -> [String: Any] {
+    static func liveLine(_ message: Message, room: Room, me: String, renderer: PageRenderer, links: MessageLinks) throws -> [String: Any] {
         var line = message
         if let original = message.replaces {
             guard var edited = room.recentLines.last(where: { $0.id == original }) else { return [:] }
@@ -250,7 +256,8 @@ enum ChatViews {
             "html": try renderer.fragment(
                 "chat-message",
                 self.message(
-                    line, room: room, me: me, strings: renderer.strings, answering: line.replyTo.flatMap { id in room.recentLines.last { $0.id == id } },
+                    line, room: room, me: me, strings: renderer.strings, links: links,
+                    answering: line.replyTo.flatMap { id in room.recentLines.last { $0.id == id } },
                     reactions: room.reactions[line.id])),
         ]
         values["txn"] = message.transactionID

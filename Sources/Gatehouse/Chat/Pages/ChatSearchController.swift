@@ -5,8 +5,17 @@ import Hummingbird
 
 /// Search (`/chats/search?q=`): the member's chats by name, people in the directory, and messages in every room of
 /// theirs (or in one, `room=`) through the homeserver's full-text search, which covers them all since the gateway's
-/// rooms are not end-to-end encrypted. A message found opens its room at it (`/chats/room?id=&at=`).
-extension ChatController {
+/// rooms are not end-to-end encrypted. A message found opens its room at it (`/chats/room?id=&at=`, `ChatController`).
+struct ChatSearchController: Sendable {
+    let chat: ChatFeature
+
+    var chats: ChatSessions { chat.chats }
+    var renderer: PageRenderer { chat.renderer }
+
+    func addRoutes(to group: RouterGroup<SignedInRequestContext>) {
+        chat.routes(.chats, on: group).pages.get(RouterPath(stringLiteral: Paths.chatSearch)) { request, context in try await search(request, context) }
+    }
+
     /// The most a search's words may be.
     static let searchLimit = 200
     /// Messages a page of results lists.
@@ -50,6 +59,6 @@ extension ChatController {
         }
         return try renderer.page(
             "chats-search", title: strings["chat_search_title"],
-            try await portal.values(.chats, context.session) { page in page.merge(values) { _, new in new } })
+            try await chat.portal.values(.chats, context.session) { page in page.merge(values) { _, new in new } })
     }
 }
