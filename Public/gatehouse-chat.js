@@ -191,7 +191,7 @@
     return item;
   }
 
-  function send(body, existing, replyTo) {
+  function send(body, existing, replyTo, mentions) {
     var txn = "g" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
     var item = existing || pendingLine(body);
     item.classList.add("pending");
@@ -208,7 +208,7 @@
       if (none) { none.hidden = true; }
       scrollToEnd();
     }
-    post("/chats/send", { room: roomID, text: body, txn: txn, reply_to: replyTo || "" }).then(function (answer) {
+    post("/chats/send", { room: roomID, text: body, txn: txn, reply_to: replyTo || "", mentions: (mentions || []).join(",") }).then(function (answer) {
       item.classList.remove("pending");
       if (!item.getAttribute("data-id")) { item.setAttribute("data-id", answer.event_id); }
       status.textContent = main.getAttribute("data-sent");
@@ -228,7 +228,7 @@
       retry.type = "button";
       retry.addEventListener("click", function () {
         retry.remove();
-        send(body, item, replyTo);
+        send(body, item, replyTo, mentions);
       });
       status.appendChild(retry);
     });
@@ -337,7 +337,8 @@
       }
       text.value = "";
       keepDraft();
-      send(body, null, replyField.value);
+      send(body, null, replyField.value, mentioned(body));
+      picked = {};
       stopReplying();
     });
     text.addEventListener("keydown", function (event) {
@@ -387,6 +388,80 @@
       }
     });
     reveal(timeline);
+  }
+
+  // Mentions: `@` and the start of a name (or id) suggests the room's members; Up and Down choose, Enter or Tab
+  // takes one (its name goes into the text), Escape closes. A message mentions (`m.mentions`) the members taken
+  // whose name it still holds when sent.
+  var members = [];
+  try { members = JSON.parse((text && text.getAttribute("data-members")) || "[]"); } catch (error) { members = []; }
+  var mentionList = document.getElementById("mention-list");
+  var picked = {}, choices = [], chosen = 0, mentionStart = -1;
+  function mentioned(body) {
+    return Object.keys(picked).filter(function (name) { return body.indexOf("@" + name) >= 0; }).map(function (name) { return picked[name]; });
+  }
+  function closeMentions() {
+    if (!mentionList) { return; }
+    mentionList.hidden = true;
+    mentionList.replaceChildren();
+    text.removeAttribute("aria-activedescendant");
+    choices = [];
+  }
+  function showChoice(index) {
+    chosen = (index + choices.length) % choices.length;
+    Array.prototype.forEach.call(mentionList.children, function (item, at) { item.setAttribute("aria-selected", at === chosen ? "true" : "false"); });
+    text.setAttribute("aria-activedescendant", "mention-" + chosen);
+  }
+  function takeMention(member) {
+    var before = text.value.slice(0, mentionStart), after = text.value.slice(text.selectionStart);
+    text.value = before + "@" + member.name + " " + after;
+    picked[member.name] = member.id;
+    var caret = before.length + member.name.length + 2;
+    text.setSelectionRange(caret, caret);
+    closeMentions();
+    text.dispatchEvent(new Event("input"));
+  }
+  function suggestMentions() {
+    if (!mentionList || !members.length) { return; }
+    var typed = /(^|\s)@([^\s@]{0,30})$/.exec(text.value.slice(0, text.selectionStart));
+    if (!typed) { closeMentions(); return; }
+    var query = typed[2].toLowerCase();
+    mentionStart = text.selectionStart - typed[2].length - 1;
+    choices = members.filter(function (member) {
+      return member.name.toLowerCase().indexOf(query) >= 0 || member.id.toLowerCase().indexOf(query) >= 0;
+    }).slice(0, 8);
+    if (!choices.length) { closeMentions(); return; }
+    mentionList.replaceChildren.apply(mentionList, choices.map(function (member, index) {
+      var item = element("li", "", member.name);
+      item.id = "mention-" + index;
+      item.setAttribute("role", "option");
+      item.appendChild(element("span", "muted small", " " + member.id));
+      item.addEventListener("mousedown", function (event) {
+        event.preventDefault();
+        takeMention(member);
+      });
+      return item;
+    }));
+    mentionList.hidden = false;
+    showChoice(0);
+  }
+  if (text && mentionList) {
+    text.addEventListener("input", function () { if (document.activeElement === text) { suggestMentions(); } });
+    text.addEventListener("blur", closeMentions);
+    // Before the composer's own keys (Enter sends): while the list is open, its keys are the list's.
+    text.addEventListener("keydown", function (event) {
+      if (!choices.length) { return; }
+      var handled = true;
+      if (event.key === "ArrowDown") { showChoice(chosen + 1); }
+      else if (event.key === "ArrowUp") { showChoice(chosen - 1); }
+      else if (event.key === "Enter" || event.key === "Tab") { takeMention(choices[chosen]); }
+      else if (event.key === "Escape") { closeMentions(); }
+      else { handled = false; }
+      if (handled) {
+        event.preventDefault();
+        event.stopImmediatePropagation();
+      }
+    }, true);
   }
 
   // Typing: said when the member starts, again every 15 s while they go on, and stopped when they send, empty the

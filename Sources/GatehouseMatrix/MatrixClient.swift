@@ -66,12 +66,15 @@ public struct MatrixClient: Sendable {
 
     // MARK: - Rooms
 
-    /// Sends a text message, with its markup (`formatted`: Matrix's HTML) if it has any; `transactionID` makes a retry
-    /// of the same message arrive once.
+    /// Sends a text message, with its markup (`formatted`: Matrix's HTML) if it has any, and the members it mentions
+    /// (`m.mentions`, always there: an empty list says it mentions nobody, whatever names its text holds);
+    /// `transactionID` makes a retry of the same message arrive once.
     public func send(
-        _ credentials: MatrixCredentials, room: String, text: String, formatted: String? = nil, replyTo: String? = nil, transactionID: String
+        _ credentials: MatrixCredentials, room: String, text: String, formatted: String? = nil, replyTo: String? = nil, mentions: [String] = [],
+        transactionID: String
     ) async throws(MatrixError) -> String {
         var content = Self.textContent(text, formatted: formatted)
+        content["m.mentions"] = .object(["user_ids": .array(mentions.map(JSONValue.string))])
         if let replyTo { content["m.relates_to"] = .object(["m.in_reply_to": .object(["event_id": .string(replyTo)])]) }
         return try await send(credentials, room: room, type: "m.room.message", content: .object(content), transactionID: transactionID)
     }

@@ -34,12 +34,13 @@ public struct MatrixSession: Sendable {
         }
     }
 
-    /// Sends a text message, with its markup if it has any, in reply to `replyTo` if given.
-    public func send(room: String, text: String, formatted: String? = nil, replyTo: String? = nil, transactionID: String) async throws(MatrixError)
-        -> String
-    {
+    /// Sends a text message, with its markup if it has any, in reply to `replyTo` if given, mentioning `mentions`.
+    public func send(
+        room: String, text: String, formatted: String? = nil, replyTo: String? = nil, mentions: [String] = [], transactionID: String
+    ) async throws(MatrixError) -> String {
         try await run { client, credentials throws(MatrixError) in
-            try await client.send(credentials, room: room, text: text, formatted: formatted, replyTo: replyTo, transactionID: transactionID)
+            try await client.send(
+                credentials, room: room, text: text, formatted: formatted, replyTo: replyTo, mentions: mentions, transactionID: transactionID)
         }
     }
 
@@ -54,7 +55,9 @@ public struct MatrixSession: Sendable {
     public func search(term: String, room: String?, limit: Int, next: String?) async throws(MatrixError)
         -> (events: [MatrixEvent], count: Int?, next: String?)
     {
-        try await run { client, credentials throws(MatrixError) in try await client.search(credentials, term: term, room: room, limit: limit, next: next) }
+        try await run { client, credentials throws(MatrixError) in
+            try await client.search(credentials, term: term, room: room, limit: limit, next: next)
+        }
     }
 
     /// The room's lines around `event`, oldest first, and the token before them.

@@ -47,6 +47,8 @@ public struct Message: Sendable, Equatable, Identifiable {
     public var call: String?
     /// The message this one answers (`m.in_reply_to`).
     public var replyTo: String?
+    /// The members the message mentions (`m.mentions`), as far as `mentionLimit` goes.
+    public var mentions: [String] = []
     /// For a line about a change of the room: what changed, and to what.
     public var change: String?
     public var value: String?
@@ -96,6 +98,9 @@ public struct Message: Sendable, Equatable, Identifiable {
     /// member's message is shown whole; a longer one another client sent (up to the homeserver's 64 KB per event) is
     /// shown cut, never refused, and never allowed to grow a page without bound.
     public static let bodyLimit = 32 * 1024
+    /// The most members one message mentions: a message the gateway sends names no more, and of another client's
+    /// flood only these are read.
+    public static let mentionLimit = 20
     /// The most of a room's new name or topic a line about it keeps.
     public static let stateValueLimit = 500
 
@@ -135,6 +140,7 @@ public struct Message: Sendable, Equatable, Identifiable {
             default: self.init(id: id, sender: event.sender, senderName: name, body: body, timestamp: timestamp, kind: .other)
             }
             if kind != .other { formattedBody = Self.formatted(event.content) }
+            mentions = (event.content["m.mentions"]?["user_ids"]?.array ?? []).prefix(Self.mentionLimit).compactMap(\.string)
             if let answered = relation?["m.in_reply_to"]?["event_id"]?.string, answered.hasPrefix("$") {
                 replyTo = answered
                 self.body = Self.withoutReplyFallback(self.body)
@@ -160,7 +166,8 @@ public struct Message: Sendable, Equatable, Identifiable {
             guard event.stateKey == "", let before = event.unsigned?["prev_content"], before.object != nil else { return nil }
             let old = PowerLevels(before), new = PowerLevels(event.content)
             let users = Set(old.users.keys).union(new.users.keys).sorted()
-            guard let user = users.first(where: { (old.level(of: $0) >= PowerLevels.admin) != (new.level(of: $0) >= PowerLevels.admin) }) else { return nil }
+            func isAdmin(_ levels: PowerLevels, _ user: String) -> Bool { levels.level(of: user) >= PowerLevels.admin }
+            guard let user = users.first(where: { isAdmin(old, $0) != isAdmin(new, $0) }) else { return nil }
             self.init(id: id, sender: event.sender, senderName: name, body: "", timestamp: timestamp, kind: .state)
             change = new.level(of: user) >= PowerLevels.admin ? "admin" : "unadmin"
             target = user

@@ -174,7 +174,7 @@ public struct RoomList: Sendable, Equatable {
         }
     }
 
-    /// The most members typing at once that a room keeps (the page says "several people" past three).
+    /// The most members typing at once that a room keeps (the page says "several people" past two).
     static let typingLimit = 20
 
     /// The member's latest message in a room, as far as the room's recent lines go, and who else has read up to it or

@@ -101,6 +101,17 @@ import Testing
         #expect(Reaction.isValidKey(key) == valid, "\(key.unicodeScalars.count) scalars")
     }
 
+    @Test func mentionsAreReadAsFarAsTheirLimit() {
+        let room = Self.group().rooms["!g"]!
+        var content: [String: JSONValue] = ["msgtype": .string("m.text"), "body": .string("all of you")]
+        content["m.mentions"] = .object(["user_ids": .array((0..<500).map { .string("@u\($0):chat.test") } + [.string(Self.alice)])])
+        let flood = Message(MatrixEvent(type: "m.room.message", eventID: "$f", sender: Self.bob, timestamp: 5, content: .object(content)), in: room)!
+        #expect(flood.mentions.count == Message.mentionLimit && !flood.mentions.contains(Self.alice))
+        content["m.mentions"] = .object(["user_ids": .array([.string(Self.alice), .number(3)])])
+        let one = Message(MatrixEvent(type: "m.room.message", eventID: "$o", sender: Self.bob, timestamp: 5, content: .object(content)), in: room)!
+        #expect(one.mentions == [Self.alice])
+    }
+
     @Test func whoIsTypingLeavesTheMemberOut() {
         var list = Self.group()
         var changes = Self.apply(&list, ephemeral: [Self.typing([Self.bob, Self.alice])])

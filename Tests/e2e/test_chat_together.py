@@ -3,11 +3,12 @@ phone). Bob types and Alice sees it, and sees it stop when he sends; Alice's lin
 and in a group "Seen by 2" with the names; Alice reacts from the keyboard alone (a quick one, then any emoji typed),
 Bob sees each live and adds his own, Alice takes hers back; a reaction of 10,000 emoji (or 17) and one to a line
 about the room are refused by the gateway, and one of 500 emoji sent by another client straight to the homeserver is
-shown cut. Alice adds Olive to a group from its details; Olive, away while the group talks, opens it at a "New
-messages" line above the first she has not read, and "Jump to the latest" takes her to the end; Alice renames the
-group, gives it a topic, makes Bob an admin and removes Olive, each said in the timeline, while Bob as a member is
-offered none of it and refused by the gateway. Alice searches messages in every room and in one, chats and people
-in the same box, and a result opens its room at the message. Axe clean, English, Arabic and 390 px."""
+shown cut. Alice adds Olive to a group from its details and mentions her (`@` and the suggestion; a flood of
+mentions is bounded to the room's members); Olive, away while the group talks, opens it at a "New messages" line
+above the first she has not read, and "Jump to the latest" takes her to the end; Alice renames the group, gives it a
+topic, makes Bob an admin and removes Olive, each said in the timeline, while Bob as a member is offered none of it
+and refused by the gateway. Alice searches messages in every room and in one, chats and people in the same box, and
+a result opens its room at the message. Axe clean, English, Arabic and 390 px."""
 
 import uuid
 
@@ -197,6 +198,28 @@ def test_members_see_each_other_type_read_and_react(browser, tmp_path, homeserve
         # Both have read it: "Seen by 2", with their names.
         mark = wait(alice_browser, lambda b: seen(b) if seen(b) and seen(b)[1] == "Seen by 2" else None, timeout=30)
         assert mark[0] == "Who is in?" and "Bob Baker" in mark[2] and "Olive Ortiz" in mark[2], mark
+        # Alice mentions Olive: `@Ol` suggests her, Enter takes her name; Olive's line says it mentions her, Bob's
+        # does not.
+        field = alice_browser.find_element(By.ID, "composer-text")
+        field.send_keys("Lunch, @Ol")
+        wait(alice_browser, lambda b: [item.text for item in b.find_elements(By.CSS_SELECTOR, "#mention-list li")] == [f"Olive Ortiz {olive_id}"])
+        alice_check.page("chat-mention-suggestions")
+        field.send_keys(Keys.ENTER)
+        wait(alice_browser, lambda b: field.get_attribute("value") == "Lunch, @Olive Ortiz " and not b.find_element(By.ID, "mention-list").is_displayed())
+        field.send_keys("are you in?", Keys.ENTER)
+        mention = wait(olive_browser, lambda b: line(b, "are you in?"), timeout=30)
+        wait(olive_browser, lambda b: "mentions-me" in line(b, "are you in?").get_attribute("class"))
+        assert "mentions you" in mention.text
+        wait(bob_browser, lambda b: line(b, "are you in?"), timeout=30)
+        assert "mentions-me" not in line(bob_browser, "are you in?").get_attribute("class")
+        # A flood of mentions (people of no room of hers, and the two members) mentions the members alone.
+        flood = ",".join([f"@nobody{n}:{SERVER_NAME}" for n in range(30)] + [bob_id, olive_id])
+        status, sent = post_from_page(alice_browser, "/chats/send", {"room": group, "text": "everyone?", "txn": "flood-1", "mentions": flood})
+        assert status == 200, sent
+        event = requests.get(
+            f"{homeserver['url']}/_matrix/client/v3/rooms/{group}/event/{sent['event_id']}", headers={"Authorization": f"Bearer {login['access_token']}"},
+            timeout=30).json()
+        assert event["content"]["m.mentions"] == {"user_ids": [bob_id, olive_id]}, event
         olive_browser.get(gw.url + "/chats")
         for n in range(30):
             status, _ = post_from_page(alice_browser, "/chats/send", {"room": group, "text": f"plan {n}", "txn": f"plan-{n}"})

@@ -79,7 +79,8 @@ public struct AppCatalog: Sendable {
     public func messageLink(_ href: String) -> String {
         guard let destination = Departures.destination(href) else { return href }
         if let mapped = messageLinks.rewriteAbsolute(destination.url) { return mapped }
-        if destination.url.lowercased().hasPrefix(publicOrigin.lowercased() + "/") || appsDomain?.slug(inAuthority: destination.host) != nil { return href }
+        let isGateway = destination.url.lowercased().hasPrefix(publicOrigin.lowercased() + "/")
+        if isGateway || appsDomain?.slug(inAuthority: destination.host) != nil { return href }
         return messageLinks.departures?.leavingPage(for: href) ?? href
     }
 

@@ -40,9 +40,15 @@ extension ChatController {
             }
             replyTo = original.id
         }
+        // The members the page says the message mentions (picked after `@`): those of the room, `mentionLimit` at most.
+        var mentions: [String] = []
+        for user in (form["mentions"] ?? "").split(separator: ",").prefix(1000).map(String.init) where mentions.count < Message.mentionLimit {
+            guard user != context.session.chatUserID, !mentions.contains(user), ["join", "invite"].contains(room.members[user]?.membership) else { continue }
+            mentions.append(user)
+        }
         // The member's Markdown as the formatted body other clients show (`MessageMarkup.formatted`).
         let eventID = try await chats.matrix(loop).send(
-            room: roomID, text: text, formatted: MessageMarkup.formatted(text), replyTo: replyTo, transactionID: transaction)
+            room: roomID, text: text, formatted: MessageMarkup.formatted(text), replyTo: replyTo, mentions: mentions, transactionID: transaction)
         if wantsJSON { return try JSONResponse.make(["event_id": eventID, "txn": transaction]) }
         return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
@@ -80,7 +86,9 @@ extension ChatController {
         let loop = try await chat.loop(context.session)
         let list = try await chat.current(loop)
         guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
-        guard let line = Message(try await event(eventID, in: roomID, loop), in: room), line.notifies, !line.isEdit else { throw ChatError.invalidReaction }
+        guard let line = Message(try await event(eventID, in: roomID, loop), in: room), line.notifies, !line.isEdit else {
+            throw ChatError.invalidReaction
+        }
         let matrix = chats.matrix(loop)
         let own = try await matrix.reactions(room: roomID, event: eventID).first { $0.sender == list.me && $0.key == key }
         if let own {
@@ -88,7 +96,9 @@ extension ChatController {
         } else {
             _ = try await matrix.react(room: roomID, event: eventID, key: key)
         }
-        if ErrorAnswer.wantsJSON(accept: request.headers[.accept]) { return try JSONResponse.make(["event": eventID, "key": key, "reacted": own == nil]) }
+        if ErrorAnswer.wantsJSON(accept: request.headers[.accept]) {
+            return try JSONResponse.make(["event": eventID, "key": key, "reacted": own == nil])
+        }
         return ChatFeature.redirect(FormEncoding.url(Paths.chatRoom, adding: [("id", roomID)]))
     }
 
@@ -214,7 +224,9 @@ extension ChatController {
             let username = (form["username"] ?? "").trimmingCharacters(in: .whitespaces)
             guard levels.mayInvite(me) else { throw ChatError.notPermitted }
             let shown = ["username": Room.isolated(String(username.prefix(100)))]
-            guard !username.isEmpty, let user = try await chat.chatUserID(ofUsername: username) else { return try await again("chat_group_error_unknown", shown) }
+            guard !username.isEmpty, let user = try await chat.chatUserID(ofUsername: username) else {
+                return try await again("chat_group_error_unknown", shown)
+            }
             guard !["join", "invite"].contains(room.members[user]?.membership) else { return try await again("chat_group_error_in_room", shown) }
             try await matrix.invite(room: roomID, user: user)
         case "remove":

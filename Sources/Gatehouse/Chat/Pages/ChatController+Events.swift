@@ -35,7 +35,8 @@ extension ChatController {
     /// What one change means to a page: for the list, its changed rows; for a room's page, its new lines (or that it
     /// is gone). Empty for nothing.
     static func events(
-        _ changes: RoomList.Changes, _ list: RoomList, room roomFilter: String?, renderer: PageRenderer, csrf: String, links: @escaping ChatViews.MessageLinks
+        _ changes: RoomList.Changes, _ list: RoomList, room roomFilter: String?, renderer: PageRenderer, csrf: String,
+        links: @escaping ChatViews.MessageLinks
     ) -> String {
         guard let roomFilter else {
             guard !changes.rooms.isEmpty || !changes.gone.isEmpty else { return "" }
@@ -44,7 +45,9 @@ extension ChatController {
         var text = ""
         if let room = list.rooms[roomFilter] {
             for message in changes.messages[roomFilter] ?? [] {
-                guard let line = try? ChatViews.liveLine(message, room: room, me: list.me, renderer: renderer, links: links), !line.isEmpty else { continue }
+                guard let line = try? ChatViews.liveLine(message, room: room, me: list.me, renderer: renderer, links: links), !line.isEmpty else {
+                    continue
+                }
                 text += LiveStream.event("message", line)
             }
             for line in (changes.reactions[roomFilter] ?? []).sorted() {

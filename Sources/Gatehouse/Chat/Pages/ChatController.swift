@@ -107,6 +107,7 @@ struct ChatController: Sendable {
             values["seen"] = ChatViews.seen(rooms, room: room, strings: strings)
             values["typingText"] = ChatViews.typing(rooms.typing[roomID] ?? [], room: room, strings: strings)
             values["quickReactions"] = Self.quickReactions.map { ["key": $0] }
+            values["mentionable"] = ChatViews.mentionable(room, me: rooms.me)
             if !rooms.isDirect(room) { values["manage"] = try await manageValues(room, in: rooms, find: find) }
             // (Read markers are the page's script's to send, as the member sees the lines: a GET changes nothing.)
         }
@@ -225,7 +226,8 @@ struct ChatController: Sendable {
 
     /// What the last action did, from the redirect's `done=`.
     static func notice(_ request: Request, strings: StringsTable) -> String? {
-        guard let done = request.uri.queryParameters.get("done"), ["left", "declined", "joined", "group", "renamed", "topic", "added", "removed", "admin"].contains(done) else { return nil }
+        let known = ["left", "declined", "joined", "group", "renamed", "topic", "added", "removed", "admin"]
+        guard let done = request.uri.queryParameters.get("done"), known.contains(done) else { return nil }
         return strings["chat_done_\(done)"]
     }
 }

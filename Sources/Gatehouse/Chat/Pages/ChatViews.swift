@@ -170,6 +170,7 @@ enum ChatViews {
             "at": iso(message.timestamp), "shownAt": shownTime(message.timestamp), "kind": message.kind.rawValue, "edited": message.isEdited,
             // Every message offers Reply, the member's own Edit and Delete too (the page's script shows them).
             "repliable": message.notifies, "changeable": message.sender == me && message.isEditable,
+            "mentionsMe": message.sender != me && message.mentions.contains(me),
         ]
         if let replyTo = message.replyTo {
             var reply: [String: Any] = ["id": replyTo]
@@ -318,6 +319,14 @@ enum ChatViews {
                 "promotable": group && user != me && room.members[user]?.membership == "join" && levels.mayMakeAdmin(user, by: me),
             ]
         }
+    }
+
+    /// The members the composer suggests after `@` (every one of the room's but the member, joined or invited): their
+    /// ids and their names as the room shows them, as JSON for the page's script.
+    static func mentionable(_ room: Room, me: String) -> String {
+        let members = room.members.filter { $0.key != me && ["join", "invite"].contains($0.value.membership) }.keys.sorted().prefix(500)
+        let list = members.map { ["id": $0, "name": room.shownName(of: $0)] }
+        return (try? JSONSerialization.data(withJSONObject: list, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }
 
     static func person(_ entry: DirectoryEntry) -> [String: Any] {
