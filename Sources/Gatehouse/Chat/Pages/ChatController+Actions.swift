@@ -29,8 +29,7 @@ extension ChatController {
         // The page's own id for the message makes a retry of it arrive once.
         let transaction = form["txn"].flatMap { $0.utf8.count <= 64 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) } ? $0 : nil }
             ?? RandomToken.make()
-        let loop = try await chat.loop(context.session)
-        guard let room = try await chat.current(loop).rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        let (loop, _, room) = try await chat.joined(roomID, context.session)
         // A reply answers a message of this room (the homeserver says whether it has it).
         var replyTo: String?
         if let answered = form["reply_to"], !answered.isEmpty {
@@ -83,9 +82,7 @@ extension ChatController {
         let roomID = try ChatFeature.roomID(form["room"])
         guard let eventID = form["event"], ChatFeature.isEventID(eventID) else { throw RequestError.badRequest("event is required") }
         guard let key = form["key"], Reaction.isValidKey(key) else { throw ChatError.invalidReaction }
-        let loop = try await chat.loop(context.session)
-        let list = try await chat.current(loop)
-        guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        let (loop, list, room) = try await chat.joined(roomID, context.session)
         guard let line = Message(try await event(eventID, in: roomID, loop), in: room), line.notifies, !line.isEdit else {
             throw ChatError.invalidReaction
         }
@@ -108,8 +105,7 @@ extension ChatController {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
         let roomID = try ChatFeature.roomID(form["room"])
         guard let value = form["typing"], value == "1" || value == "0" else { throw RequestError.badRequest("typing: 1 or 0") }
-        let loop = try await chat.loop(context.session)
-        guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        let loop = try await chat.joined(roomID, context.session).loop
         try await chats.matrix(loop).typing(room: roomID, typing: value == "1")
         return try JSONResponse.make(["room": roomID, "typing": value == "1"])
     }
@@ -118,9 +114,7 @@ extension ChatController {
     private func ownLine(_ form: [String: String], _ context: SignedInRequestContext) async throws -> (SyncLoop, String, Message) {
         let roomID = try ChatFeature.roomID(form["room"])
         guard let eventID = form["event"], ChatFeature.isEventID(eventID) else { throw RequestError.badRequest("event is required") }
-        let loop = try await chat.loop(context.session)
-        let list = try await chat.current(loop)
-        guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        let (loop, list, room) = try await chat.joined(roomID, context.session)
         guard let line = Message(try await event(eventID, in: roomID, loop), in: room), line.sender == list.me, line.isEditable else {
             throw ChatError.notYours
         }
@@ -142,8 +136,7 @@ extension ChatController {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
         let roomID = try ChatFeature.roomID(form["room"])
         guard let event = form["event"], ChatFeature.isEventID(event) else { throw RequestError.badRequest("event is required") }
-        let loop = try await chat.loop(context.session)
-        guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        let loop = try await chat.joined(roomID, context.session).loop
         try await chats.matrix(loop).markRead(room: roomID, event: event)
         return try JSONResponse.make(["ok": true])
     }
@@ -176,8 +169,7 @@ extension ChatController {
         let form = try await FormPost.read(request, session: context.session, publicOrigin: chat.publicOrigin)
         let roomID = try ChatFeature.roomID(form["room"])
         guard let value = form["muted"], value == "1" || value == "0" else { throw RequestError.badRequest("muted: 1 or 0") }
-        let loop = try await chat.loop(context.session)
-        guard try await chat.current(loop).rooms[roomID]?.membership == .joined else { throw ChatError.notInRoom }
+        let loop = try await chat.joined(roomID, context.session).loop
         try await chats.matrix(loop).setMuted(room: roomID, muted: value == "1")
         _ = try? await loop.refresh()
         if ErrorAnswer.wantsJSON(accept: request.headers[.accept]) { return try JSONResponse.make(["room": roomID, "muted": value == "1"]) }
@@ -194,9 +186,7 @@ extension ChatController {
         guard let action = form["action"], ["rename", "topic", "add", "remove", "admin"].contains(action) else {
             throw RequestError.badRequest("action: rename, topic, add, remove or admin")
         }
-        let loop = try await chat.loop(context.session)
-        let list = try await chat.current(loop)
-        guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        let (loop, list, room) = try await chat.joined(roomID, context.session)
         guard !list.isDirect(room) else { throw ChatError.directChat }
         let me = list.me, levels = room.levels, matrix = chats.matrix(loop)
         func again(_ key: String, _ values: [String: String] = [:]) async throws -> Response {

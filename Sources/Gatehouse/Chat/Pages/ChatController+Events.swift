@@ -84,8 +84,7 @@ extension ChatController {
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let roomID = try ChatFeature.roomID(request.uri.queryParameters.get("room"))
         guard let id = request.uri.queryParameters.get("id"), ChatFeature.isEventID(id) else { throw RequestError.badRequest("id: an event id") }
-        let loop = try await chat.loop(context.session)
-        guard let room = try await chat.current(loop).rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        let (loop, _, room) = try await chat.joined(roomID, context.session)
         guard let message = Message(try await chats.matrix(loop).event(room: roomID, id: id), in: room), message.notifies else { throw ChatError.notInRoom }
         return try JSONResponse.make(["id": id, "body": ChatViews.noticeText(message, room: room, strings: renderer.strings)])
     }

@@ -165,9 +165,7 @@ struct ChatController: Sendable {
         try GatewayPageIsolation.checkPageToken(request, session: context.session)
         let query = request.uri.queryParameters
         let roomID = try ChatFeature.roomID(query.get("id"))
-        let loop = try await chat.loop(context.session)
-        let rooms = try await chat.current(loop)
-        guard let room = rooms.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        let (loop, rooms, room) = try await chat.joined(roomID, context.session)
         let page = try await chats.matrix(loop).messages(room: roomID, from: query.get("from"), limit: 40)
         // The lines as the page shows them (`chat-lines`), oldest first, with the days they start.
         let lines = try ChatViews.timeline(page.events.reversed(), room: room, me: rooms.me, strings: renderer.strings, links: chat.links).map {

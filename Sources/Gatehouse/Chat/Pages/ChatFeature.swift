@@ -52,6 +52,15 @@ struct ChatFeature: Sendable {
         try await chats.current(loop)
     }
 
+    /// The member's sync loop, their rooms, and `roomID` among them as a room they have joined; `chat_not_in_room`
+    /// for one they have not (an id changed in a form or a URL, an invite not accepted, a room left).
+    func joined(_ roomID: String, _ session: Session) async throws -> (loop: SyncLoop, list: RoomList, room: Room) {
+        let loop = try await loop(session)
+        let list = try await current(loop)
+        guard let room = list.rooms[roomID], room.membership == .joined else { throw ChatError.notInRoom }
+        return (loop, list, room)
+    }
+
     func roomList(_ session: Session) async throws -> RoomList {
         try await current(loop(session))
     }
