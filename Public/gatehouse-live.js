@@ -55,6 +55,24 @@
       return count > 0 ? "(" + count + ") " + bare : bare;
     },
 
+    // What the Chats page does on load with pushes: the gateway pushes to this browser (`keep`: a subscription the
+    // browser lost is forgotten by the gateway at its first push), or the browser holds a subscription the gateway
+    // does not know (a session before this one's: `unsubscribe`), or neither.
+    pushStep: function (gatewayOn, browserHas) {
+      if (gatewayOn) { return "keep"; }
+      return browserHas ? "unsubscribe" : "none";
+    },
+
+    // The gateway's key (base64url) as the bytes `pushManager.subscribe` takes.
+    keyBytes: function (text) {
+      var base64 = text.replace(/-/g, "+").replace(/_/g, "/");
+      while (base64.length % 4) { base64 += "="; }
+      var binary = typeof atob === "function" ? atob(base64) : Buffer.from(base64, "base64").toString("binary");
+      var bytes = new Uint8Array(binary.length);
+      for (var index = 0; index < binary.length; index += 1) { bytes[index] = binary.charCodeAt(index); }
+      return bytes;
+    },
+
     // The calls of a `ringing` event that were not ringing before (each told once), and the ids ringing now.
     newCalls: function (known, calls, now) {
       var ringing = calls.filter(function (call) { return call.ends > now; });
@@ -476,5 +494,108 @@
       document.getElementById("notify-settings").open = true;
     });
     refresh();
+  }
+
+  // ---- Pushes with no page open (the Chats page's settings) ------------------------------------------------------
+
+  // The browser subscribes with the gateway's key (the permission to notify asked first, from the member's click),
+  // through the push worker, registered with a scope of its own; the gateway is given the subscription with this
+  // page's token and sets the member's pusher at the homeserver. Turning it off undoes both.
+  var pushBox = document.getElementById("notify-push-settings");
+  var pushWorkers = navigator.serviceWorker;
+  if (pushBox && pageToken && window.fetch) {
+    var pushInput = document.getElementById("notify-push"), previewsInput = document.getElementById("notify-previews");
+    var pushError = document.getElementById("notify-push-error");
+    var pushScope = pushBox.getAttribute("data-scope"), pushKey = pushBox.getAttribute("data-key");
+    var pushState = { on: pushBox.getAttribute("data-on") === "1", previews: pushBox.getAttribute("data-previews") === "1" };
+    var showPush = function () {
+      pushInput.checked = pushState.on;
+      previewsInput.checked = pushState.previews;
+      previewsInput.disabled = !pushState.on;
+    };
+    var pushFailed = function (error) {
+      var reason = error && error.message ? error.message : String(error);
+      pushError.textContent = pushBox.getAttribute("data-failed").replace("{reason}", reason);
+      pushError.hidden = false;
+      showPush();
+    };
+    var tellGateway = function (body) {
+      return window.fetch("/chats/push", {
+        method: "POST", credentials: "same-origin", body: JSON.stringify(body),
+        headers: { "Content-Type": "application/json", "Accept": "application/json", "X-Gatehouse-CSRF": pageToken }
+      }).then(function (answer) {
+        return answer.json().catch(function () { return {}; }).then(function (json) {
+          if (!answer.ok) { throw new Error(json.message || json.error || String(answer.status)); }
+          pushState = { on: !!json.push, previews: !!json.previews };
+          pushError.hidden = true;
+          showPush();
+        });
+      });
+    };
+    var held = function () {
+      return pushWorkers.getRegistration(pushScope).then(function (registration) {
+        return registration ? registration.pushManager.getSubscription() : null;
+      });
+    };
+    // The worker, once active (a subscription needs one).
+    var pushRegistration = function () {
+      return pushWorkers.register(pushBox.getAttribute("data-worker"), { scope: pushScope }).then(function (registration) {
+        return new Promise(function (resolve) {
+          var pending = registration.installing || registration.waiting;
+          if (registration.active || !pending) { resolve(registration); return; }
+          pending.addEventListener("statechange", function () { if (pending.state === "activated") { resolve(registration); } });
+        });
+      });
+    };
+    // A subscription made with another key (the gateway's changed) is replaced.
+    var sameKey = function (subscription) {
+      var key = subscription.options && subscription.options.applicationServerKey;
+      if (!key) { return true; }
+      var mine = model.keyBytes(pushKey), theirs = new Uint8Array(key);
+      return mine.length === theirs.length && mine.every(function (byte, index) { return byte === theirs[index]; });
+    };
+    var subscribe = function (registration) {
+      return registration.pushManager.getSubscription().then(function (subscription) {
+        if (subscription && sameKey(subscription)) { return subscription; }
+        return Promise.resolve(subscription && subscription.unsubscribe()).then(function () {
+          // A push service out of reach leaves the browser waiting: said after a while rather than never.
+          var timeout = new Promise(function (resolve, reject) {
+            window.setTimeout(function () { reject(new Error(pushBox.getAttribute("data-timeout"))); }, 20000);
+          });
+          return Promise.race([registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: model.keyBytes(pushKey) }), timeout]);
+        });
+      });
+    };
+    var turnOn = function () {
+      var asked = NotificationAPI.permission === "granted" ? "granted" : NotificationAPI.requestPermission();
+      return Promise.resolve(asked).then(function (permission) {
+        if (panel) { refresh(); }
+        if (permission !== "granted") { throw new Error(pushBox.getAttribute("data-blocked")); }
+        return pushRegistration();
+      }).then(subscribe).then(function (subscription) {
+        return tellGateway({ subscription: subscription.toJSON(), previews: pushState.previews });
+      });
+    };
+    var turnOff = function () {
+      return tellGateway({ off: true }).then(held).then(function (subscription) { return subscription && subscription.unsubscribe(); });
+    };
+    if (!pushWorkers || !window.PushManager || !NotificationAPI || !pushScope) {
+      document.getElementById("notify-push-unsupported").hidden = false;
+      pushInput.disabled = true;
+      previewsInput.disabled = true;
+    } else {
+      pushInput.addEventListener("change", function () {
+        pushError.hidden = true;
+        (pushInput.checked ? turnOn() : turnOff()).catch(pushFailed);
+      });
+      previewsInput.addEventListener("change", function () {
+        tellGateway({ previews: previewsInput.checked }).catch(pushFailed);
+      });
+      held().then(function (subscription) {
+        if (model.pushStep(pushState.on, !!subscription) === "unsubscribe") { return subscription.unsubscribe(); }
+      }).catch(function () { /* nothing held here */ });
+      showPush();
+    }
+    pushBox.hidden = false;
   }
 })();

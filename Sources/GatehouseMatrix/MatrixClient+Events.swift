@@ -162,6 +162,28 @@ extension MatrixClient {
     }
 }
 
+extension MatrixClient {
+    /// The gateway's app id among the member's pushers.
+    public static let pusherAppID = "org.gatehouse.web"
+
+    /// Points a pusher of the member's at the gateway's push gateway (`url`, `…/_matrix/push/v1/notify`): the
+    /// homeserver posts each notifying event there under `pushKey`. The same key again replaces the pusher.
+    public func setPusher(_ credentials: MatrixCredentials, pushKey: String, url: String, deviceName: String, language: String) async throws(MatrixError) {
+        let body: JSONValue = .object([
+            "kind": .string("http"), "app_id": .string(Self.pusherAppID), "pushkey": .string(pushKey), "app_display_name": .string("Gatehouse"),
+            "device_display_name": .string(deviceName), "lang": .string(language), "append": .bool(false),
+            "data": .object(["url": .string(url)]),
+        ])
+        _ = try await call(.POST, "/_matrix/client/v3/pushers/set", as: credentials, json: body)
+    }
+
+    /// Removes the member's pusher of `pushKey` (none is no error: the homeserver removes it quietly too).
+    public func removePusher(_ credentials: MatrixCredentials, pushKey: String) async throws(MatrixError) {
+        let body: JSONValue = .object(["kind": .null, "app_id": .string(Self.pusherAppID), "pushkey": .string(pushKey)])
+        _ = try await call(.POST, "/_matrix/client/v3/pushers/set", as: credentials, json: body)
+    }
+}
+
 /// A TURN server's addresses and the credentials a member's browser uses with it.
 public struct TurnServer: Sendable, Equatable {
     public var uris: [String]

@@ -129,7 +129,7 @@ def test_members_are_told_of_messages_and_calls_on_any_gateway_page(tmp_path, ho
         bob_browser.get(gw.url + "/chats")
         settings = bob_browser.find_element(By.ID, "notify-settings")
         settings.find_element(By.TAG_NAME, "summary").click()
-        assert all(box.is_selected() for box in settings.find_elements(By.CSS_SELECTOR, "input[type=checkbox]"))
+        assert all(box.is_selected() for box in settings.find_elements(By.CSS_SELECTOR, "input[data-setting]"))
         assert not bob_browser.find_element(By.ID, "notify-ask").is_displayed()
         sent = time.monotonic()
         write(alice_browser, "Ping")

@@ -64,6 +64,8 @@ extension GatehouseApplication {
         BackChannelLogoutController(
             providers: foundation.providers, sessions: stores.sessions, logoutTokens: stores.logoutTokens, events: foundation.events
         ).addRoutes(to: router)
+        let push = gateway.push.map { PushController(push: $0, languages: renderer.languages) }
+        push?.addGatewayRoute(to: router)
 
         // The gateway's own routes only (an unknown path stays a 404, which the stray-path middleware may send on).
         let withSession = router.group().add(middleware: GatewayPageIsolationMiddleware()).add(
@@ -94,7 +96,8 @@ extension GatehouseApplication {
             let chat = ChatFeature(
                 chats: chats, portal: portal, registrations: stores.registrations, renderer: renderer, publicOrigin: configuration.publicOrigin,
                 draining: foundation.draining, features: configuration.features, links: { [catalog = gateway.catalog] in catalog.messageLink($0) })
-            ChatController(chat: chat, live: live).addRoutes(to: signedIn)
+            ChatController(chat: chat, live: live, push: gateway.push).addRoutes(to: signedIn)
+            push?.addRoutes(to: chat.routes(.chats, on: signedIn).actions)
             ChatSearchController(chat: chat).addRoutes(to: signedIn)
             let settings = configuration.registration.chat
             CallController(chat: chat, live: live, signalling: CallSignalling(networks: settings.callNetworks), relayOnly: settings.callsRelayOnly)

@@ -34,6 +34,8 @@ final class Gateway: Sendable {
     let frame: FrameController
     /// The ring every page of a member's hears, when the gateway serves its own chat.
     let live: LiveFeed?
+    /// Web Push to members' browsers with no gateway page open (`chat.push.enabled`), when the gateway serves its chat.
+    let push: ChatPush?
     let webSockets: WebSocketProxy
     /// The sender `registration.code_sender.kind` names (validation made sure there is one outside development).
     let codeSender: any CodeSender
@@ -93,6 +95,9 @@ final class Gateway: Sendable {
             LiveFeed(chats: $0, features: configuration.features, renderer: renderer, publicOrigin: configuration.publicOrigin, draining: foundation.draining)
         }
         self.live = live
+        push = foundation.chats.flatMap { chats in
+            Self.push(chats: chats, configuration: configuration, foundation: foundation, languages: renderer.languages)
+        }
         hostMounts = HostMountController(
             catalog: catalog, proxy: self.proxy, store: stores.hostMounts, resolver: resolver, frame: frame,
             keptForms: keptForms,
@@ -125,5 +130,19 @@ final class Gateway: Sendable {
     static func origin(_ url: URL) -> String? {
         guard let scheme = url.scheme, let host = url.host else { return nil }
         return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The gateway's Web Push: its VAPID key and its push keys' key derived from the storage's sealing key (the same
+    /// on every replica; after a key change browsers subscribe again at the member's next visit to Chats).
+    static func push(chats: ChatSessions, configuration: GatehouseConfiguration, foundation: GatewayFoundation, languages: Languages) -> ChatPush? {
+        let settings = configuration.registration.chat.push
+        guard settings.enabled else { return nil }
+        let keyring = foundation.stores.keyring
+        let vapid = VAPID(keyMaterial: keyring.derivedKey("gatehouse web push vapid"), subject: settings.contact ?? configuration.publicOrigin)
+        return ChatPush(
+            chats: chats, sessions: foundation.stores.sessions,
+            sender: WebPushSender(http: foundation.http, vapid: vapid, services: settings.services, timeout: .seconds(10)), streams: chats.streams,
+            languages: languages, publicOrigin: configuration.publicOrigin, gatewayURL: settings.gatewayURL ?? configuration.publicOrigin + Paths.pushGateway,
+            keyMaterial: keyring.derivedKey("gatehouse web push keys"), logger: foundation.logger)
     }
 }

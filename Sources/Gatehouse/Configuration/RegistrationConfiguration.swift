@@ -74,6 +74,8 @@ public struct ChatConfiguration: Sendable {
     public var callsRelayOnly = false
     /// How long a story is shown before the gateway deletes it (`chat.stories.lifetime_hours`).
     public var storyLifetime: TimeInterval = 24 * 3600
+    /// Web Push to members' browsers when no gateway page is open (`chat.push.*`).
+    public var push = PushConfiguration()
 
     /// Whether the gateway holds members' Matrix sessions and serves its own chat.
     public var servesChat: Bool { backend == .synapse && homeserverURL != nil && serverName != nil && jwtSecret != nil }
@@ -94,6 +96,21 @@ public struct ChatConfiguration: Sendable {
         self.timeoutSeconds = timeoutSeconds
         self.tls = tls
     }
+}
+
+/// Web Push (`chat.push.*`): whether members may turn it on, where the homeserver reaches the gateway's push
+/// gateway, the push services the gateway may send to, and whom those services may contact.
+public struct PushConfiguration: Sendable {
+    /// `chat.push.enabled`.
+    public var enabled = true
+    /// `chat.push.gateway_url`: the push gateway as the homeserver reaches it (`nil`: on the public origin).
+    public var gatewayURL: String?
+    /// `chat.push.services`: the browsers' own push services unless the operator names others.
+    public var services = PushServices(PushServices.browsers) ?? PushServices([])!
+    /// `chat.push.contact`: the VAPID `sub` (a `mailto:` or `https:` URL; `nil`: the public origin).
+    public var contact: String?
+
+    public init() {}
 }
 
 /// The upgrade flow (product §5).

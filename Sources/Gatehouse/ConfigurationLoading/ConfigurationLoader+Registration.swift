@@ -88,6 +88,7 @@ extension ConfigurationLoader {
         }
         chat.callsRelayOnly = reader.bool("chat.calls.relay_only", default: false)
         chat.storyLifetime = TimeInterval(reader.int("chat.stories.lifetime_hours", default: 24, range: 1...168) * 3600)
+        chat.push = readPush(&reader)
         if let secret = chat.jwtSecret, secret.utf8.count < 32 {
             reader.report("chat.jwt_secret_file", "must hold at least 32 characters (the homeserver's jwt_config secret), got \(secret.utf8.count)")
         }
@@ -114,6 +115,35 @@ extension ConfigurationLoader {
             reader.report("chat.auth_provider", "must be the idp_id of the homeserver's OIDC provider entry (letters, digits, . _ ~ -)")
         }
         return chat
+    }
+
+    /// `chat.push.*`: the push gateway's URL must have the path the homeserver insists on; the services are origins.
+    func readPush(_ reader: inout ConfigurationReader) -> PushConfiguration {
+        var push = PushConfiguration()
+        push.enabled = reader.bool("chat.push.enabled", default: true)
+        if let text = reader.optionalString("chat.push.gateway_url") {
+            if let url = URLComponents(string: text), ["http", "https"].contains(url.scheme?.lowercased()), url.host?.isEmpty == false,
+                url.path == Paths.pushGateway, url.query == nil
+            {
+                push.gatewayURL = text
+            } else {
+                reader.report("chat.push.gateway_url", "must be the gateway's URL as the homeserver reaches it, ending in \(Paths.pushGateway), got \"\(text)\"")
+            }
+        }
+        let services = reader.stringList("chat.push.services", default: PushServices.browsers)
+        if let parsed = PushServices(services) {
+            push.services = parsed
+        } else {
+            reader.report("chat.push.services", "must be origins (https://fcm.googleapis.com, https://*.notify.windows.com), got \(services)")
+        }
+        if let contact = reader.optionalString("chat.push.contact") {
+            if contact.hasPrefix("mailto:") || contact.hasPrefix("https://") {
+                push.contact = contact
+            } else {
+                reader.report("chat.push.contact", "must be a mailto: or https: URL, got \"\(contact)\"")
+            }
+        }
+        return push
     }
 
     /// `<prefix>.url`, `.authorization_header`, `.authorization` (a secret) and `.timeout_seconds`; `nil` without a URL.

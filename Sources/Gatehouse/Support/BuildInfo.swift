@@ -9,7 +9,7 @@ public struct BuildInfo: Sendable, Equatable {
     public let built: String
 
     /// The product's version: raised with each entry of `CHANGELOG.md`.
-    public static let version = "0.15.0"
+    public static let version = "0.16.0"
 
     private static let recorded = NIOLockedValueBox(BuildInfo(version: version, commit: "unknown", built: "unknown"))
 

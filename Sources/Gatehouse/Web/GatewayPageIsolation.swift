@@ -42,7 +42,7 @@ enum GatewayPageIsolation {
     /// posted by a script carries the session's token in its body as every form does).
     static let scriptedPaths: Set<String> = [
         Paths.upgradeUsernameCheck, Paths.chatHistory, Paths.chatEvents, Paths.chatNotice, Paths.chatSend, Paths.chatEdit, Paths.chatDelete, Paths.chatRead,
-        Paths.chatReact, Paths.chatTyping, Paths.chatManage, Paths.callServers, Paths.callSignal, Paths.callEvents, Paths.storySeen,
+        Paths.chatReact, Paths.chatTyping, Paths.chatManage, Paths.chatPush, Paths.callServers, Paths.callSignal, Paths.callEvents, Paths.storySeen,
     ]
 
     /// Whether `path` is one of the gateway's own pages or answers, as opposed to an app's, a static file or an

@@ -33,9 +33,11 @@ struct SealedColumn: Sendable {
     static let keptForms = SealedColumn(table: "kept_forms", key: "id_hash", column: "body", kind: .sealed)
     static let memberNames = SealedColumn(table: "members", key: "account", column: "name", kind: .sealed)
     static let matrixTokens = SealedColumn(table: "matrix_devices", key: "session_id", column: "access_token", kind: .sealed)
+    static let pushSubscriptions = SealedColumn(table: "matrix_devices", key: "session_id", column: "push", kind: .sealed)
 
     static let all = [
         sessions, jars, loginAttempts, flows, phoneNumbers, displayNames, assertionKeys, sentPhoneNumbers, keptForms, memberNames, matrixTokens,
+        pushSubscriptions,
     ]
 
     func seal(_ plaintext: String, key: String, with keyring: StorageKeyring) throws -> String {

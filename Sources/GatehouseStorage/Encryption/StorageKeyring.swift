@@ -102,6 +102,12 @@ public struct StorageKeyring: Sendable {
 
     /// The text a looked-up value is stored as: equal values give equal text, and the text does not give the value
     /// back (a phone number's few digits cannot be tried one by one without the key).
+    /// 32 bytes for another use of the gateway's (`label` names it: the Web Push key), derived from the sealing key:
+    /// the same on every replica, and another after a key change.
+    public func derivedKey(_ label: String) -> Data {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: keys[0].key, info: Data(label.utf8), outputByteCount: Self.keyBytes).withUnsafeBytes { Data($0) }
+    }
+
     public func lookupHash(_ value: String) -> String {
         Self.lookupPrefix + Data(HMAC<SHA256>.authenticationCode(for: Data(value.utf8), using: lookupKey)).base64EncodedString()
     }

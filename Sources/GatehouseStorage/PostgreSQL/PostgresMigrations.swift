@@ -231,5 +231,10 @@ extension PostgresDatabase {
                 created_at timestamptz NOT NULL)
             """
         ],
+        // A browser's push subscription, kept with its session's device (`StoredPush`).
+        [
+            "ALTER TABLE matrix_devices ADD COLUMN push_key text, ADD COLUMN push text",
+            "CREATE UNIQUE INDEX matrix_devices_push_key ON matrix_devices(push_key)",
+        ],
     ]
 }

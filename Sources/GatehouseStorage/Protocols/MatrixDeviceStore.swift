@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// The Matrix devices the gateway holds for its sessions, one per gateway session (whichever replica made it), the
 /// access token sealed. A device outlives its session only until the gateway logs it out: the rows whose session is
@@ -15,6 +16,28 @@ public protocol MatrixDeviceStore: Sendable {
     func all(limit: Int) async throws -> [StoredMatrixDevice]
     /// Forgets the session's device `deviceID` (a newer device of the session, made meanwhile, stays).
     func delete(sessionID: String, deviceID: String) async throws
+    /// Keeps the browser's push subscription with the session's device `deviceID` (`nil`: forgets it); `false` when
+    /// that device is no longer held.
+    func setPush(sessionID: String, deviceID: String, _ push: StoredPush?) async throws -> Bool
+    /// The device whose push subscription has the key (`StoredPush.keyHash`), for the homeserver's pushes.
+    func device(pushKeyHash: String) async throws -> StoredMatrixDevice?
+}
+
+/// A browser's push subscription, kept with the Matrix device of its gateway session (and so ended with it): the
+/// key the homeserver's pusher names (only its hash is stored), the subscription (sealed), whether the member
+/// allows the message's text in what is pushed, and the language of what is pushed (the member's at subscribing).
+public struct StoredPush: Sendable, Equatable, Codable {
+    public var keyHash: String
+    public var subscription: WebPush.Subscription
+    public var previews: Bool
+    public var language: String
+
+    public init(keyHash: String, subscription: WebPush.Subscription, previews: Bool, language: String) {
+        self.keyHash = keyHash
+        self.subscription = subscription
+        self.previews = previews
+        self.language = language
+    }
 }
 
 public struct StoredMatrixDevice: Sendable, Equatable {
@@ -25,13 +48,16 @@ public struct StoredMatrixDevice: Sendable, Equatable {
     public var deviceID: String
     public var accessToken: String
     public var createdAt: Date
+    /// The browser's push subscription, when the member turned pushes on in this session.
+    public var push: StoredPush?
 
-    public init(sessionID: String, sub: String, userID: String, deviceID: String, accessToken: String, createdAt: Date) {
+    public init(sessionID: String, sub: String, userID: String, deviceID: String, accessToken: String, createdAt: Date, push: StoredPush? = nil) {
         self.sessionID = sessionID
         self.sub = sub
         self.userID = userID
         self.deviceID = deviceID
         self.accessToken = accessToken
         self.createdAt = createdAt
+        self.push = push
     }
 }

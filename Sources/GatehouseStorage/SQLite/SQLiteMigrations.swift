@@ -186,6 +186,12 @@ extension SQLiteDatabase {
             created_at REAL NOT NULL
         );
         """,
+        // A browser's push subscription, kept with its session's device (`StoredPush`).
+        """
+        ALTER TABLE matrix_devices ADD COLUMN push_key TEXT;
+        ALTER TABLE matrix_devices ADD COLUMN push TEXT;
+        CREATE UNIQUE INDEX matrix_devices_push_key ON matrix_devices(push_key);
+        """,
     ]
 
     /// The statements of one migration: split at `;`, except inside a trigger's `BEGIN … END`.

@@ -68,11 +68,13 @@ import Testing
     }
 
     static func directChat<T>(
-        _ synapse: TestSynapse, provider: String, callNetworks: [IPNetwork] = [], _ body: (DirectChat) async throws -> T
+        _ synapse: TestSynapse, provider: String, callNetworks: [IPNetwork] = [], push: PushConfiguration = .init(),
+        _ body: (DirectChat) async throws -> T
     ) async throws -> T {
         var chat = synapse.chatWithSessions
         chat.authProvider = provider
         chat.callNetworks = callNetworks
+        chat.push = push
         return try await UpgradeFlowTests.live(configure: { $0.registration.chat = chat }) { gateway in
             let alice = try await Member.signIn(gateway, as: "alice")
             let bob = try await Member.signIn(gateway, as: "bob")

@@ -314,6 +314,19 @@ import Testing
         #expect(problems(#"{"# + base + #","chat":{"admin_token":"in-the-file"}}"#) == ["chat.admin_token"])
         // Without a chat section: today's behaviour, registrations in the gateway's own store.
         #expect(try loader(["g.json": #"{"# + base + "}"]).load(path: "g.json").registration.chat.backend == ChatConfiguration.Backend.none)
+
+        // Web Push: on, to the browsers' services, unless said otherwise; a push gateway at another path (the homeserver
+        // refuses it), a service that is no origin, and a contact that is neither mailto: nor https: are each refused.
+        #expect(chat.push.enabled && chat.push.gatewayURL == nil && chat.push.services == PushServices(PushServices.browsers))
+        let push = try loader([
+            "g.json": #"{"# + base
+                + #","chat":{"push":{"enabled":false,"gateway_url":"http://10.0.0.5:8080/_matrix/push/v1/notify","services":["https://push.example.org"],"contact":"mailto:ops@example.org"}}}"#
+        ]).load(path: "g.json").registration.chat.push
+        #expect(!push.enabled && push.gatewayURL == "http://10.0.0.5:8080/_matrix/push/v1/notify" && push.contact == "mailto:ops@example.org")
+        #expect(push.services.allowed("https://push.example.org/x") != nil && push.services.allowed("https://fcm.googleapis.com/x") == nil)
+        #expect(
+            problems(#"{"# + base + #","chat":{"push":{"gateway_url":"https://gw.example.org/notify","services":["https://push.example.org/path"],"contact":"ops"}}}"#)
+                == ["chat.push.gateway_url", "chat.push.services", "chat.push.contact"])
     }
 
     @Test func theLogSenderIsForDevelopmentOnly() {

@@ -289,4 +289,27 @@ import Testing
             #expect(try await stores.jars.load(sessionID: session.id)?.cookies.count == 40)
         }
     }
+
+    /// A browser's push subscription is kept with its session's device, sealed, found by its key's hash alone, and
+    /// gone with the device; one for a device no longer held is not kept.
+    @Test(arguments: StoreBackend.allCases) func aPushSubscriptionLivesAndEndsWithItsDevice(backend: StoreBackend) async throws {
+        try await backend.withStores { stores in
+            let device = StoredMatrixDevice(
+                sessionID: "s1", sub: "ann", userID: "@ann:chat.test", deviceID: "D1", accessToken: "token", createdAt: Date(timeIntervalSince1970: 1_000))
+            #expect(try await stores.matrixDevices.insert(device))
+            let subscription = WebPush.Subscription(endpoint: "https://push.example/1", p256dh: Data(repeating: 4, count: 65), auth: Data(count: 16))
+            let push = StoredPush(keyHash: "hash-1", subscription: subscription, previews: true, language: "de")
+            #expect(try await !stores.matrixDevices.setPush(sessionID: "s1", deviceID: "D0", push))
+            #expect(try await stores.matrixDevices.setPush(sessionID: "s1", deviceID: "D1", push))
+            #expect(try await stores.matrixDevices.device(pushKeyHash: "hash-1")?.push == push)
+            #expect(try await stores.matrixDevices.device(sessionID: "s1")?.push == push)
+            #expect(try await stores.matrixDevices.device(pushKeyHash: "hash-2") == nil)
+            #expect(try await stores.matrixDevices.setPush(sessionID: "s1", deviceID: "D1", nil))
+            #expect(try await stores.matrixDevices.device(pushKeyHash: "hash-1") == nil)
+            #expect(try await stores.matrixDevices.device(sessionID: "s1")?.push == nil)
+            _ = try await stores.matrixDevices.setPush(sessionID: "s1", deviceID: "D1", push)
+            try await stores.matrixDevices.delete(sessionID: "s1", deviceID: "D1")
+            #expect(try await stores.matrixDevices.device(pushKeyHash: "hash-1") == nil)
+        }
+    }
 }

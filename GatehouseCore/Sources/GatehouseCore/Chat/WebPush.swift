@@ -54,16 +54,11 @@ public enum WebPush {
         guard plaintext.count <= maximumPlaintext else { throw Failure.tooLarge(plaintext.count) }
         guard let browserKey = try? P256.KeyAgreement.PublicKey(x963Representation: subscription.p256dh) else { throw Failure.invalidKey }
         let serverPublic = serverKey.publicKey.x963Representation
-        let shared = try serverKey.sharedSecretFromKeyAgreement(with: browserKey)
-        // RFC 8291 §3.3: the input key from the shared secret, under the browser's secret and both public keys.
-        let keyInfo = Data("WebPush: info".utf8) + [0] + subscription.p256dh + serverPublic
-        let inputKey = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: subscription.auth, sharedInfo: keyInfo, outputByteCount: 32)
-        // RFC 8188 §2.2–2.3: the content key and the nonce, under the message's salt.
-        let contentKey = HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: inputKey, salt: salt, info: Data("Content-Encoding: aes128gcm".utf8) + [0], outputByteCount: 16)
-        let nonce = HKDF<SHA256>.deriveKey(inputKeyMaterial: inputKey, salt: salt, info: Data("Content-Encoding: nonce".utf8) + [0], outputByteCount: 12)
+        let (contentKey, nonce) = try keys(
+            shared: serverKey.sharedSecretFromKeyAgreement(with: browserKey), browserKey: subscription.p256dh, serverKey: serverPublic,
+            auth: subscription.auth, salt: salt)
         // The last (and only) record ends with the delimiter 2 and no padding.
-        let sealed = try AES.GCM.seal(plaintext + [2], using: contentKey, nonce: AES.GCM.Nonce(data: nonce.withUnsafeBytes { Data($0) }))
+        let sealed = try AES.GCM.seal(plaintext + [2], using: contentKey, nonce: nonce)
         var body = salt
         withUnsafeBytes(of: UInt32(recordSize).bigEndian) { body.append(contentsOf: $0) }
         body.append(UInt8(serverPublic.count))
@@ -73,8 +68,35 @@ public enum WebPush {
         return body
     }
 
+    /// What the browser does with a body: the message, opened with the subscription's private key and secret (for
+    /// tests, and for a push service stand-in); `nil` when it does not open.
+    public static func decrypt(_ body: Data, key: P256.KeyAgreement.PrivateKey, auth: Data) -> Data? {
+        let bytes = [UInt8](body)
+        guard bytes.count > 21, bytes.count >= 21 + Int(bytes[20]) + 17 else { return nil }
+        let salt = Data(bytes[0..<16]), serverKey = Data(bytes[21..<21 + Int(bytes[20])]), record = Data(bytes[(21 + Int(bytes[20]))...])
+        guard let server = try? P256.KeyAgreement.PublicKey(x963Representation: serverKey), let shared = try? key.sharedSecretFromKeyAgreement(with: server),
+            let (contentKey, nonce) = try? keys(shared: shared, browserKey: key.publicKey.x963Representation, serverKey: serverKey, auth: auth, salt: salt),
+            let box = try? AES.GCM.SealedBox(nonce: nonce, ciphertext: record.dropLast(16), tag: record.suffix(16)),
+            let opened = try? AES.GCM.open(box, using: contentKey), opened.last == 2
+        else { return nil }
+        return opened.dropLast()
+    }
+
+    /// RFC 8291 §3.3–3.4: the input key from the shared secret under the browser's secret and both public keys, then
+    /// (RFC 8188 §2.2–2.3) the content key and the nonce under the message's salt.
+    static func keys(shared: SharedSecret, browserKey: Data, serverKey: Data, auth: Data, salt: Data) throws -> (SymmetricKey, AES.GCM.Nonce) {
+        let keyInfo = Data("WebPush: info".utf8) + [0] + browserKey + serverKey
+        let inputKey = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: auth, sharedInfo: keyInfo, outputByteCount: 32)
+        let contentKey = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: inputKey, salt: salt, info: Data("Content-Encoding: aes128gcm".utf8) + [0], outputByteCount: 16)
+        let nonce = HKDF<SHA256>.deriveKey(inputKeyMaterial: inputKey, salt: salt, info: Data("Content-Encoding: nonce".utf8) + [0], outputByteCount: 12)
+        return (contentKey, try AES.GCM.Nonce(data: nonce.withUnsafeBytes { Data($0) }))
+    }
+
     public static func randomBytes(_ count: Int) -> Data {
-        Data((0..<count).map { _ in UInt8.random(in: .min ... .max) })
+        var data = Data(count: count)
+        data.withUnsafeMutableBytes { SecureRandom.fill($0) }
+        return data
     }
 }
 

@@ -99,6 +99,14 @@ public enum Paths {
     public static let chatManage = chats + "/manage"
     /// Search: chats, people and messages (`q`; `room` for one room's messages, `next` for more).
     public static let chatSearch = chats + "/search"
+    /// The browser's push subscription for when no gateway page is open (JSON from the Chats page's script).
+    public static let chatPush = chats + "/push"
+    /// The Matrix push gateway API the homeserver's pusher for each member posts to (`PushGatewayController`).
+    public static let pushGateway = "/_matrix/push/v1/notify"
+    /// The service worker that shows what is pushed (a fixed name: its registration is kept across builds).
+    public static let pushWorker = "/static/gatehouse-push.js"
+    /// The push worker's scope: a path of no page, so that it controls none.
+    public static let pushWorkerScope = "/static/push/"
     // The gateway's own calls (`CallController`): a call's page by query (`?room=` to call, `?id=` to answer).
     public static let callStart = calls + "/start"
     public static let callPage = calls + "/call"

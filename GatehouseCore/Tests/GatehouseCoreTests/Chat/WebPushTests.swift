@@ -4,8 +4,8 @@ import Testing
 
 @testable import GatehouseCore
 
-/// Web Push as the RFCs give it: RFC 8291's worked example byte for byte (the e2e stand-in push service opens the
-/// gateway's own messages with the browser's keys), the VAPID token the push service checks, and the push services' allowlist with hostile endpoints.
+/// Web Push as the RFCs give it: RFC 8291's worked example byte for byte, a message the browser's key opens and no
+/// other does, the VAPID token the push service checks, and the push services' allowlist with hostile endpoints.
 @Suite struct WebPushTests {
     static func bytes(_ text: String) throws -> Data { try #require(Base64URL.decode(text)) }
 
@@ -38,6 +38,15 @@ import Testing
         #expect(first.prefix(16) != second.prefix(16))
         #expect(first.count == 86 + 5 + 1 + 16)
         #expect(Array(first[16..<21]) == [0, 0, 16, 0, 65])
+        // The browser's key opens each; another key, or a body changed by one bit, opens none.
+        #expect(WebPush.decrypt(first, key: browser, auth: subscription.auth) == Data("hello".utf8))
+        #expect(WebPush.decrypt(second, key: browser, auth: subscription.auth) == Data("hello".utf8))
+        #expect(WebPush.decrypt(first, key: P256.KeyAgreement.PrivateKey(), auth: subscription.auth) == nil)
+        #expect(WebPush.decrypt(first, key: browser, auth: WebPush.randomBytes(16)) == nil)
+        var flipped = first
+        flipped[flipped.count - 20] ^= 1
+        #expect(WebPush.decrypt(flipped, key: browser, auth: subscription.auth) == nil)
+        #expect(WebPush.decrypt(first.prefix(40), key: browser, auth: subscription.auth) == nil)
     }
 
     @Test func aMessageTooLongForOneRecordIsRefused() throws {

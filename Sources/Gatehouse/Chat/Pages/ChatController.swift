@@ -12,6 +12,8 @@ struct ChatController: Sendable {
     let chat: ChatFeature
     /// What every page of the member's hears (`Paths.live`).
     let live: LiveFeed
+    /// Web Push, when the gateway sends it: the Chats page offers it.
+    let push: ChatPush?
 
     var chats: ChatSessions { chat.chats }
     var portal: any FeatureChrome { chat.portal }
@@ -46,6 +48,11 @@ struct ChatController: Sendable {
     /// The room list: invites first, then the rooms by their latest message.
     func list(_ request: Request, _ context: SignedInRequestContext) async throws -> Response {
         let rooms = try await chat.roomList(context.session)
+        // Pushes with no page open: the key the browser subscribes with, and what holds for this session now.
+        let kept = try await push?.current(context.session)
+        let pushValues: [String: Any]? = push.map {
+            ["key": $0.vapid.publicKey, "on": kept != nil, "previews": kept?.previews == true, "worker": Paths.pushWorker, "scope": Paths.pushWorkerScope]
+        }
         let strings = renderer.strings
         let title = strings["feature_chats_title"]
         return try renderer.page(
@@ -55,6 +62,7 @@ struct ChatController: Sendable {
                 values["hasRooms"] = !rooms.rooms.isEmpty
                 values["chatData"] = ChatViews.pageData(room: nil, strings: strings)
                 values["notice"] = Self.notice(request, strings: strings)
+                values["push"] = pushValues
             })
     }
 

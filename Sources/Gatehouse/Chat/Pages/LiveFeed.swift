@@ -19,7 +19,7 @@ struct LiveFeed: Sendable {
     let renderer: PageRenderer
     let publicOrigin: String
     let draining: Draining
-    let streams = LiveStreams()
+    var streams: LiveStreams { chats.streams }
 
     /// Whether the member may call: registered with a chat account, and both Chats and Calls theirs.
     func mayCall(_ session: Session) -> Bool { ChatFeature.allows(.calls, session, chats: chats, features: features) }
@@ -39,8 +39,9 @@ struct LiveFeed: Sendable {
         let told = NIOLockedValueBox(rooms.unreadTotal)
         var first = LiveStream.event("unread", ["unread": rooms.unreadTotal])
         if ringing { first += CallViews.ringing(rooms, party: party, base: base, strings: strings) }
-        return await LiveStream.response(loop: loop, draining: draining, first: first, ended: { [streams] in streams.close(ticket) }) {
-            [streams] changes, list in
+        return await LiveStream.response(
+            loop: loop, draining: draining, first: first, ended: { [streams] in streams.close(ticket) }, poked: { streams.setPoke(ticket, $0) }
+        ) { [streams] changes, list in
             RequestLanguage.$current.withValue(language) {
                 var text = ""
                 let unread = list.unreadTotal
@@ -75,48 +76,5 @@ struct LiveFeed: Sendable {
             _ = try await chats.matrix(loop).send(room: call.room, type: "m.call.reject", content: content, transactionID: RandomToken.make())
         }
         return try JSONResponse.make(["declined": callID])
-    }
-}
-
-/// The live streams open on this replica, per session, and which of a session's notifies: the newest on the
-/// gateway's host, else the newest of all.
-final class LiveStreams: Sendable {
-    struct Ticket: Sendable, Hashable {
-        let session: String
-        let number: Int
-    }
-
-    private struct Open {
-        var onGateway: [Int: Bool] = [:]
-        var next = 0
-    }
-
-    private let open = NIOLockedValueBox<[String: Open]>([:])
-
-    func open(session: String, onGateway: Bool) -> Ticket {
-        open.withLockedValue { open in
-            var streams = open[session] ?? Open()
-            let number = streams.next
-            streams.next += 1
-            streams.onGateway[number] = onGateway
-            open[session] = streams
-            return Ticket(session: session, number: number)
-        }
-    }
-
-    func close(_ ticket: Ticket) {
-        open.withLockedValue { open in
-            open[ticket.session]?.onGateway.removeValue(forKey: ticket.number)
-            if open[ticket.session]?.onGateway.isEmpty == true { open.removeValue(forKey: ticket.session) }
-        }
-    }
-
-    /// Whether the stream of `ticket` is the one of its session that notifies.
-    func notifies(_ ticket: Ticket) -> Bool {
-        open.withLockedValue { open in
-            guard let streams = open[ticket.session]?.onGateway else { return false }
-            let chosen = streams.filter(\.value).keys.max() ?? streams.keys.max()
-            return chosen == ticket.number
-        }
     }
 }

@@ -21,6 +21,8 @@ public final class ChatSessions: Sendable {
     let logger: Logger
     /// Each session's sync loop on this replica.
     private let loops = NIOLockedValueBox<[String: SyncLoop]>([:])
+    /// The pages' live streams open on this replica (`LiveFeed`), by session.
+    let streams = LiveStreams()
     /// Logins under way on this replica, so that two pages at once make one device.
     private let logins = NIOLockedValueBox<[String: Task<MatrixCredentials, any Error>]>([:])
 
