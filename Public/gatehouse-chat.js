@@ -191,8 +191,10 @@
     return item;
   }
 
+  // A line sent again keeps its transaction id: if the first try did reach the homeserver (an answer lost on a slow
+  // link), the homeserver takes the second as the same message, never as a second one.
   function send(body, existing, replyTo, mentions) {
-    var txn = "g" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
+    var txn = (existing && existing.getAttribute("data-txn")) || "g" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
     var item = existing || pendingLine(body);
     item.classList.add("pending");
     item.classList.remove("failed");
@@ -603,6 +605,11 @@
 
   // MARK: live
 
+  // The homeserver answers again (or the gateway's stream came back): what could not be sent meanwhile is sent.
+  function sendFailedAgain() {
+    Array.prototype.forEach.call(document.querySelectorAll("#timeline li.failed .status button"), function (retry) { retry.click(); });
+  }
+
   // The session's device may end under the page: the gateway session ended (the stream cannot be had again), or
   // the device was logged out from another client (the gateway makes a new one, so one new stream carries on).
   function listen(again) {
@@ -616,7 +623,17 @@
       if (window.gatehouseToast) { window.gatehouseToast(main.getAttribute("data-ended")); }
       if (composer) { composer.querySelectorAll("textarea, button").forEach(function (control) { control.disabled = true; }); }
     }
-    events.addEventListener("open", function () { opened = true; });
+    events.addEventListener("open", function () {
+      if (opened) { sendFailedAgain(); }
+      opened = true;
+    });
+    // The homeserver stopped answering, or answers again: the page says so, and sends again what failed.
+    events.addEventListener("homeserver", function (event) {
+      var up = JSON.parse(event.data).up;
+      var note = document.getElementById("chat-offline");
+      if (note) { note.hidden = up; }
+      if (up) { sendFailedAgain(); }
+    });
     events.addEventListener("error", function () {
       // Refused (signed out, no longer allowed): the browser gives up on its own; network trouble it retries.
       if (events.readyState === EventSource.CLOSED) { again = again && opened; ended(); }

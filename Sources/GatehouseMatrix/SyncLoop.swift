@@ -6,6 +6,9 @@ public enum ChatUpdate: Sendable {
     case changed(RoomList.Changes, RoomList)
     /// The session's device is gone (logged out elsewhere, or the account deactivated): no more updates.
     case ended
+    /// The homeserver stopped answering (`false`, at the first failure that may pass) or answers again (`true`): the
+    /// pages say so, and send again what they could not send meanwhile.
+    case reachable(Bool)
 }
 
 /// One member session's `/sync` loop and room list: it runs while a page of the session listens (`listen`) or the
@@ -24,6 +27,8 @@ public actor SyncLoop {
     private var catchingUp: Task<Void, any Error>?
     /// When the last answer arrived (a page loaded while the loop runs reads the list as it is).
     private var answeredAt: ContinuousClock.Instant?
+    /// Whether the homeserver's last answer was a failure that may pass (told to listeners as `reachable`).
+    public private(set) var unreachable = false
 
     public init(client: MatrixClient, credentials: MatrixCredentials, wait: Duration = .seconds(25)) {
         self.client = client
@@ -37,6 +42,7 @@ public actor SyncLoop {
         let id = UUID()
         let (stream, continuation) = AsyncStream<ChatUpdate>.makeStream(bufferingPolicy: .bufferingNewest(64))
         listeners[id] = continuation
+        if unreachable { continuation.yield(.reachable(false)) }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             Task { await self.stopListening(id) }
@@ -168,10 +174,18 @@ public actor SyncLoop {
 
     private func answered(_ sync: SyncResponse) {
         apply(sync)
+        if unreachable {
+            unreachable = false
+            publish(.reachable(true))
+        }
         perform(state.handle(.syncAnswered))
     }
 
     private func failed(_ error: MatrixError) {
+        if error.isTransient, !unreachable {
+            unreachable = true
+            publish(.reachable(false))
+        }
         perform(state.handle(.syncFailed(transient: error.isTransient)))
     }
 

@@ -21,7 +21,7 @@ from conftest import ROOT, start_browser, start_gateway
 from test_browser_journey import bar, bar_has, clicked, in_bar, path_of, wait
 from test_chat_homeserver import SERVER_NAME, chat_config, started_homeserver, stop_homeserver
 from test_chats import upgrade
-from test_upgrade_journey import sign_in, submit
+from test_upgrade_journey import register_by_http, sign_in, submit
 
 COTURN = str(ROOT / "scripts" / "coturn")
 MEDIA = ("--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required")
@@ -108,6 +108,19 @@ def direct_chat(alice_browser, bob_browser, gw, bob_name):
     wait(bob_browser, clicked(f'li[data-room="{room}"] button[value="join"]'))
     wait(bob_browser, lambda b: path_of(b).startswith("/chats/room?"))
     return room
+
+
+def members_in_a_direct_chat(alice_browser, bob_browser, gw):
+    """Alice upgraded in her browser, Bob registered, in a direct chat with Alice on its page: their usernames and
+    the room."""
+    alice_name, bob_name = "a" + uuid.uuid4().hex[:8], "b" + uuid.uuid4().hex[:8]
+    sign_in(alice_browser, gw, "alice")
+    upgrade(alice_browser, gw, alice_name, "+15550100001", "Alice Archer")
+    sign_in(bob_browser, gw, "bob")
+    register_by_http(gw, "bob", bob_name, display_name="Bob Baker", phone="+15550100002")
+    room = direct_chat(alice_browser, bob_browser, gw, bob_name)
+    alice_browser.get(gw.url + "/chats/room?id=" + room)
+    return alice_name, bob_name, room
 
 
 def test_two_members_call_by_video_and_by_audio_through_the_gateway(tmp_path, homeserver, turn):

@@ -22,12 +22,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, utils
 from selenium.webdriver.common.by import By
 
 from conftest import start_browser, start_gateway
-from test_calls import direct_chat
+from test_calls import members_in_a_direct_chat
 from test_browser_journey import clicked, path_of, sign_out, wait
 from test_chat_homeserver import SERVER_NAME, admin, chat_config, choose_language
-from test_chats import upgrade, write
+from test_chats import write
 from test_notifications import homeserver  # noqa: F401 (the fixture)
-from test_upgrade_journey import Checker, register_by_http, screenshots, sign_in
+from test_upgrade_journey import Checker, screenshots
 
 
 def b64(data):
@@ -117,16 +117,9 @@ def test_a_member_with_no_page_open_is_pushed_messages_and_calls(tmp_path, homes
     bob_browser = start_browser()
     try:
         bob_browser.execute_cdp_cmd("Browser.grantPermissions", {"origin": gw.url, "permissions": ["notifications"]})
-        alice_name, bob_name = "a" + uuid.uuid4().hex[:8], "b" + uuid.uuid4().hex[:8]
-        bob_id = f"@{bob_name}:{SERVER_NAME}"
-        sign_in(alice_browser, gw, "alice")
-        upgrade(alice_browser, gw, alice_name, "+15550100001", "Alice Archer")
-        sign_in(bob_browser, gw, "bob")
-        register_by_http(gw, "bob", bob_name, display_name="Bob Baker", phone="+15550100002")
-
         # Alice and Bob have a direct chat.
-        room = direct_chat(alice_browser, bob_browser, gw, bob_name)
-        alice_browser.get(gw.url + "/chats/room?id=" + room)
+        _, bob_name, room = members_in_a_direct_chat(alice_browser, bob_browser, gw)
+        bob_id = f"@{bob_name}:{SERVER_NAME}"
 
         # Bob's Chats page offers pushes; his browser's own push service is out of reach here, which the page says.
         bob_browser.get(gw.url + "/chats")

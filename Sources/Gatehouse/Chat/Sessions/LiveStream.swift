@@ -6,8 +6,9 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// An event stream (`text/event-stream`) fed by a session's sync loop while the page listens: what the page is told
-/// of each change (`render`), `ended` when the session's device is gone, a comment every 20 seconds so that proxies
-/// keep it open, and its end when the gateway drains (the page's `EventSource` then reconnects, to another replica).
+/// of each change (`render`), `ended` when the session's device is gone, `homeserver` when the homeserver stops
+/// answering or answers again, a comment every 20 seconds so that proxies keep it open, and its end when the gateway
+/// drains (the page's `EventSource` then reconnects, to another replica).
 /// The chat's pages, the calls' pages and the ring on every page use it.
 enum LiveStream {
     enum Item: Sendable {
@@ -50,6 +51,8 @@ enum LiveStream {
                         case .update(.ended):
                             try await writer.write(ByteBuffer(string: "event: ended\ndata: {}\n\n"))
                             break stream
+                        case .update(.reachable(let up)):
+                            try await writer.write(ByteBuffer(string: event("homeserver", ["up": up])))
                         case .update(.changed(let changes, let list)):
                             if let text = render(changes, list) { try await writer.write(ByteBuffer(string: text)) }
                         }
