@@ -270,6 +270,10 @@ def test_members_see_each_other_type_read_and_react(browser, tmp_path, homeserve
         assert status == 403 and answer["error"] == "chat_not_permitted", answer
         status, answer = post_from_page(alice_browser, "/chats/manage", {"room": direct, "action": "rename", "name": "Ours"})
         assert status == 409 and answer["error"] == "chat_direct_chat", answer
+        # A script asking in JSON is answered in JSON when what it sends cannot be used (no name, a name of 101).
+        for name in ("", "n" * 101):
+            status, answer = post_from_page(alice_browser, "/chats/manage", {"room": group, "action": "rename", "name": name})
+            assert status == 422 and answer["error"] == "chat_group_error_name" and answer["message"], answer
         # Alice makes Bob an admin, then removes Olive: Olive's open room takes her back to her list.
         olive_browser.get(gw.url + "/chats/room?id=" + group)
         alice_browser.find_element(By.CSS_SELECTOR, "#room-details summary").click()

@@ -189,8 +189,13 @@ extension ChatController {
         let (loop, list, room) = try await chat.joined(roomID, context.session)
         guard !list.isDirect(room) else { throw ChatError.directChat }
         let me = list.me, levels = room.levels, matrix = chats.matrix(loop)
+        // What cannot be used, said on the room's page (or in JSON to a script, as its refusals are).
         func again(_ key: String, _ values: [String: String] = [:]) async throws -> Response {
-            try await roomPage(roomID, notice: renderer.strings.text(key, values), status: .unprocessableContent, context)
+            let text = renderer.strings.text(key, values)
+            guard !ErrorAnswer.wantsJSON(accept: request.headers[.accept]) else {
+                return ErrorAnswer.json(status: .unprocessableContent, reason: key, message: text, requestID: context.id).response
+            }
+            return try await roomPage(roomID, notice: text, status: .unprocessableContent, context)
         }
         // A member the form names: one of the room's (joined or invited), not the member.
         func member() throws -> String {
