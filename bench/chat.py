@@ -4,16 +4,24 @@ a Gatehouse release build in development mode with its chat on.
 1. **Send to show**: alice sends 100 messages one after another through `/chats/send` (as her page's script does);
    bob's open room page listens on its event stream (`/chats/events?room=…`, as his browser's EventSource does). The
    time from the send leaving alice to the message arriving on bob's stream: p50 and p95. The gateway's CPU seconds
-   over the 100 messages (both members' sync loops, the sends, the streams), per message.
-2. **Idle**: 200 member sessions (each its own Matrix device and sync loop, made through the homeserver's JWT login)
-   with a Chats page open (an event stream each) and nothing said for a minute: the gateway's resident memory before
-   and after, and its CPU over that minute (the 200 long polls coming back every 25 s, the streams' pings every 20 s).
+   over the 100 messages (both members' sync loops, the sends, the streams), per message. Alice writes from her
+   room's page, whose stream is open throughout, as a member's is while they write.
+2. **Send to notification**: bob works in an app (a background tab): his browser's one live stream
+   (`/__gatehouse/live`, which the bar's tab that holds it reads for every tab of the origin) is all that listens;
+   the time from the send to the `notify` event naming the message, p50 and p95, and the CPU per message. Ten tabs
+   of one browser hold this one stream, so this is also the CPU with ten tabs open. Then bob with three pages open
+   (the Chats list, the room, and an app's page with the bar: three streams): the CPU per message.
+3. **Idle**: 200 member sessions (each its own Matrix device and sync loop, made through the homeserver's JWT login)
+   with a Chats page open and notifications on (its event stream and the live stream each) and nothing said for a
+   minute: the gateway's resident memory before and after, and its CPU over that minute (the 200 long polls coming
+   back every 25 s, the streams' pings every 20 s).
    The development provider has three members, so the sessions are alice's and bob's in turn: what the gateway holds
    and runs per session is the same as for 200 members.
 
 Usage: bench/chat.sh   (GATEHOUSE_BIN=… to measure a binary built elsewhere; SESSIONS=200)
 """
 
+import json
 import os
 import re
 import statistics
@@ -50,14 +58,19 @@ def post(http, origin, path, fields, token=None):
 
 
 class Stream:
-    """One page's event stream, read on a thread of its own: each `message` event's arrival time by its text."""
+    """One page's event stream, read on a thread of its own: each `message` event's arrival time by its text, each
+    `notify` event's by the message's id. `live`: the live stream every page holds, not a chat page's."""
 
-    def __init__(self, http, origin, room=None):
-        token = csrf_of(http, origin)
-        url = origin + "/chats/events?csrf=" + token + (f"&room={requests.utils.quote(room)}" if room else "")
+    def __init__(self, http, origin, room=None, live=False):
+        if live:
+            url = origin + "/__gatehouse/live"
+        else:
+            token = csrf_of(http, origin)
+            url = origin + "/chats/events?csrf=" + token + (f"&room={requests.utils.quote(room)}" if room else "")
         self.response = http.get(url, stream=True, headers={"Accept": "text/event-stream"}, timeout=(10, None))
         assert self.response.status_code == 200, self.response.status_code
         self.arrived = {}
+        self.notified = {}
         self.opened = threading.Event()
         threading.Thread(target=self.read, daemon=True).start()
 
@@ -72,6 +85,8 @@ class Stream:
                     # (The line comes rendered, its text inside the markup.)
                     for word in re.findall(r"bench-\d+-[0-9a-f]{6}", line):
                         self.arrived.setdefault(word, time.monotonic())
+                elif line.startswith("data: ") and event == "notify":
+                    self.notified.setdefault(json.loads(line[6:])["id"], time.monotonic())
         except Exception:
             pass  # closed at the end
 
@@ -96,6 +111,8 @@ def main():
             "chat": {"backend": "synapse", "homeserver_url": url, "server_name": SERVER_NAME,
                      "admin_token_file": str(homeserver / "admin_token"), "jwt_secret_file": str(homeserver / "jwt_secret")},
             "rate_limits": {"sign_in_starts": UNLIMITED, "callbacks": UNLIMITED, "username_checks": UNLIMITED},
+            # Every session's two streams come from this one address (the members' would come from theirs).
+            "listen": {"max_connections_per_address": 10_000},
         }
         process, origin, password = gatehouse.start(binary, directory, "gatehouse", "http://127.0.0.1:9", settings=settings)
         pid = process.process.pid
@@ -109,9 +126,12 @@ def main():
         room = requests.utils.unquote(opened.headers["Location"].split("id=", 1)[1])
         wait_until(lambda: post(bob, origin, "/chats/membership", {"room": room, "action": "join"}).status_code == 303, "bob never saw the invite")
 
-        # 1. Send to show.
+        # 1. Send to show. Alice writes from her room's page, which listens too (her session's loop runs, as it does
+        # for a member who writes).
+        writing = Stream(alice, origin, room)
         listening = Stream(bob, origin, room)
-        streams.append(listening)
+        streams.extend([writing, listening])
+        writing.opened.wait(10)
         listening.opened.wait(10)
         times = []
         token = csrf_of(alice, origin)
@@ -127,13 +147,39 @@ def main():
         cpu_per_message = (cpu_seconds(pid) - cpu_before) / MESSAGES
         times.sort()
         p50, p95 = statistics.median(times), times[int(len(times) * 0.95) - 1]
+        listening.close()
 
-        # 2. Idle sessions, each with a Chats page open.
+        # 2. Send to notification: bob's browser on an app's page, its one live stream; then three pages of his.
+        def notified(pages):
+            streams.extend(pages)
+            for page in pages:
+                page.opened.wait(10)
+            live = pages[0]
+            delays, cpu_at = [], cpu_seconds(pid)
+            for index in range(MESSAGES):
+                sent = time.monotonic()
+                answer = post(alice, origin, "/chats/send", {"room": room, "text": f"note-{index}", "txn": uuid.uuid4().hex}, token)
+                event_id = answer.json()["event_id"]
+                wait_until(lambda: event_id in live.notified, f"note-{index} never notified bob", timeout=30)
+                delays.append((live.notified[event_id] - sent) * 1000)
+            used = (cpu_seconds(pid) - cpu_at) / MESSAGES
+            for page in pages:
+                page.close()
+            delays.sort()
+            return statistics.median(delays), delays[int(len(delays) * 0.95) - 1], delays[0], delays[-1], used
+
+        time.sleep(5)
+        one_stream = notified([Stream(bob, origin, live=True)])
+        time.sleep(5)
+        three_pages = notified([Stream(bob, origin, live=True), Stream(bob, origin), Stream(bob, origin, room)])
+
+        # 3. Idle sessions, each with a Chats page open and notifications on.
         time.sleep(5)
         before = memory_mib(pid)["VmRSS"]
         for index in range(SESSIONS):
             member = gatehouse.sign_in(origin, password, "alice" if index % 2 == 0 else "bob")
             streams.append(Stream(member, origin))
+            streams.append(Stream(member, origin, live=True))
         wait_until(lambda: all(stream.opened.is_set() for stream in streams), "not every page's stream opened", timeout=120)
         time.sleep(30)
         cpu_before, wall_before = cpu_seconds(pid), time.monotonic()
@@ -149,7 +195,11 @@ def main():
         print(f"# {time.strftime('%Y-%m-%d')} · {os.cpu_count()} cores · Synapse on the same machine")
         print(f"send to show over {MESSAGES} messages: p50 {p50:.1f} ms, p95 {p95:.1f} ms (min {times[0]:.1f}, max {times[-1]:.1f})")
         print(f"gateway CPU per message: {cpu_per_message * 1000:.2f} ms")
-        print(f"{SESSIONS} sessions idle with a Chats page open: RSS {before} MiB -> {after} MiB "
+        print(f"send to notification on bob's app page (one live stream, as ten tabs of a browser hold): p50 {one_stream[0]:.1f} ms, "
+              f"p95 {one_stream[1]:.1f} ms (min {one_stream[2]:.1f}, max {one_stream[3]:.1f}); CPU per message {one_stream[4] * 1000:.2f} ms")
+        print(f"bob with three pages open (the list, the room, an app's page): p50 {three_pages[0]:.1f} ms, p95 {three_pages[1]:.1f} ms; "
+              f"CPU per message {three_pages[4] * 1000:.2f} ms")
+        print(f"{SESSIONS} sessions idle with a Chats page open and notifications on: RSS {before} MiB -> {after} MiB "
               f"(+{(after - before) * 1024 / SESSIONS:.0f} KiB per session), CPU {idle_cpu:.2f} % of one core; "
               f"Matrix devices on the homeserver: {devices} (one per session: {SESSIONS + 2})")
     finally:
