@@ -2,6 +2,8 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import GatehouseCore
+import GatehouseMatrix
+import GatehouseStorage
 import Hummingbird
 import Testing
 
@@ -96,6 +98,42 @@ import Testing
                 #expect(try await Self.eventually { try await Self.pushers(synapse, bobID).isEmpty })
                 #expect(try await gateway.built.stores.matrixDevices.all(limit: 100).allSatisfy { $0.push == nil })
             }
+        }
+    }
+}
+
+/// The store not answering says nothing about a push key: the homeserver is told to try again (`502`), never to
+/// forget the member's pusher.
+@Suite struct ChatPushStoreFaultTests {
+    struct Unanswering: MatrixDeviceStore {
+        struct Down: Error {}
+        func insert(_ device: StoredMatrixDevice) async throws -> Bool { throw Down() }
+        func device(sessionID: String) async throws -> StoredMatrixDevice? { throw Down() }
+        func ending(limit: Int) async throws -> [StoredMatrixDevice] { throw Down() }
+        func all(limit: Int) async throws -> [StoredMatrixDevice] { throw Down() }
+        func delete(sessionID: String, deviceID: String) async throws { throw Down() }
+        func setPush(sessionID: String, deviceID: String, _ push: StoredPush?) async throws -> Bool { throw Down() }
+        func device(pushKeyHash: String) async throws -> StoredMatrixDevice? { throw Down() }
+    }
+
+    @Test func aPushWhileTheStoreIsDownIsTriedAgainNotForgotten() async throws {
+        try await StoreBackend.sqlite.withStores { stores in
+            let client = MatrixClient(http: HTTPClient.shared, homeserver: URL(string: "http://127.0.0.1:9")!, timeoutSeconds: 1)
+            let chats = ChatSessions(
+                client: client, login: LoginToken(secret: String(repeating: "s", count: 32)), serverName: "chat.test", devices: Unanswering(),
+                sessions: stores.sessions, mayChat: { _ in true }, logger: StoreBackend.logger)
+            let vapid = VAPID(keyMaterial: Data(repeating: 1, count: 32), subject: "mailto:ops@example.org")
+            let push = ChatPush(
+                chats: chats, sessions: stores.sessions,
+                sender: WebPushSender(http: HTTPClient.shared, vapid: vapid, services: try #require(PushServices([])), timeout: .seconds(1)),
+                streams: chats.streams, languages: LanguagesTests.languages, publicOrigin: "https://gw.test",
+                gatewayURL: "https://gw.test" + Paths.pushGateway, keyMaterial: Data(repeating: 2, count: 32), logger: StoreBackend.logger)
+            let notification = try JSONDecoder().decode(
+                JSONValue.self, from: Data(#"{"event_id": "$e", "room_id": "!r", "devices": [{"app_id": "org.gatehouse.web", "pushkey": "k"}]}"#.utf8))
+            #expect(await push.notify(notification) == ChatPush.Answer(rejected: [], retry: true))
+            // A key of another app is no key of the gateway's, whatever the store says.
+            let other = try JSONDecoder().decode(JSONValue.self, from: Data(#"{"devices": [{"app_id": "im.other", "pushkey": "k"}]}"#.utf8))
+            #expect(await push.notify(other) == ChatPush.Answer(rejected: ["k"], retry: false))
         }
     }
 }

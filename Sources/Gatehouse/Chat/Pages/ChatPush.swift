@@ -113,14 +113,20 @@ final class ChatPush: Sendable {
     private enum Step { case done, rejected, retry }
 
     private func push(_ notification: JSONValue, key: String, appID: String?) async -> Step {
-        guard appID == MatrixClient.pusherAppID, key.utf8.count <= 512,
-            let device = try? await devices.device(pushKeyHash: Self.keyHash(key)), let push = device.push,
-            constantTimeEquals(key, pushKey(sessionID: device.sessionID, deviceID: device.deviceID))
+        guard appID == MatrixClient.pusherAppID, key.utf8.count <= 512 else { return .rejected }
+        // The store not answering is no answer about the key: the homeserver tries again rather than forget it.
+        var found: (device: StoredMatrixDevice?, session: Session?) = (nil, nil)
+        do {
+            found.device = try await devices.device(pushKeyHash: Self.keyHash(key))
+            if let device = found.device { found.session = try await sessions.find(id: device.sessionID) }
+        } catch {
+            logger.warning("chat: a push not looked up (the store did not answer); the homeserver tries again", metadata: ["error": .string("\(error)")])
+            return .retry
+        }
+        guard let device = found.device, let push = device.push, constantTimeEquals(key, pushKey(sessionID: device.sessionID, deviceID: device.deviceID))
         else { return .rejected }
         // The session ended (or may no longer chat): the reaper logs its device out; nothing is pushed meanwhile.
-        guard let session = try? await sessions.find(id: device.sessionID), chats.mayChat(session), session.chatUserID == device.userID else {
-            return .rejected
-        }
+        guard let session = found.session, chats.mayChat(session), session.chatUserID == device.userID else { return .rejected }
         // A page of the member's is open in a browser of theirs (still, as its stream says): the page tells them.
         if await streams.stillOpen(session: session.id) { return .done }
         let strings = languages.table(push.language)
